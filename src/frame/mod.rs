@@ -1,0 +1,295 @@
+//! Newline-delimited framing of the bytes a server writes to its stdout.
+//!
+//! MCP's stdio transport sends one JSON-RPC message per line, `\n`-terminated, with no raw newline
+//! inside a message ([spec: transports/stdio]). [`LineFramer`] turns an arbitrary sequence of byte
+//! chunks (as the reactor receives them from a pipe) into those lines:
+//!
+//! * it scans with `memchr` and never rescans a byte it already looked at;
+//! * it tolerates `\r\n` line ends and skips blank lines;
+//! * it is **bounded**: a line longer than [`LineFramer::max_frame`] is not buffered. The framer
+//!   switches to a discard mode that only counts the line's bytes and sniffs its top-level `"id"`
+//!   (see [`IdSniffer`]), then reports [`FrameEvent::Oversized`] when the line ends, so the session
+//!   can fail exactly the request that the line answered instead of letting it hang.
+//!
+//! Frames are handed out as [`Bytes`] split off the internal buffer: no copy after the one that
+//! brought the chunk in.
+//!
+//! [spec: transports/stdio]: https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#stdio
+
+#![forbid(unsafe_code)]
+
+mod sniff;
+
+use bytes::{Buf, Bytes, BytesMut};
+
+pub use sniff::IdSniffer;
+
+/// Default bound on one frame: 16 MiB. Large answers beyond it are the spill store's business.
+pub const DEFAULT_MAX_FRAME: usize = 16 * 1024 * 1024;
+
+/// What the framer produced.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FrameEvent {
+    /// One complete line, without its `\n` (and without a trailing `\r`). Never empty.
+    Frame(Bytes),
+    /// A line longer than the bound was seen and discarded.
+    Oversized(Oversized),
+}
+
+/// Facts about a discarded, oversized line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Oversized {
+    /// Length of the raw line in bytes, excluding the `\n`.
+    pub len: u64,
+    /// The raw JSON token of the line's top-level `"id"` member, if one was found
+    /// (e.g. `7` or `"abc"`), so the answer's request can be failed precisely.
+    pub id: Option<Vec<u8>>,
+}
+
+/// A bounded newline framer over caller-supplied chunks.
+///
+/// Call [`push`](Self::push) with every chunk read, then [`next_event`](Self::next_event) until it
+/// returns `None` ("need more bytes"). At end of stream, [`finish`](Self::finish) reports a
+/// trailing partial line.
+#[derive(Debug)]
+pub struct LineFramer {
+    /// Bytes received and not yet handed out. Invariant: `buf[..scanned]` holds no `\n`.
+    buf: BytesMut,
+    /// How far `buf` is known to be free of newlines.
+    scanned: usize,
+    /// Largest accepted line, in bytes before the `\n`.
+    max_frame: usize,
+    /// `Some` while discarding an oversized line: bytes counted so far and the id sniffer.
+    discard: Option<(u64, IdSniffer)>,
+}
+
+impl LineFramer {
+    /// A framer that accepts lines of at most `max_frame` bytes (before the `\n`).
+    ///
+    /// # Panics
+    /// If `max_frame` is zero.
+    pub fn new(max_frame: usize) -> Self {
+        assert!(max_frame > 0, "max_frame must be positive");
+        LineFramer { buf: BytesMut::new(), scanned: 0, max_frame, discard: None }
+    }
+
+    /// The bound on one line.
+    pub fn max_frame(&self) -> usize {
+        self.max_frame
+    }
+
+    /// Bytes buffered and not yet returned (a partial line, or lines not yet pulled).
+    pub fn buffered(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// Appends a chunk of received bytes.
+    pub fn push(&mut self, chunk: &[u8]) {
+        self.buf.extend_from_slice(chunk);
+    }
+
+    /// Returns the next complete event, or `None` when more bytes are needed.
+    pub fn next_event(&mut self) -> Option<FrameEvent> {
+        loop {
+            if let Some((count, sniffer)) = &mut self.discard {
+                match memchr::memchr(b'\n', &self.buf) {
+                    None => {
+                        sniffer.feed(&self.buf);
+                        *count += self.buf.len() as u64;
+                        self.buf.clear();
+                        return None;
+                    }
+                    Some(nl) => {
+                        sniffer.feed(&self.buf[..nl]);
+                        let len = *count + nl as u64;
+                        let id = sniffer.id().map(<[u8]>::to_vec);
+                        self.buf.advance(nl + 1);
+                        self.scanned = 0;
+                        self.discard = None;
+                        return Some(FrameEvent::Oversized(Oversized { len, id }));
+                    }
+                }
+            }
+            match memchr::memchr(b'\n', &self.buf[self.scanned..]) {
+                Some(offset) => {
+                    let nl = self.scanned + offset;
+                    self.scanned = 0;
+                    let mut line = self.buf.split_to(nl + 1);
+                    line.truncate(nl);
+                    if nl > self.max_frame {
+                        let mut sniffer = IdSniffer::new();
+                        sniffer.feed(&line);
+                        let id = sniffer.id().map(<[u8]>::to_vec);
+                        return Some(FrameEvent::Oversized(Oversized { len: nl as u64, id }));
+                    }
+                    if line.last() == Some(&b'\r') {
+                        line.truncate(nl - 1);
+                    }
+                    if line.iter().all(u8::is_ascii_whitespace) {
+                        continue;
+                    }
+                    return Some(FrameEvent::Frame(line.freeze()));
+                }
+                None if self.buf.len() > self.max_frame => {
+                    // Too long already and no end in sight: stop buffering, keep counting.
+                    let mut sniffer = IdSniffer::new();
+                    sniffer.feed(&self.buf);
+                    self.discard = Some((self.buf.len() as u64, sniffer));
+                    self.buf.clear();
+                    self.scanned = 0;
+                }
+                None => {
+                    self.scanned = self.buf.len();
+                    return None;
+                }
+            }
+        }
+    }
+
+    /// Ends the stream: returns the length of an unterminated trailing line, if there was one
+    /// (ignoring whitespace-only tails), and resets the framer.
+    pub fn finish(&mut self) -> Option<u64> {
+        let pending = match self.discard.take() {
+            Some((count, _)) => Some(count + self.buf.len() as u64),
+            None if self.buf.iter().all(u8::is_ascii_whitespace) => None,
+            None => Some(self.buf.len() as u64),
+        };
+        self.buf.clear();
+        self.scanned = 0;
+        pending
+    }
+}
+
+/// The reference semantics of [`LineFramer`], on a whole input at once. Used by property tests
+/// and the fuzz target to check the framer under every chunking.
+#[doc(hidden)]
+pub fn oracle(input: &[u8], max_frame: usize) -> Vec<FrameEvent> {
+    let mut events = Vec::new();
+    let mut parts: Vec<&[u8]> = input.split(|&b| b == b'\n').collect();
+    parts.pop(); // the tail after the last '\n' is not a complete line
+    for line in parts {
+        if line.len() > max_frame {
+            let mut sniffer = IdSniffer::new();
+            sniffer.feed(line);
+            let id = sniffer.id().map(<[u8]>::to_vec);
+            events.push(FrameEvent::Oversized(Oversized { len: line.len() as u64, id }));
+            continue;
+        }
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        events.push(FrameEvent::Frame(Bytes::copy_from_slice(line)));
+    }
+    events
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn run_chunked(input: &[u8], cuts: &[usize], max: usize) -> Vec<FrameEvent> {
+        let mut framer = LineFramer::new(max);
+        let mut out = Vec::new();
+        let mut start = 0;
+        let mut points: Vec<usize> = cuts.iter().map(|c| c % (input.len() + 1)).collect();
+        points.sort_unstable();
+        points.push(input.len());
+        for end in points {
+            if end < start {
+                continue;
+            }
+            framer.push(&input[start..end]);
+            start = end;
+            while let Some(ev) = framer.next_event() {
+                out.push(ev);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn splits_lines_and_strips_cr() {
+        let mut f = LineFramer::new(64);
+        f.push(b"{\"a\":1}\r\n\n  \r\n{\"b\":2}\n{\"c\"");
+        assert_eq!(f.next_event(), Some(FrameEvent::Frame(Bytes::from_static(b"{\"a\":1}"))));
+        assert_eq!(f.next_event(), Some(FrameEvent::Frame(Bytes::from_static(b"{\"b\":2}"))));
+        assert_eq!(f.next_event(), None);
+        f.push(b":3}\n");
+        assert_eq!(f.next_event(), Some(FrameEvent::Frame(Bytes::from_static(b"{\"c\":3}"))));
+        assert_eq!(f.finish(), None);
+    }
+
+    #[test]
+    fn oversized_line_reports_len_and_id_then_recovers() {
+        let mut f = LineFramer::new(16);
+        let big = format!("{{\"result\":\"{}\",\"jsonrpc\":\"2.0\",\"id\":42}}\n", "x".repeat(100));
+        for chunk in big.as_bytes().chunks(7) {
+            f.push(chunk);
+            if let Some(ev) = f.next_event() {
+                let FrameEvent::Oversized(o) = ev else { panic!("unexpected {ev:?}") };
+                assert_eq!(o.len, big.len() as u64 - 1);
+                assert_eq!(o.id.as_deref(), Some(&b"42"[..]));
+            }
+            assert!(f.buffered() <= 16 + 7);
+        }
+        f.push(b"{\"id\":1}\n");
+        assert_eq!(f.next_event(), Some(FrameEvent::Frame(Bytes::from_static(b"{\"id\":1}"))));
+    }
+
+    #[test]
+    fn finish_reports_partial_line() {
+        let mut f = LineFramer::new(8);
+        f.push(b"abc");
+        assert_eq!(f.next_event(), None);
+        assert_eq!(f.finish(), Some(3));
+        f.push(b"0123456789abc");
+        assert_eq!(f.next_event(), None);
+        assert_eq!(f.finish(), Some(13));
+    }
+
+    fn line_strategy() -> impl Strategy<Value = Vec<u8>> {
+        prop_oneof![
+            Just(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}".to_vec()),
+            Just(b"{\"id\":\"a\\\"b\",\"x\":[1,{\"id\":2}]}".to_vec()),
+            Just(b"".to_vec()),
+            Just(b"\r".to_vec()),
+            proptest::collection::vec(
+                prop_oneof![Just(b'a'), Just(b'"'), Just(b'\r'), any::<u8>()],
+                0..80
+            )
+            .prop_map(|v| v.into_iter().filter(|&b| b != b'\n').collect()),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn matches_oracle_under_every_chunking(
+            lines in proptest::collection::vec(line_strategy(), 0..12),
+            tail in proptest::collection::vec(any::<u8>(), 0..10),
+            cuts in proptest::collection::vec(any::<usize>(), 0..20),
+            max in 1usize..64,
+        ) {
+            let mut input = Vec::new();
+            for l in &lines {
+                input.extend_from_slice(l);
+                input.push(b'\n');
+            }
+            input.extend(tail.iter().filter(|&&b| b != b'\n'));
+            prop_assert_eq!(run_chunked(&input, &cuts, max), oracle(&input, max));
+        }
+    }
+
+    #[test]
+    fn every_single_cut_point_matches_oracle() {
+        let input = b"{\"id\":7,\"r\":\"0123456789\"}\r\n\n{\"a\":1}\n{\"id\":\"s\",\"zzzzzzzzzzzzzz\":1}\nrest";
+        for max in [4, 10, 24, 100] {
+            for cut in 0..=input.len() {
+                for cut2 in cut..=input.len() {
+                    assert_eq!(run_chunked(input, &[cut, cut2], max), oracle(input, max));
+                }
+            }
+        }
+    }
+}

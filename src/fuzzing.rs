@@ -1,0 +1,56 @@
+//! Fuzz bodies, kept in the library so that a unit test compiles and runs them on every build.
+//! The `fuzz/` crate's targets are one-line wrappers around these functions.
+
+#![forbid(unsafe_code)]
+
+use crate::frame::{LineFramer, oracle};
+use crate::jsonrpc;
+
+/// Framer vs. its oracle: the first bytes choose the bound and the chunking, the rest is the
+/// input. Panics on any disagreement.
+pub fn framer(data: &[u8]) {
+    let [a, b, rest @ ..] = data else { return };
+    let max = 1 + usize::from(*a) % 96;
+    let chunk = 1 + usize::from(*b) % 17;
+    let mut framer = LineFramer::new(max);
+    let mut got = Vec::new();
+    // Vary the chunk sizes deterministically: chunk, 2*chunk, 3*chunk, ...
+    let mut start = 0;
+    let mut step = chunk;
+    while start < rest.len() {
+        let end = (start + step).min(rest.len());
+        framer.push(&rest[start..end]);
+        while let Some(ev) = framer.next_event() {
+            got.push(ev);
+        }
+        assert!(framer.buffered() <= max + step, "framer buffered past its bound");
+        start = end;
+        step = step % 31 + chunk;
+    }
+    assert_eq!(got, oracle(rest, max));
+}
+
+/// The JSON-RPC decoder must never panic, and what it accepts must survive re-encoding.
+pub fn jsonrpc_decode(data: &[u8]) {
+    if let Ok(jsonrpc::Decoded::Single(jsonrpc::Message::Response(r))) = jsonrpc::decode(data) {
+        let line = match (&r.id, &r.outcome) {
+            (Some(id), Ok(v)) => jsonrpc::encode_result(id, v).expect("value encodes"),
+            (id, Err(e)) => jsonrpc::encode_error(id.as_ref(), e),
+            (None, Ok(_)) => unreachable!("decoder rejects results with null ids"),
+        };
+        let again = jsonrpc::decode(&line[..line.len() - 1]).expect("re-encoded response decodes");
+        assert!(matches!(again, jsonrpc::Decoded::Single(jsonrpc::Message::Response(_))));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn fuzz_bodies_run() {
+        super::framer(b"\x05\x03{\"id\":1}\n\r\n{\"id\":123456789,\"x\":1}\npartial");
+        super::framer(b"");
+        super::jsonrpc_decode(br#"{"jsonrpc":"2.0","id":1,"result":{"a":[1,2]}}"#);
+        super::jsonrpc_decode(br#"{"jsonrpc":"2.0","id":null,"error":{"code":1,"message":"m"}}"#);
+        super::jsonrpc_decode(b"\xff\xfe");
+    }
+}
