@@ -28,3 +28,4 @@ pub mod jsonrpc;
 
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod protocol;

@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# Install the external test dependencies (third-party MCP servers) into <repo>/.deps/:
+#   .deps/npm   npm packages from tests/servers/npm/{package.json,package-lock.json} (npm ci)
+#   .deps/venv  Python venv with the official `mcp` SDK from tests/servers/requirements.txt
+# Idempotent: each part keeps a stamp (hash of its pin files, this script and the tool versions)
+# and is only rebuilt when that changes. Override the target folder with RINGMCP_DEPS.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+DEPS="${RINGMCP_DEPS:-$ROOT/.deps}"
+mkdir -p "$DEPS"
+DEPS="$(cd "$DEPS" && pwd)"
+SERVERS="$ROOT/tests/servers"
+SELF="$ROOT/scripts/deps.sh"
+
+log() { printf '[deps] %s\n' "$*" >&2; }
+die() { printf '[deps] ERROR: %s\n' "$*" >&2; exit 1; }
+
+# One deps.sh at a time per .deps folder (test.sh and .ci/run may both call it).
+if command -v flock >/dev/null 2>&1; then
+    exec 9>"$DEPS/.lock"
+    flock 9
+fi
+
+APT_UPDATED=0
+apt_install() {
+    command -v apt-get >/dev/null 2>&1 || die "need to install $* but apt-get is not available"
+    [ "$(id -u)" = 0 ] || die "need to install $* (apt-get) but not running as root"
+    if [ "$APT_UPDATED" = 0 ]; then
+        log "apt-get update"
+        DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
+        APT_UPDATED=1
+    fi
+    log "apt-get install -y $*"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >&2
+}
+
+stamp_of() { # stamp_of FILE... ; then extra strings on stdin
+    { cat "$@"; cat; } | sha256sum | cut -d' ' -f1
+}
+
+# ---------------------------------------------------------------------------------------- npm
+command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || apt_install nodejs npm
+NODE_MAJOR="$(node -p 'process.versions.node.split(".")[0]')"
+[ "$NODE_MAJOR" -ge 20 ] || log "WARNING: node $(node --version) is older than 20; the MCP servers want node >= 20"
+
+NPM_DIR="$DEPS/npm"
+NPM_STAMP="$(printf 'node %s\nnpm %s\n' "$(node --version)" "$(npm --version)" \
+    | stamp_of "$SERVERS/npm/package.json" "$SERVERS/npm/package-lock.json" "$SELF")"
+NPM_ENTRIES=(
+    "$NPM_DIR/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
+    "$NPM_DIR/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"
+)
+npm_ok() {
+    [ "$(cat "$NPM_DIR/.stamp" 2>/dev/null)" = "$NPM_STAMP" ] || return 1
+    local f; for f in "${NPM_ENTRIES[@]}"; do [ -f "$f" ] || return 1; done
+}
+if npm_ok; then
+    log "npm packages up to date"
+else
+    log "installing npm packages into $NPM_DIR (npm ci)"
+    rm -f "$NPM_DIR/.stamp"
+    mkdir -p "$NPM_DIR"
+    cp "$SERVERS/npm/package.json" "$SERVERS/npm/package-lock.json" "$NPM_DIR/"
+    # --ignore-scripts: none of the locked packages has install scripts; keep it that way.
+    (cd "$NPM_DIR" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >&2)
+    for f in "${NPM_ENTRIES[@]}"; do [ -f "$f" ] || die "npm ci finished but $f is missing"; done
+    printf '%s\n' "$NPM_STAMP" >"$NPM_DIR/.stamp"
+fi
+
+# ---------------------------------------------------------------------------------------- python
+PYTHON="${PYTHON:-python3}"
+command -v "$PYTHON" >/dev/null 2>&1 || apt_install python3 python3-venv
+"$PYTHON" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else 1)' \
+    || die "$("$PYTHON" --version 2>&1) is too old: the mcp SDK needs Python >= 3.10"
+
+VENV="$DEPS/venv"
+PY_STAMP="$(printf 'python %s\n' "$("$PYTHON" -c 'import sys; print(sys.version, sys.executable)')" \
+    | stamp_of "$SERVERS/requirements.txt" "$SELF")"
+venv_ok() {
+    [ "$(cat "$VENV/.stamp" 2>/dev/null)" = "$PY_STAMP" ] && [ -x "$VENV/bin/python" ]
+}
+if venv_ok; then
+    log "python venv up to date"
+else
+    log "creating python venv $VENV"
+    rm -rf "$VENV"
+    if ! "$PYTHON" -m venv "$VENV" >/dev/null 2>&1; then
+        # Debian's python3 ships ensurepip separately (python3-venv / python3.X-venv).
+        rm -rf "$VENV"
+        PYVER="$("$PYTHON" -c 'import sys; print(f"{sys.version_info[0]}.{sys.version_info[1]}")')"
+        apt_install python3-venv "python${PYVER}-venv" || apt_install python3-venv
+        "$PYTHON" -m venv "$VENV"
+    fi
+    log "pip install -r tests/servers/requirements.txt"
+    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-input \
+        --require-virtualenv -r "$SERVERS/requirements.txt" >&2
+    "$VENV/bin/python" -c 'import mcp.server.mcpserver' || die "mcp SDK installed but does not import"
+    printf '%s\n' "$PY_STAMP" >"$VENV/.stamp"
+fi
+
+# ---------------------------------------------------------------------------------------- summary
+pkg_version() { node -p "require('$NPM_DIR/node_modules/$1/package.json').version"; }
+echo "ringmcp test deps in $DEPS:"
+echo "  node $(node --version), npm $(npm --version)"
+echo "  @modelcontextprotocol/server-everything $(pkg_version @modelcontextprotocol/server-everything)  -> npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
+echo "  @modelcontextprotocol/server-filesystem $(pkg_version @modelcontextprotocol/server-filesystem)  -> npm/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"
+echo "  $("$VENV/bin/python" --version), mcp $("$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("mcp"))')  -> venv/bin/python"

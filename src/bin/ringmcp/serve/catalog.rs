@@ -1,0 +1,191 @@
+//! What the reference server offers: its tools, its one resource and its one prompt, as the
+//! JSON that `tools/list`, `resources/list` and `prompts/list` return, plus cursor pagination.
+
+use std::num::NonZeroUsize;
+
+use ringmcp::jsonrpc::{ErrorObject, codes};
+use serde_json::{Map, Value, json};
+
+/// The URI of the only resource.
+pub(crate) const README_URI: &str = "ringmcp://reference/readme";
+
+/// The text of the only resource.
+pub(crate) const README_TEXT: &str = "ringmcp reference server\n\
+\n\
+A small, fast MCP server that ringmcp's tests and benchmarks run as a child process.\n\
+Tools: echo, blob, slow, fail, add (and, with --fault-tools, exit, noise, hang, stderr,\n\
+notify, ask_roots).\n";
+
+/// The tools, resources and prompts, pre-rendered once, and how to page through them.
+#[derive(Debug)]
+pub(crate) struct Catalog {
+    tools: Vec<Value>,
+    resources: Vec<Value>,
+    prompts: Vec<Value>,
+    page_size: Option<NonZeroUsize>,
+}
+
+impl Catalog {
+    /// The catalog; `fault_tools` adds the tools that misbehave on purpose.
+    pub(crate) fn new(page_size: Option<NonZeroUsize>, fault_tools: bool) -> Self {
+        let mut tools = standard_tools();
+        if fault_tools {
+            tools.extend(fault_tool_defs());
+        }
+        Catalog { tools, resources: vec![readme()], prompts: vec![greet()], page_size }
+    }
+
+    /// One page of `tools/list`.
+    pub(crate) fn tools(&self, cursor: Option<&str>) -> Result<Value, ErrorObject> {
+        self.page("tools", &self.tools, cursor)
+    }
+
+    /// One page of `resources/list`.
+    pub(crate) fn resources(&self, cursor: Option<&str>) -> Result<Value, ErrorObject> {
+        self.page("resources", &self.resources, cursor)
+    }
+
+    /// One page of `prompts/list`.
+    pub(crate) fn prompts(&self, cursor: Option<&str>) -> Result<Value, ErrorObject> {
+        self.page("prompts", &self.prompts, cursor)
+    }
+
+    /// `{key: items[start..end], nextCursor?}`. Cursors are `CURSOR_PREFIX` plus an offset: opaque
+    /// to clients, and cheap to validate here.
+    fn page(&self, key: &str, items: &[Value], cursor: Option<&str>) -> Result<Value, ErrorObject> {
+        let start = match cursor {
+            None => 0,
+            Some(c) => c
+                .strip_prefix(CURSOR_PREFIX)
+                .and_then(|n| n.parse::<usize>().ok())
+                .filter(|&n| n <= items.len())
+                .ok_or_else(|| ErrorObject::new(codes::INVALID_PARAMS, "Invalid cursor"))?,
+        };
+        let end = match self.page_size {
+            Some(size) => items.len().min(start.saturating_add(size.get())),
+            None => items.len(),
+        };
+        let mut page = Map::new();
+        page.insert(key.to_owned(), Value::Array(items[start..end].to_vec()));
+        if end < items.len() {
+            page.insert("nextCursor".to_owned(), Value::String(format!("{CURSOR_PREFIX}{end}")));
+        }
+        Ok(Value::Object(page))
+    }
+}
+
+const CURSOR_PREFIX: &str = "ringmcp-page-";
+
+fn tool(name: &str, description: &str, properties: Value, required: &[&str]) -> Value {
+    json!({
+        "name": name,
+        "description": description,
+        "inputSchema": {
+            "type": "object",
+            "properties": properties,
+            "required": required,
+            "additionalProperties": false,
+        },
+    })
+}
+
+fn standard_tools() -> Vec<Value> {
+    let mut add = tool(
+        "add",
+        "Adds two numbers. Returns the sum as text and as structuredContent {\"sum\": ...}.",
+        json!({
+            "a": {"type": "number", "description": "First addend."},
+            "b": {"type": "number", "description": "Second addend."},
+        }),
+        &["a", "b"],
+    );
+    add["outputSchema"] = json!({
+        "type": "object",
+        "properties": {"sum": {"type": "number"}},
+        "required": ["sum"],
+    });
+    vec![
+        tool(
+            "echo",
+            "Returns its `text` argument unchanged, as one text content.",
+            json!({"text": {"type": "string", "description": "The text to send back."}}),
+            &["text"],
+        ),
+        tool(
+            "blob",
+            "Returns one text content of exactly `bytes` bytes: the ASCII pattern \
+             \"abcdefghijklmnopqrstuvwxyz0123456789\" repeated, byte i being pattern[i % 36].",
+            json!({"bytes": {"type": "integer", "minimum": 0, "description": "Length of the text."}}),
+            &["bytes"],
+        ),
+        tool(
+            "slow",
+            "Sleeps `ms` milliseconds, then answers \"slept {ms} ms\". Other requests are served \
+             meanwhile.",
+            json!({"ms": {"type": "integer", "minimum": 0, "description": "How long to sleep."}}),
+            &["ms"],
+        ),
+        tool("fail", "Always fails: returns a result with isError: true.", json!({}), &[]),
+        add,
+    ]
+}
+
+fn fault_tool_defs() -> Vec<Value> {
+    vec![
+        tool(
+            "exit",
+            "Test only: the server process exits at once with `code`, without answering.",
+            json!({"code": {"type": "integer", "description": "The exit status."}}),
+            &["code"],
+        ),
+        tool(
+            "noise",
+            "Test only: writes the non-JSON line \"this is not json\" to stdout, then answers \
+             \"noise\".",
+            json!({}),
+            &[],
+        ),
+        tool("hang", "Test only: never answers.", json!({}), &[]),
+        tool(
+            "stderr",
+            "Test only: writes exactly `bytes` bytes (lines of 'e') to stderr, then answers.",
+            json!({"bytes": {"type": "integer", "minimum": 0, "description": "How many bytes."}}),
+            &["bytes"],
+        ),
+        tool(
+            "notify",
+            "Test only: sends notifications/tools/list_changed and a notifications/message \
+             (level info, data \"hello\") before answering.",
+            json!({}),
+            &[],
+        ),
+        tool(
+            "ask_roots",
+            "Test only: sends a roots/list request to the client and answers with the JSON of \
+             the client's result (or error, with isError: true).",
+            json!({}),
+            &[],
+        ),
+    ]
+}
+
+fn readme() -> Value {
+    json!({
+        "uri": README_URI,
+        "name": "readme",
+        "title": "About the reference server",
+        "description": "A short text describing this server.",
+        "mimeType": "text/plain",
+        "size": README_TEXT.len(),
+    })
+}
+
+fn greet() -> Value {
+    json!({
+        "name": "greet",
+        "description": "Greets someone by name.",
+        "arguments": [
+            {"name": "name", "description": "Who to greet.", "required": true},
+        ],
+    })
+}

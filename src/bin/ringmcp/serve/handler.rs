@@ -1,0 +1,316 @@
+//! The reference server's message handler: lifecycle, method dispatch, resources and prompts.
+//!
+//! [`Server::handle`] takes one frame and writes every answer it can give at once to `out`.
+//! What needs the I/O loop (a delayed answer, exiting the process) comes back as [`Deferred`],
+//! so the handler runs in-process in tests, without threads or a child process.
+
+use std::collections::HashMap;
+use std::io::{self, Write};
+use std::num::NonZeroUsize;
+
+use ringmcp::frame::{IdSniffer, Oversized};
+use ringmcp::jsonrpc::{
+    self, DecodeError, Decoded, ErrorObject, Id, Message, Request, Response, codes,
+};
+use serde::Deserialize;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value, json};
+
+use super::catalog::{Catalog, README_TEXT, README_URI};
+use super::tools::text_result;
+
+/// Protocol versions the server speaks, newest last.
+pub(crate) const SUPPORTED_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
+
+/// The version answered when the client asks for one the server does not speak.
+pub(crate) const LATEST_VERSION: &str = "2025-11-25";
+
+/// The `serverInfo.name` the server reports.
+pub(crate) const SERVER_NAME: &str = "ringmcp-reference";
+
+/// Work only the I/O loop can do, returned by [`Server::handle`] after the frame's immediate
+/// answers were written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Deferred {
+    /// Sleep `ms` milliseconds off the main thread, then write [`slept`]`(id, ms)`.
+    Sleep {
+        /// The `tools/call` request to answer.
+        id: Id,
+        /// How long to sleep.
+        ms: u64,
+    },
+    /// Flush what was answered so far and exit the process with this status. The rest of the
+    /// frame (batch elements after the `exit` call) was not processed.
+    Exit(i32),
+}
+
+/// Where the session is in the MCP lifecycle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// Only `initialize` and `ping` are served.
+    AwaitingInitialize,
+    /// `initialize` was answered; everything is served.
+    Ready,
+}
+
+/// Settings of one server instance.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Config {
+    /// Items per page of the `*/list` methods; `None` returns everything at once.
+    pub(crate) page_size: Option<NonZeroUsize>,
+    /// Whether the test-only tools (`exit`, `noise`, `hang`, `stderr`, `notify`, `ask_roots`)
+    /// exist.
+    pub(crate) fault_tools: bool,
+}
+
+/// One MCP session of the reference server. `E` is where the `stderr` tool writes.
+#[derive(Debug)]
+pub(crate) struct Server<E> {
+    phase: Phase,
+    catalog: Catalog,
+    pub(super) fault_tools: bool,
+    /// The `stderr` tool's target (the process's stderr; a `Vec<u8>` in tests).
+    pub(super) stderr: E,
+    /// How many `roots/list` requests were sent; the next one gets id `"roots-{n+1}"`.
+    pub(super) roots_sent: u64,
+    /// `roots/list` request id → the `ask_roots` tool call waiting for its answer.
+    pub(super) awaiting_roots: HashMap<String, Id>,
+}
+
+impl<E: Write> Server<E> {
+    /// A server waiting for `initialize`.
+    pub(crate) fn new(config: Config, stderr: E) -> Self {
+        Server {
+            phase: Phase::AwaitingInitialize,
+            catalog: Catalog::new(config.page_size, config.fault_tools),
+            fault_tools: config.fault_tools,
+            stderr,
+            roots_sent: 0,
+            awaiting_roots: HashMap::new(),
+        }
+    }
+
+    /// Handles one frame (a line without its `\n`): writes its answers, if any, to `out` and
+    /// returns what the I/O loop must do next.
+    ///
+    /// # Errors
+    /// Only when writing to `out` (or to the stderr target) fails.
+    pub(crate) fn handle(&mut self, frame: &[u8], out: &mut impl Write) -> io::Result<Vec<Deferred>> {
+        let mut later = Vec::new();
+        match jsonrpc::decode(frame) {
+            Ok(Decoded::Single(message)) => later.extend(self.message(message, out)?),
+            Ok(Decoded::Batch(items)) => {
+                for item in items {
+                    match item {
+                        Ok(message) => later.extend(self.message(message, out)?),
+                        // The element's id was consumed by the decoder: answer with a null id.
+                        Err(e) => write_error(out, None, &ErrorObject::from(&e))?,
+                    }
+                    if later.iter().any(|d| matches!(d, Deferred::Exit(_))) {
+                        break;
+                    }
+                }
+            }
+            Err(e) => {
+                // Valid JSON that breaks JSON-RPC rules may still carry a readable id.
+                let id = match e {
+                    DecodeError::Json(_) => None,
+                    _ => sniff_id(frame),
+                };
+                write_error(out, id.as_ref(), &ErrorObject::from(&e))?;
+            }
+        }
+        Ok(later)
+    }
+
+    /// Answers a line that was too long to buffer, by the id found in it if any.
+    ///
+    /// # Errors
+    /// When writing to `out` fails.
+    pub(crate) fn handle_oversized(&mut self, o: &Oversized, out: &mut impl Write) -> io::Result<()> {
+        let id = o.id.as_deref().and_then(Id::from_token);
+        let error = ErrorObject::new(
+            codes::INVALID_REQUEST,
+            format!("Message too large: {} bytes, over the server's frame limit", o.len),
+        );
+        write_error(out, id.as_ref(), &error)
+    }
+
+    fn message(&mut self, message: Message, out: &mut impl Write) -> io::Result<Option<Deferred>> {
+        match message {
+            Message::Request(request) => self.request(request, out),
+            // Notifications are never answered; none of them changes this server's state
+            // (`notifications/initialized` is not required before other requests).
+            Message::Notification(_) => Ok(None),
+            Message::Response(response) => {
+                self.response(response, out)?;
+                Ok(None)
+            }
+        }
+    }
+
+    fn request(&mut self, request: Request, out: &mut impl Write) -> io::Result<Option<Deferred>> {
+        let Request { id, method, params } = request;
+        let outcome = match method.as_str() {
+            "ping" => Ok(json!({})),
+            "initialize" => self.initialize(params),
+            _ if self.phase == Phase::AwaitingInitialize => {
+                Err(ErrorObject::new(codes::INVALID_REQUEST, "Server not initialized"))
+            }
+            "tools/call" => return self.call_tool(id, params, out),
+            "tools/list" => {
+                parse::<ListParams>(&method, params).and_then(|p| self.catalog.tools(p.cursor()))
+            }
+            "resources/list" => parse::<ListParams>(&method, params)
+                .and_then(|p| self.catalog.resources(p.cursor())),
+            "resources/templates/list" => {
+                parse::<ListParams>(&method, params).map(|_| json!({"resourceTemplates": []}))
+            }
+            "resources/read" => parse::<ReadParams>(&method, params).and_then(read_resource),
+            "prompts/list" => {
+                parse::<ListParams>(&method, params).and_then(|p| self.catalog.prompts(p.cursor()))
+            }
+            "prompts/get" => parse::<PromptParams>(&method, params).and_then(get_prompt),
+            _ => Err(ErrorObject::new(codes::METHOD_NOT_FOUND, format!("Method not found: {method}"))),
+        };
+        match outcome {
+            Ok(result) => write_result(out, &id, &result)?,
+            Err(error) => write_error(out, Some(&id), &error)?,
+        }
+        Ok(None)
+    }
+
+    fn initialize(&mut self, params: Option<Value>) -> Result<Value, ErrorObject> {
+        if self.phase != Phase::AwaitingInitialize {
+            return Err(ErrorObject::new(codes::INVALID_REQUEST, "Server already initialized"));
+        }
+        let params = parse::<InitializeParams>("initialize", params)?;
+        let version = SUPPORTED_VERSIONS
+            .into_iter()
+            .find(|v| *v == params.protocol_version)
+            .unwrap_or(LATEST_VERSION);
+        self.phase = Phase::Ready;
+        Ok(json!({
+            "protocolVersion": version,
+            "capabilities": {
+                "tools": {"listChanged": false},
+                "resources": {"subscribe": false, "listChanged": false},
+                "prompts": {"listChanged": false},
+            },
+            "serverInfo": {"name": SERVER_NAME, "version": env!("CARGO_PKG_VERSION")},
+        }))
+    }
+
+    /// A response from the client: only answers to our `roots/list` requests matter; anything
+    /// else (unknown ids, stray responses) is ignored.
+    fn response(&mut self, response: Response, out: &mut impl Write) -> io::Result<()> {
+        let Some(Id::String(key)) = &response.id else { return Ok(()) };
+        let Some(call) = self.awaiting_roots.remove(key) else { return Ok(()) };
+        let (text, is_error) = match &response.outcome {
+            Ok(result) => (result.to_string(), false),
+            Err(error) => (json!(error).to_string(), true),
+        };
+        write_result(out, &call, &text_result(&text, is_error))
+    }
+}
+
+/// The answer to a `slow` call, written by the thread that slept.
+pub(crate) fn slept(id: &Id, ms: u64) -> Vec<u8> {
+    let text = format!("slept {ms} ms");
+    jsonrpc::encode_result(id, text_result(&text, false)).expect("a text result serialises")
+}
+
+/// Writes a success response line.
+pub(super) fn write_result(out: &mut impl Write, id: &Id, result: &impl Serialize) -> io::Result<()> {
+    out.write_all(&jsonrpc::encode_result(id, result).map_err(io::Error::other)?)
+}
+
+/// Writes an error response line.
+pub(super) fn write_error(out: &mut impl Write, id: Option<&Id>, error: &ErrorObject) -> io::Result<()> {
+    out.write_all(&jsonrpc::encode_error(id, error))
+}
+
+/// Deserialises a method's params (absent params read as `{}`), or explains in a -32602 error
+/// what is wrong with them.
+pub(super) fn parse<T: DeserializeOwned>(method: &str, params: Option<Value>) -> Result<T, ErrorObject> {
+    serde_json::from_value(params.unwrap_or_else(|| Value::Object(Map::new()))).map_err(|e| {
+        ErrorObject::new(codes::INVALID_PARAMS, format!("Invalid params for {method}: {e}"))
+    })
+}
+
+fn sniff_id(frame: &[u8]) -> Option<Id> {
+    let mut sniffer = IdSniffer::new();
+    sniffer.feed(frame);
+    sniffer.id().and_then(Id::from_token)
+}
+
+fn read_resource(params: ReadParams) -> Result<Value, ErrorObject> {
+    if params.uri != README_URI {
+        return Err(ErrorObject::new(codes::RESOURCE_NOT_FOUND, "Resource not found")
+            .with_data(json!({"uri": params.uri})));
+    }
+    Ok(json!({
+        "contents": [{"uri": README_URI, "mimeType": "text/plain", "text": README_TEXT}],
+    }))
+}
+
+fn get_prompt(params: PromptParams) -> Result<Value, ErrorObject> {
+    if params.name != "greet" {
+        let message = format!("Unknown prompt: {}", params.name);
+        return Err(ErrorObject::new(codes::INVALID_PARAMS, message));
+    }
+    let name = params.arguments.get("name").ok_or_else(|| {
+        ErrorObject::new(codes::INVALID_PARAMS, "Missing required argument: name")
+    })?;
+    Ok(json!({
+        "description": "Greets someone by name.",
+        "messages": [{"role": "user", "content": {"type": "text", "text": format!("Hello, {name}!")}}],
+    }))
+}
+
+/// `initialize` params. The schema requires all three members, and so does this server, so
+/// that a host that forgets one finds out in its tests.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct InitializeParams {
+    protocol_version: String,
+    #[serde(rename = "capabilities")]
+    _capabilities: Map<String, Value>,
+    #[serde(rename = "clientInfo")]
+    _client_info: ClientInfo,
+}
+
+/// `Implementation`: `name` and `version` are required.
+#[derive(Deserialize)]
+struct ClientInfo {
+    #[serde(rename = "name")]
+    _name: String,
+    #[serde(rename = "version")]
+    _version: String,
+}
+
+/// Params of the paginated `*/list` methods.
+#[derive(Deserialize)]
+struct ListParams {
+    cursor: Option<String>,
+}
+
+impl ListParams {
+    fn cursor(&self) -> Option<&str> {
+        self.cursor.as_deref()
+    }
+}
+
+#[derive(Deserialize)]
+struct ReadParams {
+    uri: String,
+}
+
+#[derive(Deserialize)]
+struct PromptParams {
+    name: String,
+    /// Prompt arguments are strings in every schema version.
+    #[serde(default)]
+    arguments: HashMap<String, String>,
+}

@@ -1,0 +1,126 @@
+//! Errors of the MCP session layer.
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::jsonrpc::{ErrorObject, Id};
+
+/// How a server process or its stdout ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CloseReason {
+    /// The process exited with this code.
+    Exited(i32),
+    /// The process was killed by this signal.
+    Signaled(i32),
+    /// The server closed its stdout (the process may still be running).
+    StdoutClosed,
+    /// The host shut the server down.
+    Shutdown,
+    /// The `initialize` handshake failed; the message says how.
+    HandshakeFailed(String),
+    /// The host could not keep talking to the server (an I/O error on its pipes).
+    Io(String),
+}
+
+impl fmt::Display for CloseReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CloseReason::Exited(code) => write!(f, "server process exited with status {code}"),
+            CloseReason::Signaled(sig) => write!(f, "server process was killed by signal {sig}"),
+            CloseReason::StdoutClosed => f.write_str("server closed its stdout"),
+            CloseReason::Shutdown => f.write_str("server was shut down by the host"),
+            CloseReason::HandshakeFailed(why) => write!(f, "initialize handshake failed: {why}"),
+            CloseReason::Io(why) => write!(f, "I/O error on the server's pipes: {why}"),
+        }
+    }
+}
+
+/// Why one request did not get a result.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RequestError {
+    /// The server answered with a JSON-RPC error object.
+    #[error("server returned error: {0}")]
+    Rpc(ErrorObject),
+    /// No answer within the request's deadline.
+    #[error("{method} timed out after {after:?}")]
+    Timeout {
+        /// The request's method.
+        method: String,
+        /// How long we waited.
+        after: Duration,
+    },
+    /// The answer was a line longer than the frame limit; it was discarded.
+    #[error("the answer ({len} bytes) exceeds the {max}-byte frame limit and was discarded")]
+    FrameTooLarge {
+        /// Length of the discarded line.
+        len: u64,
+        /// The limit in force.
+        max: usize,
+    },
+    /// The server went away before answering.
+    #[error("{0}")]
+    Closed(CloseReason),
+    /// The session is not initialized yet (only `ping` may be sent before).
+    #[error("the session is not initialized yet")]
+    NotInitialized,
+    /// The pending-request table is full.
+    #[error("too many requests in flight (limit {0})")]
+    TooManyPending(usize),
+    /// The server chose a protocol version we do not speak.
+    #[error(
+        "server answered protocol version {answered:?}, which ringmcp does not support (offered {offered})"
+    )]
+    UnsupportedVersion {
+        /// What we offered.
+        offered: &'static str,
+        /// What the server answered.
+        answered: String,
+    },
+    /// The server's answer did not have the shape MCP requires.
+    #[error("malformed {method} result: {reason}")]
+    MalformedResult {
+        /// The request's method.
+        method: String,
+        /// What was wrong.
+        reason: String,
+    },
+}
+
+/// Something the server sent that breaks the protocol. Reported as an event and counted; the
+/// session carries on.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Violation {
+    /// A stdout line that is not JSON.
+    #[error("non-JSON line on stdout ({len} bytes, starts {preview:?}): {error}")]
+    NotJson {
+        /// Parser message.
+        error: String,
+        /// Length of the line.
+        len: usize,
+        /// Its first bytes, lossily decoded.
+        preview: String,
+    },
+    /// JSON that is not a JSON-RPC 2.0 message.
+    #[error("invalid JSON-RPC message: {0}")]
+    InvalidMessage(String),
+    /// A response whose id matches no pending request.
+    #[error("response to unknown request id {0}")]
+    UnknownResponse(Id),
+    /// An error response with a null id (the server could not read one of our messages).
+    #[error("error response without id: {0}")]
+    ErrorWithoutId(ErrorObject),
+    /// An oversized line whose id could not be found.
+    #[error("discarded an oversized line of {len} bytes (limit {max}) with no recognisable id")]
+    OversizedWithoutId {
+        /// Length of the discarded line.
+        len: u64,
+        /// The limit in force.
+        max: usize,
+    },
+    /// The stream ended inside a line.
+    #[error("stdout ended inside an unterminated line of {0} bytes")]
+    TruncatedLine(u64),
+}

@@ -1,0 +1,421 @@
+//! The sans-IO MCP client session: lifecycle, version negotiation, the pending-request table
+//! with deadlines, and the answers a client owes the server.
+//!
+//! A [`Session`] never reads the clock or touches a file descriptor. The driver (the reactor)
+//! feeds it and drains it in this order, each time something happens:
+//!
+//! ```text
+//!   inputs                         session                       outputs
+//!   handle_frame(bytes, now)  ──▶ ┌───────────┐ ──▶ poll_transmit() -> bytes for stdin
+//!   handle_oversized(o)       ──▶ │  State +  │ ──▶ poll_event()    -> completions, notifications,
+//!   handle_timeout(now)       ──▶ │  pending  │                        protocol violations
+//!   handle_closed(reason)     ──▶ └───────────┘ ──▶ poll_timeout()  -> next deadline to wake at
+//!   request(.., token)        ──▶
+//! ```
+//!
+//! `T` is the caller's completion token (the host uses a oneshot sender); it is handed back in
+//! [`Event::Completed`] exactly once per accepted request, whatever happens to the request.
+
+#![forbid(unsafe_code)]
+
+mod error;
+mod lifecycle;
+mod types;
+mod version;
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use serde_json::value::RawValue;
+use serde_json::{Value, json};
+
+use crate::frame::Oversized;
+use crate::jsonrpc::{self, DecodeError, Decoded, ErrorObject, Id, Message, codes};
+
+pub use error::{CloseReason, RequestError, Violation};
+pub use lifecycle::ServerDetails;
+use lifecycle::State;
+pub use types::{
+    CallToolResult, Content, GetPromptResult, Implementation, InitializeResult, Prompt,
+    PromptMessage, ReadResourceResult, Resource, ResourceContents, Root, Tool,
+};
+pub use version::{ProtocolVersion, UnsupportedVersion};
+
+/// Default per-request timeout (MCP leaves it to the client; 60 s is common practice).
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Settings of one session.
+#[derive(Debug, Clone)]
+pub struct SessionConfig {
+    /// Sent as `clientInfo`.
+    pub client_info: Implementation,
+    /// The revision offered in `initialize`.
+    pub offer: ProtocolVersion,
+    /// Deadline of requests that do not set their own.
+    pub request_timeout: Duration,
+    /// Most requests in flight at once; more are refused with [`RequestError::TooManyPending`].
+    pub max_pending: usize,
+    /// Frame limit in force (reported in [`RequestError::FrameTooLarge`]).
+    pub max_frame: usize,
+    /// Roots to answer `roots/list` with; `None` means the `roots` capability is not declared
+    /// and `roots/list` gets -32601.
+    pub roots: Option<Vec<Root>>,
+}
+
+impl Default for SessionConfig {
+    fn default() -> Self {
+        SessionConfig {
+            client_info: Implementation::new("ringmcp", env!("CARGO_PKG_VERSION")),
+            offer: ProtocolVersion::LATEST,
+            request_timeout: DEFAULT_REQUEST_TIMEOUT,
+            max_pending: 65_536,
+            max_frame: crate::frame::DEFAULT_MAX_FRAME,
+            roots: None,
+        }
+    }
+}
+
+/// Something the driver must act on.
+#[derive(Debug)]
+pub enum Event<T> {
+    /// A request finished: answered, failed, timed out or abandoned. Exactly once per request.
+    Completed {
+        /// The token given to [`Session::request`] or [`Session::initialize`].
+        token: T,
+        /// The `result`, or why there is none.
+        outcome: Result<Value, RequestError>,
+    },
+    /// A notification from the server.
+    Notification(jsonrpc::Notification),
+    /// The server broke the protocol; the session carries on.
+    Violation(Violation),
+}
+
+/// Counters, for diagnostics and tests.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SessionStats {
+    /// Requests sent.
+    pub requests: u64,
+    /// Frames received.
+    pub frames: u64,
+    /// Protocol violations seen.
+    pub violations: u64,
+    /// Requests that timed out.
+    pub timeouts: u64,
+    /// Server→client requests answered.
+    pub server_requests: u64,
+}
+
+#[derive(Debug)]
+struct Pending<T> {
+    method: Box<str>,
+    sent: Instant,
+    deadline: Instant,
+    token: T,
+}
+
+/// The client side of one MCP connection, without I/O. See the module docs for the contract.
+#[derive(Debug)]
+pub struct Session<T> {
+    config: SessionConfig,
+    state: State,
+    next_id: i64,
+    pending: HashMap<i64, Pending<T>>,
+    /// Min-heap of (deadline, id). Entries of requests already gone are skipped lazily.
+    deadlines: BinaryHeap<Reverse<(Instant, i64)>>,
+    transmit: VecDeque<Bytes>,
+    events: VecDeque<Event<T>>,
+    stats: SessionStats,
+    last_received: Option<Instant>,
+}
+
+impl<T> Session<T> {
+    /// A session in the `Uninitialized` state.
+    pub fn new(config: SessionConfig) -> Self {
+        Session {
+            config,
+            state: State::Uninitialized,
+            next_id: 1,
+            pending: HashMap::new(),
+            deadlines: BinaryHeap::new(),
+            transmit: VecDeque::new(),
+            events: VecDeque::new(),
+            stats: SessionStats::default(),
+            last_received: None,
+        }
+    }
+
+    /// Sends `initialize`. `token` completes with the raw `InitializeResult` once the version
+    /// is accepted (the session is then `Active` and `notifications/initialized` is queued).
+    pub fn initialize(&mut self, now: Instant, token: T) {
+        let mut capabilities = json!({});
+        if self.config.roots.is_some() {
+            capabilities["roots"] = json!({ "listChanged": false });
+        }
+        let params = json!({
+            "protocolVersion": self.config.offer.as_str(),
+            "capabilities": capabilities,
+            "clientInfo": self.config.client_info,
+        });
+        let raw = RawValue::from_string(params.to_string()).expect("serde_json output is JSON");
+        let id = self.next_id;
+        let state = std::mem::replace(&mut self.state, State::Uninitialized);
+        self.state = state.begin(id, self.config.offer);
+        self.send_request(id, "initialize", Some(&raw), now, None, token);
+    }
+
+    /// Queues a request. `params` is pre-serialised JSON (an object). `timeout` overrides the
+    /// session's default.
+    ///
+    /// # Errors
+    /// If the session is not `Active` (only `ping` may precede it), is closed, or has
+    /// `max_pending` requests in flight; the token is handed back with the error.
+    pub fn request(
+        &mut self,
+        method: &str,
+        params: Option<&RawValue>,
+        now: Instant,
+        timeout: Option<Duration>,
+        token: T,
+    ) -> Result<i64, (T, RequestError)> {
+        if let Err(e) = self.state.admits(method) {
+            return Err((token, e));
+        }
+        if self.pending.len() >= self.config.max_pending {
+            return Err((token, RequestError::TooManyPending(self.config.max_pending)));
+        }
+        let id = self.next_id;
+        self.send_request(id, method, params, now, timeout, token);
+        Ok(id)
+    }
+
+    fn send_request(
+        &mut self,
+        id: i64,
+        method: &str,
+        params: Option<&RawValue>,
+        now: Instant,
+        timeout: Option<Duration>,
+        token: T,
+    ) {
+        self.next_id += 1;
+        let deadline = now + timeout.unwrap_or(self.config.request_timeout);
+        self.transmit.push_back(jsonrpc::encode_request(&Id::Number(id), method, params).into());
+        self.pending.insert(id, Pending { method: method.into(), sent: now, deadline, token });
+        self.deadlines.push(Reverse((deadline, id)));
+        self.stats.requests += 1;
+    }
+
+    /// Queues a notification to the server (e.g. `notifications/cancelled`).
+    pub fn notify(&mut self, method: &str, params: Option<Value>) {
+        let line = jsonrpc::encode_notification(method, params).expect("Value serialises");
+        self.transmit.push_back(line.into());
+    }
+
+    /// Feeds one frame received from the server.
+    pub fn handle_frame(&mut self, frame: &[u8], now: Instant) {
+        self.stats.frames += 1;
+        self.last_received = Some(now);
+        match jsonrpc::decode(frame) {
+            Ok(Decoded::Single(msg)) => self.dispatch(msg),
+            Ok(Decoded::Batch(items)) => {
+                for item in items {
+                    match item {
+                        Ok(msg) => self.dispatch(msg),
+                        Err(e) => self.violation(Violation::InvalidMessage(e.to_string())),
+                    }
+                }
+            }
+            Err(DecodeError::Json(e)) => {
+                let preview = String::from_utf8_lossy(&frame[..frame.len().min(80)]).into_owned();
+                self.violation(Violation::NotJson {
+                    error: e.to_string(),
+                    len: frame.len(),
+                    preview,
+                });
+            }
+            Err(e) => self.violation(Violation::InvalidMessage(e.to_string())),
+        }
+    }
+
+    /// Reports a line the framer discarded for being over the limit: the request it answered
+    /// (if its id could be sniffed) fails with [`RequestError::FrameTooLarge`].
+    pub fn handle_oversized(&mut self, oversized: &Oversized) {
+        let max = self.config.max_frame;
+        let id = oversized.id.as_deref().and_then(Id::from_token);
+        let error = RequestError::FrameTooLarge { len: oversized.len, max };
+        match id {
+            Some(Id::Number(n)) if self.pending.contains_key(&n) => self.complete(n, Err(error)),
+            _ => self.violation(Violation::OversizedWithoutId { len: oversized.len, max }),
+        }
+    }
+
+    /// Reports that stdout ended inside a line of `len` bytes.
+    pub fn handle_truncated(&mut self, len: u64) {
+        self.violation(Violation::TruncatedLine(len));
+    }
+
+    /// Expires every request whose deadline is at or before `now`: each completes with
+    /// [`RequestError::Timeout`] and the server is sent `notifications/cancelled` (except for
+    /// `initialize`, which MUST NOT be cancelled; its timeout closes the session).
+    pub fn handle_timeout(&mut self, now: Instant) {
+        while let Some(&Reverse((deadline, id))) = self.deadlines.peek() {
+            if deadline > now {
+                break;
+            }
+            self.deadlines.pop();
+            let Some(p) = self.pending.get(&id) else { continue };
+            if p.deadline != deadline {
+                continue;
+            }
+            let error = RequestError::Timeout { method: p.method.to_string(), after: now - p.sent };
+            self.stats.timeouts += 1;
+            if &*p.method != "initialize" {
+                let reason = format!("timed out after {:?}", now - p.sent);
+                self.notify(
+                    "notifications/cancelled",
+                    Some(json!({"requestId": id, "reason": reason})),
+                );
+            }
+            self.complete(id, Err(error));
+        }
+    }
+
+    /// The earliest pending deadline, if any: the driver calls [`handle_timeout`] then.
+    ///
+    /// [`handle_timeout`]: Self::handle_timeout
+    pub fn poll_timeout(&mut self) -> Option<Instant> {
+        while let Some(&Reverse((deadline, id))) = self.deadlines.peek() {
+            if self.pending.get(&id).is_some_and(|p| p.deadline == deadline) {
+                return Some(deadline);
+            }
+            self.deadlines.pop();
+        }
+        None
+    }
+
+    /// The connection is over: every pending request fails with `reason`, now and later.
+    pub fn handle_closed(&mut self, reason: CloseReason) {
+        let state = std::mem::replace(&mut self.state, State::Uninitialized);
+        self.state = state.close(reason.clone());
+        let mut ids: Vec<i64> = self.pending.keys().copied().collect();
+        ids.sort_unstable();
+        for id in ids {
+            self.complete(id, Err(RequestError::Closed(reason.clone())));
+        }
+        self.deadlines.clear();
+    }
+
+    /// The next bytes to write to the server's stdin.
+    pub fn poll_transmit(&mut self) -> Option<Bytes> {
+        self.transmit.pop_front()
+    }
+
+    /// The next event for the driver.
+    pub fn poll_event(&mut self) -> Option<Event<T>> {
+        self.events.pop_front()
+    }
+
+    /// What the handshake established, once `Active`.
+    pub fn server(&self) -> Option<&ServerDetails> {
+        match &self.state {
+            State::Active(details) => Some(details),
+            _ => None,
+        }
+    }
+
+    /// Why the session closed, if it did.
+    pub fn close_reason(&self) -> Option<&CloseReason> {
+        match &self.state {
+            State::Closed(reason) => Some(reason),
+            _ => None,
+        }
+    }
+
+    /// Requests in flight.
+    pub fn pending(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// When the last frame arrived (liveness, for keep-alive decisions).
+    pub fn last_received(&self) -> Option<Instant> {
+        self.last_received
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> SessionStats {
+        self.stats
+    }
+
+    /// The session's settings.
+    pub fn config(&self) -> &SessionConfig {
+        &self.config
+    }
+
+    fn violation(&mut self, v: Violation) {
+        self.stats.violations += 1;
+        self.events.push_back(Event::Violation(v));
+    }
+
+    fn complete(&mut self, id: i64, outcome: Result<Value, RequestError>) {
+        let Some(p) = self.pending.remove(&id) else { return };
+        let outcome = match &self.state {
+            State::Initializing { request, .. } if *request == id => {
+                let state = std::mem::replace(&mut self.state, State::Uninitialized);
+                let (state, outcome) = state.on_initialize_answer(outcome);
+                self.state = state;
+                if outcome.is_ok() {
+                    self.notify("notifications/initialized", None);
+                }
+                outcome
+            }
+            _ => outcome,
+        };
+        self.events.push_back(Event::Completed { token: p.token, outcome });
+    }
+
+    fn dispatch(&mut self, msg: Message) {
+        match msg {
+            Message::Response(resp) => match resp.id {
+                Some(Id::Number(n)) if self.pending.contains_key(&n) => {
+                    self.complete(n, resp.outcome.map_err(RequestError::Rpc));
+                }
+                Some(id) => self.violation(Violation::UnknownResponse(id)),
+                None => match resp.outcome {
+                    Err(e) => self.violation(Violation::ErrorWithoutId(e)),
+                    Ok(_) => {
+                        self.violation(Violation::InvalidMessage("result with null id".into()))
+                    }
+                },
+            },
+            Message::Notification(n) => self.events.push_back(Event::Notification(n)),
+            Message::Request(req) => {
+                self.stats.server_requests += 1;
+                let line = match self.answer(&req.method) {
+                    Ok(result) => {
+                        jsonrpc::encode_result(&req.id, result).expect("Value serialises")
+                    }
+                    Err(error) => jsonrpc::encode_error(Some(&req.id), &error),
+                };
+                self.transmit.push_back(line.into());
+            }
+        }
+    }
+
+    /// The answer to a server→client request.
+    fn answer(&self, method: &str) -> Result<Value, ErrorObject> {
+        match (method, &self.config.roots) {
+            ("ping", _) => Ok(json!({})),
+            ("roots/list", Some(roots)) => Ok(json!({ "roots": roots })),
+            _ => Err(ErrorObject::new(
+                codes::METHOD_NOT_FOUND,
+                format!("Method not found: {method}"),
+            )),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,274 @@
+//! A deterministic simulation of the session: virtual time, a scripted server.
+
+use super::*;
+use serde_json::json;
+
+type TestSession = Session<u32>;
+
+fn raw(v: Value) -> Box<RawValue> {
+    RawValue::from_string(v.to_string()).unwrap()
+}
+
+fn sent(s: &mut TestSession) -> Vec<Value> {
+    std::iter::from_fn(|| s.poll_transmit())
+        .map(|b| {
+            assert_eq!(b.last(), Some(&b'\n'));
+            assert!(!b[..b.len() - 1].contains(&b'\n'));
+            serde_json::from_slice(&b).unwrap()
+        })
+        .collect()
+}
+
+fn events(s: &mut TestSession) -> Vec<Event<u32>> {
+    std::iter::from_fn(|| s.poll_event()).collect()
+}
+
+fn feed(s: &mut TestSession, v: Value, now: Instant) {
+    s.handle_frame(v.to_string().as_bytes(), now);
+}
+
+fn init_result(version: &str) -> Value {
+    json!({"protocolVersion": version, "capabilities": {"tools": {}},
+           "serverInfo": {"name": "sim", "version": "1"}})
+}
+
+/// A session past the handshake, at the negotiated `version`.
+fn active(version: &str, t0: Instant) -> TestSession {
+    let mut s = TestSession::new(SessionConfig::default());
+    s.initialize(t0, 0);
+    let out = sent(&mut s);
+    assert_eq!(out[0]["method"], "initialize");
+    assert_eq!(out[0]["params"]["protocolVersion"], "2025-11-25");
+    assert_eq!(out[0]["params"]["clientInfo"]["name"], "ringmcp");
+    feed(&mut s, json!({"jsonrpc":"2.0","id":out[0]["id"],"result":init_result(version)}), t0);
+    let ev = events(&mut s);
+    assert!(matches!(&ev[..], [Event::Completed { token: 0, outcome: Ok(_) }]), "{ev:?}");
+    assert_eq!(sent(&mut s), vec![json!({"jsonrpc":"2.0","method":"notifications/initialized"})]);
+    s
+}
+
+#[test]
+fn handshake_accepts_every_released_version() {
+    let t0 = Instant::now();
+    for v in ProtocolVersion::ALL {
+        let s = active(v.as_str(), t0);
+        assert_eq!(s.server().unwrap().version, v);
+        assert!(s.server().unwrap().has_capability("tools"));
+        assert!(!s.server().unwrap().has_capability("prompts"));
+    }
+}
+
+#[test]
+fn unsupported_counter_offer_closes_with_clear_error() {
+    let t0 = Instant::now();
+    let mut s = TestSession::new(SessionConfig::default());
+    s.initialize(t0, 7);
+    let id = sent(&mut s)[0]["id"].clone();
+    feed(&mut s, json!({"jsonrpc":"2.0","id":id,"result":init_result("2023-01-01")}), t0);
+    let ev = events(&mut s);
+    let [
+        Event::Completed {
+            token: 7,
+            outcome: Err(RequestError::UnsupportedVersion { answered, .. }),
+        },
+    ] = &ev[..]
+    else {
+        panic!("{ev:?}")
+    };
+    assert_eq!(answered, "2023-01-01");
+    assert!(sent(&mut s).is_empty(), "no initialized notification after a failed handshake");
+    assert!(matches!(s.close_reason(), Some(CloseReason::HandshakeFailed(_))));
+    let (token, err) = s.request("tools/list", None, t0, None, 9).unwrap_err();
+    assert_eq!(token, 9);
+    assert!(matches!(err, RequestError::Closed(_)));
+}
+
+#[test]
+fn initialize_error_is_reported() {
+    let t0 = Instant::now();
+    let mut s = TestSession::new(SessionConfig::default());
+    s.initialize(t0, 1);
+    let id = sent(&mut s)[0]["id"].clone();
+    feed(
+        &mut s,
+        json!({"jsonrpc":"2.0","id":id,"error":{"code":-32602,"message":"Unsupported protocol version",
+        "data":{"supported":["2024-11-05"],"requested":"2025-11-25"}}}),
+        t0,
+    );
+    assert!(
+        matches!(&events(&mut s)[..], [Event::Completed { outcome: Err(RequestError::Rpc(e)), .. }] if e.code == -32602)
+    );
+    assert!(s.close_reason().is_some());
+}
+
+#[test]
+fn only_ping_before_initialized() {
+    let t0 = Instant::now();
+    let mut s = TestSession::new(SessionConfig::default());
+    assert!(matches!(
+        s.request("tools/list", None, t0, None, 1),
+        Err((1, RequestError::NotInitialized))
+    ));
+    s.initialize(t0, 0);
+    assert!(matches!(
+        s.request("tools/call", None, t0, None, 2),
+        Err((2, RequestError::NotInitialized))
+    ));
+    assert!(s.request("ping", None, t0, None, 3).is_ok());
+}
+
+#[test]
+fn out_of_order_answers_reach_their_callers() {
+    let t0 = Instant::now();
+    let mut s = active("2025-11-25", t0);
+    let ids: Vec<i64> = (0..100)
+        .map(|t| s.request("tools/call", Some(&raw(json!({"n": t}))), t0, None, t).unwrap())
+        .collect();
+    let out = sent(&mut s);
+    assert_eq!(out.len(), 100);
+    for (i, id) in ids.iter().enumerate().rev() {
+        assert_eq!(out[i]["id"], json!(id));
+        feed(&mut s, json!({"jsonrpc":"2.0","id":id,"result":{"n":i}}), t0);
+    }
+    for (k, ev) in events(&mut s).into_iter().enumerate() {
+        let Event::Completed { token, outcome: Ok(v) } = ev else { panic!() };
+        assert_eq!(token, 99 - k as u32);
+        assert_eq!(v["n"], json!(token));
+    }
+    assert_eq!(s.pending(), 0);
+}
+
+#[test]
+fn timeout_fails_request_and_sends_cancelled_then_late_answer_is_a_violation() {
+    let t0 = Instant::now();
+    let mut s = active("2025-06-18", t0);
+    let id = s.request("tools/call", None, t0, Some(Duration::from_secs(5)), 1).unwrap();
+    let long = s.request("tools/call", None, t0, Some(Duration::from_secs(50)), 2).unwrap();
+    sent(&mut s);
+    assert_eq!(s.poll_timeout(), Some(t0 + Duration::from_secs(5)));
+    s.handle_timeout(t0 + Duration::from_secs(4));
+    assert!(events(&mut s).is_empty());
+    s.handle_timeout(t0 + Duration::from_secs(5));
+    assert!(matches!(
+        &events(&mut s)[..],
+        [Event::Completed { token: 1, outcome: Err(RequestError::Timeout { .. }) }]
+    ));
+    let cancel = sent(&mut s);
+    assert_eq!(cancel[0]["method"], "notifications/cancelled");
+    assert_eq!(cancel[0]["params"]["requestId"], json!(id));
+    assert_eq!(s.poll_timeout(), Some(t0 + Duration::from_secs(50)));
+    feed(&mut s, json!({"jsonrpc":"2.0","id":id,"result":{}}), t0 + Duration::from_secs(6));
+    assert!(
+        matches!(&events(&mut s)[..], [Event::Violation(Violation::UnknownResponse(Id::Number(n)))] if *n == id)
+    );
+    assert_eq!(s.stats().timeouts, 1);
+    feed(&mut s, json!({"jsonrpc":"2.0","id":long,"result":{}}), t0);
+    assert!(matches!(&events(&mut s)[..], [Event::Completed { token: 2, outcome: Ok(_) }]));
+    assert_eq!(s.poll_timeout(), None);
+}
+
+#[test]
+fn initialize_timeout_is_never_cancelled() {
+    let t0 = Instant::now();
+    let mut s = TestSession::new(SessionConfig::default());
+    s.initialize(t0, 0);
+    sent(&mut s);
+    s.handle_timeout(t0 + DEFAULT_REQUEST_TIMEOUT);
+    assert!(matches!(
+        &events(&mut s)[..],
+        [Event::Completed { outcome: Err(RequestError::Timeout { .. }), .. }]
+    ));
+    assert!(sent(&mut s).is_empty());
+    assert!(s.close_reason().is_some());
+}
+
+#[test]
+fn server_requests_are_answered() {
+    let t0 = Instant::now();
+    let mut s = active("2025-11-25", t0);
+    feed(&mut s, json!({"jsonrpc":"2.0","id":"p1","method":"ping"}), t0);
+    feed(&mut s, json!({"jsonrpc":"2.0","id":5,"method":"sampling/createMessage","params":{}}), t0);
+    feed(&mut s, json!({"jsonrpc":"2.0","id":6,"method":"roots/list"}), t0);
+    let out = sent(&mut s);
+    assert_eq!(out[0], json!({"jsonrpc":"2.0","id":"p1","result":{}}));
+    assert_eq!(out[1]["error"]["code"], -32601);
+    assert_eq!(out[1]["id"], 5);
+    assert_eq!(out[2]["error"]["code"], -32601, "roots capability not declared by default");
+
+    let config = SessionConfig {
+        roots: Some(vec![Root { uri: "file:///w".into(), name: None }]),
+        ..Default::default()
+    };
+    let mut s = TestSession::new(config);
+    s.initialize(t0, 0);
+    let init = sent(&mut s);
+    assert_eq!(init[0]["params"]["capabilities"]["roots"], json!({"listChanged": false}));
+    feed(&mut s, json!({"jsonrpc":"2.0","id":"r","method":"roots/list"}), t0);
+    assert_eq!(sent(&mut s)[0]["result"], json!({"roots":[{"uri":"file:///w"}]}));
+}
+
+#[test]
+fn garbage_is_counted_and_later_answers_still_arrive() {
+    let t0 = Instant::now();
+    let mut s = active("2025-11-25", t0);
+    let id = s.request("ping", None, t0, None, 1).unwrap();
+    s.handle_frame(b"Starting server on stdio...", t0);
+    s.handle_frame(br#"{"jsonrpc":"2.0"}"#, t0);
+    s.handle_frame(br#"[{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}},{"jsonrpc":"2.0","id":12345,"result":{}}]"#, t0);
+    feed(&mut s, json!({"jsonrpc":"2.0","id":id,"result":{}}), t0);
+    let ev = events(&mut s);
+    assert!(matches!(ev[0], Event::Violation(Violation::NotJson { len: 27, .. })));
+    assert!(matches!(ev[1], Event::Violation(Violation::InvalidMessage(_))));
+    assert!(matches!(&ev[2], Event::Notification(n) if n.method == "notifications/message"));
+    assert!(matches!(ev[3], Event::Violation(Violation::UnknownResponse(_))));
+    assert!(matches!(ev[4], Event::Completed { token: 1, outcome: Ok(_) }));
+    assert_eq!(s.stats().violations, 3);
+}
+
+#[test]
+fn oversized_answer_fails_exactly_its_request() {
+    let t0 = Instant::now();
+    let mut s = active("2025-11-25", t0);
+    let a = s.request("tools/call", None, t0, None, 1).unwrap();
+    let _b = s.request("tools/call", None, t0, None, 2).unwrap();
+    s.handle_oversized(&Oversized { len: 99, id: Some(a.to_string().into_bytes()) });
+    s.handle_oversized(&Oversized { len: 98, id: None });
+    let ev = events(&mut s);
+    assert!(matches!(
+        ev[0],
+        Event::Completed { token: 1, outcome: Err(RequestError::FrameTooLarge { len: 99, .. }) }
+    ));
+    assert!(matches!(ev[1], Event::Violation(Violation::OversizedWithoutId { len: 98, .. })));
+    assert_eq!(s.pending(), 1);
+}
+
+#[test]
+fn close_fails_everything_pending_once() {
+    let t0 = Instant::now();
+    let mut s = active("2025-11-25", t0);
+    for t in 1..=3 {
+        s.request("tools/call", None, t0, None, t).unwrap();
+    }
+    s.handle_closed(CloseReason::Exited(3));
+    let ev = events(&mut s);
+    assert_eq!(ev.len(), 3);
+    assert!(ev.iter().all(|e| matches!(
+        e,
+        Event::Completed { outcome: Err(RequestError::Closed(CloseReason::Exited(3))), .. }
+    )));
+    s.handle_closed(CloseReason::Shutdown);
+    assert_eq!(s.close_reason(), Some(&CloseReason::Exited(3)));
+    assert!(s.poll_timeout().is_none());
+}
+
+#[test]
+fn pending_table_is_bounded() {
+    let t0 = Instant::now();
+    let mut s = TestSession::new(SessionConfig { max_pending: 2, ..Default::default() });
+    s.initialize(t0, 0);
+    let id = sent(&mut s)[0]["id"].clone();
+    feed(&mut s, json!({"jsonrpc":"2.0","id":id,"result":init_result("2025-11-25")}), t0);
+    s.request("a", None, t0, None, 1).unwrap();
+    s.request("b", None, t0, None, 2).unwrap();
+    assert!(matches!(s.request("c", None, t0, None, 3), Err((3, RequestError::TooManyPending(2)))));
+}

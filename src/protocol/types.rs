@@ -1,0 +1,300 @@
+//! The MCP result types a host reads: what `initialize`, `tools/*`, `resources/*` and
+//! `prompts/*` return. Unknown members are kept in `extra` maps (schemas stay byte-exact, new
+//! fields survive), unknown content types degrade to [`Content::Unknown`] instead of failing
+//! the whole result.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// `Implementation`: a client's or server's name and version.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Implementation {
+    /// Programmatic name.
+    pub name: String,
+    /// Version string.
+    pub version: String,
+    /// Human-facing name (2025-06-18+).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// Other members (description, icons, websiteUrl, ...).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl Implementation {
+    /// An implementation with just a name and a version.
+    pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
+        Implementation {
+            name: name.into(),
+            version: version.into(),
+            title: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+/// What the server said about itself in its `InitializeResult`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InitializeResult {
+    /// The version the server chose.
+    pub protocol_version: String,
+    /// The server's capabilities, as sent.
+    #[serde(default)]
+    pub capabilities: Value,
+    /// The server's name and version.
+    pub server_info: Implementation,
+    /// Usage hints for the model, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<String>,
+}
+
+/// A filesystem root the host exposes to servers (`roots/list`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Root {
+    /// A `file://` URI.
+    pub uri: String,
+    /// Optional display name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}
+
+/// A tool definition from `tools/list`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Tool {
+    /// Programmatic name, used in `tools/call`.
+    pub name: String,
+    /// Human-facing name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What the tool does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// JSON Schema of the arguments, exactly as received.
+    pub input_schema: Value,
+    /// JSON Schema of `structuredContent`, if declared.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Value>,
+    /// Behaviour hints (untrusted unless the server is).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Value>,
+    /// Other members (icons, execution, _meta, ...).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// A content block of a tool result or prompt message.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Content {
+    /// `{type:"text", text}`.
+    Text {
+        /// The text.
+        text: String,
+        /// The whole block as received (annotations, _meta, ...).
+        raw: Map<String, Value>,
+    },
+    /// Any other block (image, audio, resource_link, resource, or a type from a newer
+    /// revision), kept as received.
+    Other {
+        /// The block's `type`.
+        kind: String,
+        /// The whole block.
+        raw: Map<String, Value>,
+    },
+}
+
+impl Content {
+    /// The block's `type` member.
+    pub fn kind(&self) -> &str {
+        match self {
+            Content::Text { .. } => "text",
+            Content::Other { kind, .. } => kind,
+        }
+    }
+
+    /// The text, for a text block.
+    pub fn as_text(&self) -> Option<&str> {
+        match self {
+            Content::Text { text, .. } => Some(text),
+            Content::Other { .. } => None,
+        }
+    }
+
+    fn from_map(mut raw: Map<String, Value>) -> Content {
+        let kind = match raw.get("type") {
+            Some(Value::String(k)) => k.clone(),
+            _ => String::new(),
+        };
+        if kind == "text"
+            && let Some(Value::String(text)) = raw.remove("text")
+        {
+            return Content::Text { text, raw };
+        }
+        Content::Other { kind, raw }
+    }
+
+    fn to_map(&self) -> Map<String, Value> {
+        match self {
+            Content::Text { text, raw } => {
+                let mut m = raw.clone();
+                m.insert("type".into(), Value::String("text".into()));
+                m.insert("text".into(), Value::String(text.clone()));
+                m
+            }
+            Content::Other { raw, .. } => raw.clone(),
+        }
+    }
+}
+
+impl Serialize for Content {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.to_map().serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Content {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Map::deserialize(d).map(Content::from_map)
+    }
+}
+
+/// The result of `tools/call`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CallToolResult {
+    /// Unstructured content blocks.
+    #[serde(default)]
+    pub content: Vec<Content>,
+    /// Structured output (2025-06-18+).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structured_content: Option<Value>,
+    /// True when the tool ran and failed (absent means false).
+    #[serde(default)]
+    pub is_error: bool,
+    /// Other members (_meta, ...).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl CallToolResult {
+    /// All text blocks joined with newlines.
+    pub fn text(&self) -> String {
+        let texts: Vec<&str> = self.content.iter().filter_map(Content::as_text).collect();
+        texts.join("\n")
+    }
+}
+
+/// A resource from `resources/list`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Resource {
+    /// The resource's URI.
+    pub uri: String,
+    /// Programmatic name.
+    pub name: String,
+    /// Description.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// MIME type.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    /// Other members (title, size, annotations, icons, ...).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// One item of a `resources/read` result: text or base64 blob.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceContents {
+    /// The URI these contents belong to.
+    pub uri: String,
+    /// MIME type.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    /// Text contents.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// Base64 contents.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blob: Option<String>,
+    /// Other members.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// The result of `resources/read`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReadResourceResult {
+    /// One or more content items.
+    pub contents: Vec<ResourceContents>,
+}
+
+/// A prompt from `prompts/list`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Prompt {
+    /// Programmatic name.
+    pub name: String,
+    /// Description.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Declared arguments.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub arguments: Vec<Value>,
+    /// Other members.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// One message of a `prompts/get` result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PromptMessage {
+    /// `user` or `assistant`.
+    pub role: String,
+    /// One content block.
+    pub content: Content,
+}
+
+/// The result of `prompts/get`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GetPromptResult {
+    /// Description.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The messages.
+    pub messages: Vec<PromptMessage>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn unknown_content_and_members_survive() {
+        let v = json!({
+            "content": [
+                {"type": "text", "text": "hi", "annotations": {"priority": 1}},
+                {"type": "hologram", "data": 1}
+            ],
+            "isError": true,
+            "_meta": {"x": 1}
+        });
+        let r: CallToolResult = serde_json::from_value(v.clone()).unwrap();
+        assert!(r.is_error);
+        assert_eq!(r.text(), "hi");
+        assert_eq!(r.content[1].kind(), "hologram");
+        assert_eq!(serde_json::to_value(&r).unwrap(), v);
+    }
+
+    #[test]
+    fn tool_schema_is_kept_exactly() {
+        let v = json!({"name": "t", "inputSchema": {"$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object", "$defs": {"a": {"type": "string"}}, "additionalProperties": false},
+            "icons": [{"src": "data:,"}]});
+        let t: Tool = serde_json::from_value(v.clone()).unwrap();
+        assert_eq!(serde_json::to_value(&t).unwrap(), v);
+    }
+}
