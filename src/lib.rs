@@ -28,4 +28,7 @@ pub mod jsonrpc;
 
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod host;
 pub mod protocol;
+pub mod sandbox;
+pub mod uring;

@@ -1,0 +1,406 @@
+//! [`Client`]: one running server, as the application sees it.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use futures_channel::oneshot;
+use serde::de::DeserializeOwned;
+use serde_json::value::RawValue;
+use serde_json::{Value, json};
+
+use crate::protocol::{
+    CallToolResult, CloseReason, GetPromptResult, InitializeResult, Prompt, ProtocolVersion,
+    ReadResourceResult, RequestError, Resource, ServerDetails, Tool,
+};
+
+use super::ReactorHandle;
+use super::conn::ServerStats;
+use super::driver::Command;
+use super::error::{Error, Result};
+use super::events::EventStream;
+
+/// Most pages a list operation follows before concluding the server loops.
+const MAX_PAGES: usize = 10_000;
+
+pub(crate) struct ClientInner {
+    pub(crate) id: u64,
+    pub(crate) name: Arc<str>,
+    pub(crate) details: ServerDetails,
+    pub(crate) reactor: Arc<ReactorHandle>,
+    pub(crate) events: EventStream,
+}
+
+impl Drop for ClientInner {
+    fn drop(&mut self) {
+        // Never blocks and needs no runtime: the reactor runs the shutdown sequence.
+        self.reactor.send(Command::Shutdown { id: self.id, reply: None });
+    }
+}
+
+/// A connection to one running MCP server. Cheap to clone; the server is shut down when the
+/// last clone is dropped (or by [`shutdown`](Self::shutdown)).
+///
+/// Every async method returns a runtime-agnostic future (it only waits on a channel that the
+/// reactor thread completes), usable from tokio, async-std, smol or `block_on`. Each has a
+/// `_blocking` twin for synchronous code; do not call those from inside an async task.
+#[derive(Clone)]
+pub struct Client {
+    inner: Arc<ClientInner>,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("name", &self.inner.name)
+            .field("version", &self.inner.details.version)
+            .finish()
+    }
+}
+
+/// The future of one request's raw `result`.
+#[derive(Debug)]
+#[must_use = "futures do nothing unless polled"]
+pub struct ResponseFuture {
+    rx: oneshot::Receiver<Result<Value, RequestError>>,
+    server: Arc<str>,
+}
+
+impl Future for ResponseFuture {
+    type Output = Result<Value>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        Pin::new(&mut self.rx).poll(cx).map(|r| match r {
+            Ok(Ok(v)) => Ok(v),
+            Ok(Err(source)) => Err(Error::Server { server: self.server.clone(), source }),
+            Err(oneshot::Canceled) => Err(Error::ReactorStopped),
+        })
+    }
+}
+
+impl Client {
+    pub(crate) fn new(inner: ClientInner) -> Client {
+        Client { inner: Arc::new(inner) }
+    }
+
+    /// The server's name (from its spec).
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    /// The negotiated protocol revision.
+    pub fn protocol_version(&self) -> ProtocolVersion {
+        self.inner.details.version
+    }
+
+    /// The server's `InitializeResult` (serverInfo, capabilities, instructions).
+    pub fn server_info(&self) -> &InitializeResult {
+        &self.inner.details.init
+    }
+
+    /// Whether the server declared capability `name` (`"tools"`, `"resources"`, ...).
+    pub fn has_capability(&self, name: &str) -> bool {
+        self.inner.details.has_capability(name)
+    }
+
+    /// The server's notifications, protocol violations and end, as a stream. All clones of a
+    /// client share one stream (each event goes to one receiver).
+    pub fn events(&self) -> EventStream {
+        self.inner.events.clone()
+    }
+
+    /// Sends any request and returns its raw `result`. `timeout` overrides the default.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] if `params` is not a JSON object; [`Error::Server`] when the
+    /// server answers with an error, times out, or goes away.
+    pub fn request(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        timeout: Option<Duration>,
+    ) -> ResponseFuture {
+        let (tx, rx) = oneshot::channel();
+        let server = self.inner.name.clone();
+        let params = match params.map(|p| serialise_params(&p)).transpose() {
+            Ok(p) => p,
+            Err(source) => {
+                let _ = tx.send(Err(source));
+                return ResponseFuture { rx, server };
+            }
+        };
+        let command = Command::Request {
+            id: self.inner.id,
+            method: method.into(),
+            params,
+            timeout,
+            reply: tx,
+        };
+        self.inner.reactor.send(command);
+        ResponseFuture { rx, server }
+    }
+
+    /// Sends a notification to the server.
+    pub fn notify(&self, method: &str, params: Option<Value>) {
+        self.inner.reactor.send(Command::Notify {
+            id: self.inner.id,
+            method: method.into(),
+            params,
+        });
+    }
+
+    async fn typed<T: DeserializeOwned>(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        timeout: Option<Duration>,
+    ) -> Result<T> {
+        let value = self.request(method, params, timeout).await?;
+        serde_json::from_value(value).map_err(|e| Error::Server {
+            server: self.inner.name.clone(),
+            source: RequestError::MalformedResult { method: method.into(), reason: e.to_string() },
+        })
+    }
+
+    /// Follows `nextCursor` until the end, collecting the items under `key`.
+    async fn list_all<T: DeserializeOwned>(&self, method: &str, key: &str) -> Result<Vec<T>> {
+        let mut items = Vec::new();
+        let mut cursor: Option<String> = None;
+        for _ in 0..MAX_PAGES {
+            let params = cursor.as_ref().map(|c| json!({ "cursor": c }));
+            let mut page: Value = self.request(method, params, None).await?;
+            let malformed = |reason: String| Error::Server {
+                server: self.inner.name.clone(),
+                source: RequestError::MalformedResult { method: method.into(), reason },
+            };
+            let list = page.get_mut(key).map(Value::take).unwrap_or(Value::Array(Vec::new()));
+            let mut batch: Vec<T> =
+                serde_json::from_value(list).map_err(|e| malformed(e.to_string()))?;
+            items.append(&mut batch);
+            match page.get("nextCursor") {
+                Some(Value::String(next)) if cursor.as_ref() == Some(next) => {
+                    return Err(malformed(format!(
+                        "nextCursor {next:?} repeats the cursor just sent"
+                    )));
+                }
+                Some(Value::String(next)) => cursor = Some(next.clone()),
+                _ => return Ok(items),
+            }
+        }
+        Err(Error::Server {
+            server: self.inner.name.clone(),
+            source: RequestError::MalformedResult {
+                method: method.into(),
+                reason: format!("more than {MAX_PAGES} pages"),
+            },
+        })
+    }
+
+    /// `tools/list`, following every page.
+    ///
+    /// # Errors
+    /// As [`request`](Self::request), or a malformed result.
+    pub async fn list_tools(&self) -> Result<Vec<Tool>> {
+        self.list_all("tools/list", "tools").await
+    }
+
+    /// `tools/call`. A tool that ran and failed is an `Ok` result with `is_error` set; an
+    /// unknown tool or bad arguments are JSON-RPC errors (`Err`).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] if `arguments` is not an object; as [`request`](Self::request).
+    pub async fn call_tool(&self, name: &str, arguments: Value) -> Result<CallToolResult> {
+        self.call_tool_with_timeout(name, arguments, None).await
+    }
+
+    /// `tools/call` with its own deadline.
+    ///
+    /// # Errors
+    /// As [`call_tool`](Self::call_tool).
+    pub async fn call_tool_with_timeout(
+        &self,
+        name: &str,
+        arguments: Value,
+        timeout: Option<Duration>,
+    ) -> Result<CallToolResult> {
+        if !arguments.is_object() {
+            return Err(Error::InvalidArgument(format!(
+                "tool arguments must be a JSON object, got {arguments}"
+            )));
+        }
+        self.typed("tools/call", Some(json!({ "name": name, "arguments": arguments })), timeout)
+            .await
+    }
+
+    /// `resources/list`, following every page.
+    ///
+    /// # Errors
+    /// As [`request`](Self::request), or a malformed result.
+    pub async fn list_resources(&self) -> Result<Vec<Resource>> {
+        self.list_all("resources/list", "resources").await
+    }
+
+    /// `resources/read`.
+    ///
+    /// # Errors
+    /// As [`request`](Self::request) (-32002 for an unknown resource), or a malformed result.
+    pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult> {
+        self.typed("resources/read", Some(json!({ "uri": uri })), None).await
+    }
+
+    /// `prompts/list`, following every page.
+    ///
+    /// # Errors
+    /// As [`request`](Self::request), or a malformed result.
+    pub async fn list_prompts(&self) -> Result<Vec<Prompt>> {
+        self.list_all("prompts/list", "prompts").await
+    }
+
+    /// `prompts/get`.
+    ///
+    /// # Errors
+    /// As [`request`](Self::request), or a malformed result.
+    pub async fn get_prompt(&self, name: &str, arguments: Value) -> Result<GetPromptResult> {
+        self.typed("prompts/get", Some(json!({ "name": name, "arguments": arguments })), None).await
+    }
+
+    /// `ping`.
+    ///
+    /// # Errors
+    /// As [`request`](Self::request).
+    pub async fn ping(&self) -> Result<()> {
+        self.request("ping", None, None).await.map(drop)
+    }
+
+    /// Counters, pid and the tail of stderr.
+    ///
+    /// # Errors
+    /// [`Error::ReactorStopped`] when the server has already been removed.
+    pub async fn stats(&self) -> Result<ServerStats> {
+        let (tx, rx) = oneshot::channel();
+        self.inner.reactor.send(Command::Stats { id: self.inner.id, reply: tx });
+        rx.await.map_err(|_| Error::ReactorStopped)
+    }
+
+    /// Runs the shutdown sequence (close stdin, SIGTERM after 2 s, SIGKILL after 2 more) and
+    /// waits for the process to be reaped; returns how it ended.
+    pub async fn shutdown(&self) -> CloseReason {
+        let (tx, rx) = oneshot::channel();
+        self.inner.reactor.send(Command::Shutdown { id: self.inner.id, reply: Some(tx) });
+        rx.await.unwrap_or(CloseReason::Shutdown)
+    }
+}
+
+/// Blocking twins of the async methods.
+impl Client {
+    /// Blocking [`request`](Self::request).
+    ///
+    /// # Errors
+    /// As [`request`](Self::request).
+    pub fn request_blocking(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        timeout: Option<Duration>,
+    ) -> Result<Value> {
+        block_on(self.request(method, params, timeout))
+    }
+
+    /// Blocking [`list_tools`](Self::list_tools).
+    ///
+    /// # Errors
+    /// As [`list_tools`](Self::list_tools).
+    pub fn list_tools_blocking(&self) -> Result<Vec<Tool>> {
+        block_on(self.list_tools())
+    }
+
+    /// Blocking [`call_tool`](Self::call_tool).
+    ///
+    /// # Errors
+    /// As [`call_tool`](Self::call_tool).
+    pub fn call_tool_blocking(&self, name: &str, arguments: Value) -> Result<CallToolResult> {
+        block_on(self.call_tool(name, arguments))
+    }
+
+    /// Blocking [`call_tool_with_timeout`](Self::call_tool_with_timeout).
+    ///
+    /// # Errors
+    /// As [`call_tool`](Self::call_tool).
+    pub fn call_tool_with_timeout_blocking(
+        &self,
+        name: &str,
+        arguments: Value,
+        timeout: Option<Duration>,
+    ) -> Result<CallToolResult> {
+        block_on(self.call_tool_with_timeout(name, arguments, timeout))
+    }
+
+    /// Blocking [`list_resources`](Self::list_resources).
+    ///
+    /// # Errors
+    /// As [`list_resources`](Self::list_resources).
+    pub fn list_resources_blocking(&self) -> Result<Vec<Resource>> {
+        block_on(self.list_resources())
+    }
+
+    /// Blocking [`read_resource`](Self::read_resource).
+    ///
+    /// # Errors
+    /// As [`read_resource`](Self::read_resource).
+    pub fn read_resource_blocking(&self, uri: &str) -> Result<ReadResourceResult> {
+        block_on(self.read_resource(uri))
+    }
+
+    /// Blocking [`list_prompts`](Self::list_prompts).
+    ///
+    /// # Errors
+    /// As [`list_prompts`](Self::list_prompts).
+    pub fn list_prompts_blocking(&self) -> Result<Vec<Prompt>> {
+        block_on(self.list_prompts())
+    }
+
+    /// Blocking [`get_prompt`](Self::get_prompt).
+    ///
+    /// # Errors
+    /// As [`get_prompt`](Self::get_prompt).
+    pub fn get_prompt_blocking(&self, name: &str, arguments: Value) -> Result<GetPromptResult> {
+        block_on(self.get_prompt(name, arguments))
+    }
+
+    /// Blocking [`ping`](Self::ping).
+    ///
+    /// # Errors
+    /// As [`ping`](Self::ping).
+    pub fn ping_blocking(&self) -> Result<()> {
+        block_on(self.ping())
+    }
+
+    /// Blocking [`stats`](Self::stats).
+    ///
+    /// # Errors
+    /// As [`stats`](Self::stats).
+    pub fn stats_blocking(&self) -> Result<ServerStats> {
+        block_on(self.stats())
+    }
+
+    /// Blocking [`shutdown`](Self::shutdown).
+    pub fn shutdown_blocking(&self) -> CloseReason {
+        block_on(self.shutdown())
+    }
+}
+
+pub(crate) fn block_on<F: Future>(f: F) -> F::Output {
+    futures_executor::block_on(f)
+}
+
+fn serialise_params(params: &Value) -> Result<Box<RawValue>, RequestError> {
+    if !params.is_object() {
+        return Err(RequestError::MalformedResult {
+            method: "(request)".into(),
+            reason: format!("params must be a JSON object, got {params}"),
+        });
+    }
+    Ok(RawValue::from_string(params.to_string()).expect("serde_json output is JSON"))
+}

@@ -1,0 +1,191 @@
+//! Server specifications and the `mcpServers` configuration file (the format of Claude
+//! Desktop, Cursor and VS Code: `{"mcpServers": {"name": {"command", "args", "env", "cwd"}}}`).
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::sandbox::Launch;
+
+/// How to start one server.
+#[derive(Debug, Clone)]
+pub struct ServerSpec {
+    /// The name used in errors, logs and events.
+    pub name: String,
+    /// Program, arguments, environment and working directory.
+    pub launch: Launch,
+    /// Deadline for this server's requests, if not the host's default.
+    pub request_timeout: Option<Duration>,
+}
+
+impl ServerSpec {
+    /// A server named `name` that runs `program`.
+    pub fn new(name: impl Into<String>, program: impl Into<OsString>) -> Self {
+        ServerSpec {
+            name: name.into(),
+            launch: Launch { program: program.into(), ..Launch::default() },
+            request_timeout: None,
+        }
+    }
+
+    /// Adds one argument.
+    pub fn arg(mut self, arg: impl Into<OsString>) -> Self {
+        self.launch.args.push(arg.into());
+        self
+    }
+
+    /// Adds arguments.
+    pub fn args<I: IntoIterator<Item = S>, S: Into<OsString>>(mut self, args: I) -> Self {
+        self.launch.args.extend(args.into_iter().map(Into::into));
+        self
+    }
+
+    /// Sets an environment variable for the server (on top of the allowlisted host ones).
+    pub fn env(mut self, key: impl Into<OsString>, value: impl Into<OsString>) -> Self {
+        self.launch.env.push((key.into(), value.into()));
+        self
+    }
+
+    /// Sets the working directory.
+    pub fn cwd(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.launch.cwd = Some(dir.into());
+        self
+    }
+
+    /// Sets the deadline for this server's requests.
+    pub fn request_timeout(mut self, timeout: Duration) -> Self {
+        self.request_timeout = Some(timeout);
+        self
+    }
+}
+
+/// A configuration file could not be used.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// Reading the file failed.
+    #[error("reading config {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file is not valid `mcpServers` JSON.
+    #[error("parsing config {path}: {source}")]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// No server of that name.
+    #[error("no server named {name:?} in the config (it has: {})", available.join(", "))]
+    UnknownServer {
+        /// The name asked for.
+        name: String,
+        /// The names present.
+        available: Vec<String>,
+    },
+    /// The entry has no `command` (e.g. an HTTP `url` entry, not supported yet).
+    #[error("server {0:?} has no \"command\" (remote \"url\" servers are not supported yet)")]
+    NoCommand(String),
+}
+
+#[derive(Debug, Clone, Deserialize)]
+struct Entry {
+    command: Option<String>,
+    #[serde(default)]
+    args: Vec<String>,
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+    cwd: Option<PathBuf>,
+    /// Other keys (`url`, `type`, `disabled`, `sandbox`, ...), kept for later layers.
+    #[serde(flatten)]
+    _other: BTreeMap<String, Value>,
+}
+
+/// A parsed `mcpServers` configuration.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Config {
+    #[serde(rename = "mcpServers")]
+    servers: BTreeMap<String, Entry>,
+}
+
+impl Config {
+    /// Reads and parses a config file.
+    ///
+    /// # Errors
+    /// [`ConfigError::Read`] or [`ConfigError::Parse`].
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read(path)
+            .map_err(|source| ConfigError::Read { path: path.to_owned(), source })?;
+        Config::parse(&text).map_err(|source| ConfigError::Parse { path: path.to_owned(), source })
+    }
+
+    /// Parses config JSON.
+    ///
+    /// # Errors
+    /// When the JSON does not have the `mcpServers` shape.
+    pub fn parse(json: &[u8]) -> Result<Config, serde_json::Error> {
+        serde_json::from_slice(json)
+    }
+
+    /// The server names, sorted.
+    pub fn names(&self) -> Vec<String> {
+        self.servers.keys().cloned().collect()
+    }
+
+    /// The spec of server `name`.
+    ///
+    /// # Errors
+    /// [`ConfigError::UnknownServer`] or [`ConfigError::NoCommand`].
+    pub fn server(&self, name: &str) -> Result<ServerSpec, ConfigError> {
+        let entry = self.servers.get(name).ok_or_else(|| ConfigError::UnknownServer {
+            name: name.to_owned(),
+            available: self.names(),
+        })?;
+        let command =
+            entry.command.as_ref().ok_or_else(|| ConfigError::NoCommand(name.to_owned()))?;
+        let mut spec = ServerSpec::new(name, command).args(&entry.args);
+        for (k, v) in &entry.env {
+            spec = spec.env(k, v);
+        }
+        if let Some(cwd) = &entry.cwd {
+            spec = spec.cwd(cwd);
+        }
+        Ok(spec)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_claude_desktop_format() {
+        let cfg = Config::parse(
+            br#"{"mcpServers": {
+                "fs": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"],
+                       "env": {"DEBUG": "1"}, "cwd": "/"},
+                "remote": {"url": "https://example.invalid/mcp"}
+            }, "otherTopLevel": true}"#,
+        )
+        .unwrap();
+        assert_eq!(cfg.names(), ["fs", "remote"]);
+        let fs = cfg.server("fs").unwrap();
+        assert_eq!(fs.launch.program, "npx");
+        assert_eq!(fs.launch.args.len(), 3);
+        assert_eq!(fs.launch.env, vec![("DEBUG".into(), "1".into())]);
+        assert_eq!(fs.launch.cwd.as_deref(), Some(Path::new("/")));
+        assert!(matches!(cfg.server("remote"), Err(ConfigError::NoCommand(_))));
+        let err = cfg.server("nope").unwrap_err();
+        assert!(err.to_string().contains("fs, remote"), "{err}");
+    }
+}

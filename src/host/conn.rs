@@ -1,0 +1,486 @@
+//! One server as the reactor sees it: its process, pipes, framer, session and shutdown phase.
+
+use std::collections::VecDeque;
+use std::os::fd::OwnedFd;
+use std::os::unix::process::ExitStatusExt;
+use std::process::Child;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::{Bytes, BytesMut};
+use futures_channel::oneshot;
+use serde_json::Value;
+
+use crate::frame::{FrameEvent, LineFramer};
+use crate::protocol::{CloseReason, Event, RequestError, ServerDetails, Session, SessionStats};
+use crate::sandbox::{Signal, signal_group};
+use crate::uring::Ring;
+
+use super::error::Error;
+use super::events::ServerEvent;
+use super::stderr::StderrLog;
+
+/// Grace after the process exits for its last stdout bytes to arrive before pending requests
+/// fail (answers written just before exiting still reach their callers).
+const EXIT_GRACE: Duration = Duration::from_millis(250);
+/// Grace after stdout closes for the exit status to arrive, so errors can name it.
+const EOF_GRACE: Duration = Duration::from_millis(100);
+/// Shutdown: wait after closing stdin before SIGTERM, and after SIGTERM before SIGKILL.
+pub(crate) const SHUTDOWN_STEP: Duration = Duration::from_secs(2);
+/// Largest single write to a server's stdin (several queued messages are coalesced up to it).
+const MAX_WRITE: usize = 1 << 20;
+
+/// Operation kinds, in the low bits of a ring tag (`id << KIND_BITS | kind`).
+pub(crate) const KIND_BITS: u32 = 3;
+pub(crate) const STDOUT: u64 = 0;
+pub(crate) const STDERR: u64 = 1;
+pub(crate) const STDIN: u64 = 2;
+pub(crate) const EXIT: u64 = 3;
+
+/// Who waits for a request's outcome.
+#[derive(Debug)]
+pub(crate) enum Completer {
+    /// The `initialize` request: completes the spawn.
+    Init,
+    /// A caller's request.
+    Caller(oneshot::Sender<Result<Value, RequestError>>),
+}
+
+/// Counters and tail of one server, for `Client::stats`.
+#[derive(Debug, Clone, Default)]
+pub struct ServerStats {
+    /// The server's process id.
+    pub pid: u32,
+    /// Session counters (requests, frames, violations, timeouts, ...).
+    pub session: SessionStats,
+    /// Bytes read from stdout.
+    pub stdout_bytes: u64,
+    /// Bytes read from stderr.
+    pub stderr_bytes: u64,
+    /// The last bytes the server wrote to stderr.
+    pub stderr_tail: Vec<u8>,
+    /// Events dropped because the event stream was full.
+    pub events_dropped: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Running,
+    /// stdin closed; SIGTERM at the deadline.
+    StdinClosed(Instant),
+    /// SIGTERM sent; SIGKILL at the deadline.
+    Terminated(Instant),
+    /// SIGKILL sent.
+    Killed,
+}
+
+pub(crate) struct Conn {
+    pub(crate) id: u64,
+    pub(crate) name: Arc<str>,
+    child: Child,
+    pidfd: Arc<OwnedFd>,
+    stdin: Option<Arc<OwnedFd>>,
+    stdout: Arc<OwnedFd>,
+    stderr: Arc<OwnedFd>,
+    framer: LineFramer,
+    pub(crate) session: Session<Completer>,
+    outq: VecDeque<Bytes>,
+    writing: bool,
+    stderr_log: StderrLog,
+    events: async_channel::Sender<ServerEvent>,
+    events_dropped: u64,
+    /// Read operations still armed.
+    stdout_open: bool,
+    stderr_open: bool,
+    exit_watch: bool,
+    /// How the process ended, once reaped.
+    exit: Option<CloseReason>,
+    /// When to give up waiting for the rest of stdout / the exit status, and with what reason.
+    close_at: Option<(Instant, CloseReason)>,
+    phase: Phase,
+    init_reply: Option<oneshot::Sender<Result<ServerDetails, Error>>>,
+    shutdown_waiters: Vec<oneshot::Sender<CloseReason>>,
+    stdout_bytes: u64,
+    read_size: usize,
+}
+
+pub(crate) struct ConnParts {
+    pub(crate) id: u64,
+    pub(crate) name: Arc<str>,
+    pub(crate) spawned: crate::sandbox::Spawned,
+    pub(crate) session: Session<Completer>,
+    pub(crate) max_frame: usize,
+    pub(crate) stderr_capacity: usize,
+    pub(crate) read_size: usize,
+    pub(crate) events: async_channel::Sender<ServerEvent>,
+    pub(crate) init_reply: oneshot::Sender<Result<ServerDetails, Error>>,
+}
+
+impl Conn {
+    /// Takes a freshly spawned server, arms its reads and exit watch, sends `initialize`.
+    pub(crate) fn start(parts: ConnParts, ring: &mut Ring, now: Instant) -> std::io::Result<Conn> {
+        let s = parts.spawned;
+        let mut conn = Conn {
+            id: parts.id,
+            name: parts.name,
+            child: s.child,
+            pidfd: Arc::new(s.pidfd),
+            stdin: Some(Arc::new(s.stdin)),
+            stdout: Arc::new(s.stdout),
+            stderr: Arc::new(s.stderr),
+            framer: LineFramer::new(parts.max_frame),
+            session: parts.session,
+            outq: VecDeque::new(),
+            writing: false,
+            stderr_log: StderrLog::new(parts.stderr_capacity),
+            events: parts.events,
+            events_dropped: 0,
+            stdout_open: true,
+            stderr_open: true,
+            exit_watch: true,
+            exit: None,
+            close_at: None,
+            phase: Phase::Running,
+            init_reply: Some(parts.init_reply),
+            shutdown_waiters: Vec::new(),
+            stdout_bytes: 0,
+            read_size: parts.read_size,
+        };
+        let armed = ring
+            .read(&conn.stdout, Vec::with_capacity(conn.read_size), conn.tag(STDOUT))
+            .and_then(|()| ring.read(&conn.stderr, Vec::with_capacity(16 * 1024), conn.tag(STDERR)))
+            .and_then(|()| ring.poll_readable(&conn.pidfd, conn.tag(EXIT)));
+        if let Err(e) = armed {
+            // Without its reads and exit watch the server cannot be driven: end it now. Reads
+            // already armed complete on their own once the process is gone.
+            let _ = signal_group(conn.child.id(), Signal::Kill);
+            let _ = conn.child.wait();
+            return Err(e);
+        }
+        conn.session.initialize(now, Completer::Init);
+        conn.flush(ring, now);
+        Ok(conn)
+    }
+
+    pub(crate) fn tag(&self, kind: u64) -> u64 {
+        (self.id << KIND_BITS) | kind
+    }
+
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Queues a caller's request.
+    pub(crate) fn request(
+        &mut self,
+        ring: &mut Ring,
+        method: &str,
+        params: Option<&serde_json::value::RawValue>,
+        timeout: Option<Duration>,
+        reply: oneshot::Sender<Result<Value, RequestError>>,
+        now: Instant,
+    ) {
+        if let Err((Completer::Caller(reply), error)) =
+            self.session.request(method, params, now, timeout, Completer::Caller(reply))
+        {
+            let _ = reply.send(Err(error));
+        }
+        self.flush(ring, now);
+    }
+
+    /// Moves the session's output to the pipe and its events to their receivers.
+    pub(crate) fn flush(&mut self, ring: &mut Ring, now: Instant) {
+        while let Some(bytes) = self.session.poll_transmit() {
+            if self.stdin.is_some() {
+                self.outq.push_back(bytes);
+            }
+        }
+        self.start_write(ring);
+        while let Some(event) = self.session.poll_event() {
+            match event {
+                Event::Completed { token: Completer::Caller(reply), outcome } => {
+                    let _ = reply.send(outcome);
+                }
+                Event::Completed { token: Completer::Init, outcome } => {
+                    let result = match (outcome, self.session.server()) {
+                        (Ok(_), Some(details)) => Ok(details.clone()),
+                        (Ok(_), None) => Err(RequestError::NotInitialized),
+                        (Err(e), _) => Err(e),
+                    };
+                    let failed = result.is_err();
+                    let result = result
+                        .map_err(|source| Error::Server { server: self.name.clone(), source });
+                    let delivered = self.init_reply.take().is_some_and(|r| r.send(result).is_ok());
+                    if failed || !delivered {
+                        // Nobody will use this server: stop it.
+                        self.begin_shutdown(ring, now);
+                    }
+                }
+                Event::Notification(n) => {
+                    if n.method == "notifications/message" {
+                        log_server_message(&self.name, n.params.as_ref());
+                    }
+                    self.emit(ServerEvent::Notification(n));
+                }
+                Event::Violation(v) => {
+                    tracing::warn!(server = &*self.name, "protocol violation: {v}");
+                    self.emit(ServerEvent::Violation(v));
+                }
+            }
+        }
+    }
+
+    fn emit(&mut self, event: ServerEvent) {
+        if self.events.try_send(event).is_err() && !self.events.is_closed() {
+            self.events_dropped += 1;
+            if self.events_dropped.is_power_of_two() {
+                tracing::warn!(
+                    server = &*self.name,
+                    dropped = self.events_dropped,
+                    "event stream full; dropping events"
+                );
+            }
+        }
+    }
+
+    fn start_write(&mut self, ring: &mut Ring) {
+        if self.writing {
+            return;
+        }
+        let Some(stdin) = &self.stdin else { return };
+        let data = match self.outq.len() {
+            0 => return,
+            1 => self.outq.pop_front().expect("one queued"),
+            _ => {
+                let mut merged = BytesMut::new();
+                while let Some(front) = self.outq.front() {
+                    if !merged.is_empty() && merged.len() + front.len() > MAX_WRITE {
+                        break;
+                    }
+                    merged.extend_from_slice(&self.outq.pop_front().expect("front exists"));
+                }
+                merged.freeze()
+            }
+        };
+        match ring.write(stdin, data, (self.id << KIND_BITS) | STDIN) {
+            Ok(()) => self.writing = true,
+            Err(e) => tracing::error!(server = &*self.name, "submitting a write: {e}"),
+        }
+    }
+
+    /// A read on stdout completed.
+    pub(crate) fn on_stdout(&mut self, ring: &mut Ring, result: i32, buf: Vec<u8>, now: Instant) {
+        if result > 0 {
+            self.stdout_bytes += buf.len() as u64;
+            self.framer.push(&buf);
+            while let Some(event) = self.framer.next_event() {
+                match event {
+                    FrameEvent::Frame(frame) => self.session.handle_frame(&frame, now),
+                    FrameEvent::Oversized(o) => self.session.handle_oversized(&o),
+                }
+            }
+            if let Err(e) = ring.read(&self.stdout, buf, self.tag(STDOUT)) {
+                tracing::error!(server = &*self.name, "re-arming stdout read: {e}");
+                self.stdout_open = false;
+            }
+        } else {
+            self.stdout_open = false;
+            if let Some(len) = self.framer.finish() {
+                self.session.handle_truncated(len);
+            }
+            match &self.exit {
+                Some(reason) => self.session.handle_closed(reason.clone()),
+                None => self.close_at = Some((now + EOF_GRACE, CloseReason::StdoutClosed)),
+            }
+        }
+        self.flush(ring, now);
+    }
+
+    /// A read on stderr completed.
+    pub(crate) fn on_stderr(&mut self, ring: &mut Ring, result: i32, buf: Vec<u8>) {
+        if result > 0 {
+            self.stderr_log.push(&self.name, &buf);
+            if ring.read(&self.stderr, buf, self.tag(STDERR)).is_ok() {
+                return;
+            }
+        }
+        self.stderr_log.finish(&self.name);
+        self.stderr_open = false;
+    }
+
+    /// A write to stdin completed.
+    pub(crate) fn on_stdin(&mut self, ring: &mut Ring, result: i32, data: Bytes, now: Instant) {
+        self.writing = false;
+        match usize::try_from(result) {
+            Ok(n) if n < data.len() && n > 0 => {
+                // Partial write: put the rest back at the front.
+                self.outq.push_front(data.slice(n..));
+                self.start_write(ring);
+            }
+            Ok(n) if n > 0 || data.is_empty() => self.start_write(ring),
+            _ if self.stdin.is_none() => {} // cancelled by shutdown
+            _ => {
+                let err = std::io::Error::from_raw_os_error(-result.min(-1));
+                tracing::warn!(server = &*self.name, "writing to stdin: {err}");
+                self.session.handle_closed(CloseReason::Io(format!("writing to stdin: {err}")));
+                self.flush(ring, now);
+                self.begin_shutdown(ring, now);
+            }
+        }
+    }
+
+    /// The pidfd became readable: the process exited.
+    pub(crate) fn on_exit(&mut self, ring: &mut Ring, result: i32, now: Instant) {
+        self.exit_watch = false;
+        if result < 0 {
+            tracing::warn!(
+                server = &*self.name,
+                "watching the process exit failed: {}",
+                std::io::Error::from_raw_os_error(-result)
+            );
+            return;
+        }
+        // The leader is a zombie now, so its pid (and group id) cannot be reused yet: kill any
+        // stragglers left in its group before reaping it.
+        let _ = signal_group(self.child.id(), Signal::Kill);
+        let reason = match self.child.try_wait() {
+            Ok(Some(status)) => match (status.code(), status.signal()) {
+                (Some(code), _) => CloseReason::Exited(code),
+                (None, Some(sig)) => CloseReason::Signaled(sig),
+                (None, None) => CloseReason::Exited(-1),
+            },
+            Ok(None) | Err(_) => CloseReason::Exited(-1),
+        };
+        tracing::debug!(server = &*self.name, "{reason}");
+        self.exit = Some(reason.clone());
+        if self.stdout_open {
+            self.close_at = Some((now + EXIT_GRACE, reason));
+        } else {
+            self.session.handle_closed(reason);
+            self.flush(ring, now);
+        }
+    }
+
+    /// Starts the shutdown sequence: close stdin, then SIGTERM and SIGKILL after
+    /// [`SHUTDOWN_STEP`] each. Requests still pending fail with `Shutdown`.
+    pub(crate) fn begin_shutdown(&mut self, ring: &mut Ring, now: Instant) {
+        if self.phase != Phase::Running {
+            return;
+        }
+        self.outq.clear();
+        if self.stdin.take().is_some() && self.writing {
+            // The write (blocked on a full pipe, perhaps) holds the fd open: cancel it.
+            let _ = ring.cancel(self.tag(STDIN));
+        }
+        self.session.handle_closed(CloseReason::Shutdown);
+        self.phase = Phase::StdinClosed(now + SHUTDOWN_STEP);
+        self.flush(ring, now);
+    }
+
+    /// Registers a waiter for the end of the process.
+    pub(crate) fn on_finished(&mut self, reply: oneshot::Sender<CloseReason>) {
+        self.shutdown_waiters.push(reply);
+    }
+
+    /// The next instant this connection needs [`on_timer`](Self::on_timer).
+    pub(crate) fn next_deadline(&mut self) -> Option<Instant> {
+        let phase = match self.phase {
+            Phase::StdinClosed(t) | Phase::Terminated(t) if self.exit.is_none() => Some(t),
+            _ => None,
+        };
+        [self.session.poll_timeout(), self.close_at.as_ref().map(|c| c.0), phase]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
+    pub(crate) fn on_timer(&mut self, ring: &mut Ring, now: Instant) {
+        self.session.handle_timeout(now);
+        if let Some((at, reason)) = self.close_at.take_if(|(at, _)| *at <= now) {
+            let _ = at;
+            self.session.handle_closed(reason);
+            if self.exit.is_some() {
+                // Exited, but something still holds its pipes open: stop reading them.
+                let _ = ring.cancel(self.tag(STDOUT));
+                let _ = ring.cancel(self.tag(STDERR));
+            }
+        }
+        if self.exit.is_none() {
+            match self.phase {
+                Phase::StdinClosed(at) if at <= now => {
+                    tracing::debug!(
+                        server = &*self.name,
+                        "did not exit after stdin closed; sending SIGTERM"
+                    );
+                    let _ = signal_group(self.child.id(), Signal::Term);
+                    self.phase = Phase::Terminated(now + SHUTDOWN_STEP);
+                }
+                Phase::Terminated(at) if at <= now => {
+                    tracing::debug!(
+                        server = &*self.name,
+                        "did not exit after SIGTERM; sending SIGKILL"
+                    );
+                    let _ = signal_group(self.child.id(), Signal::Kill);
+                    self.phase = Phase::Killed;
+                }
+                _ => {}
+            }
+        }
+        self.flush(ring, now);
+    }
+
+    /// True once the process is reaped and no operation of ours is in flight.
+    pub(crate) fn finished(&self) -> bool {
+        self.exit.is_some()
+            && !self.stdout_open
+            && !self.stderr_open
+            && !self.writing
+            && !self.exit_watch
+    }
+
+    /// Final bookkeeping when the connection is removed.
+    pub(crate) fn close(mut self) {
+        let reason = self.exit.clone().unwrap_or(CloseReason::Shutdown);
+        self.session.handle_closed(reason.clone());
+        while let Some(Event::Completed { token: Completer::Caller(reply), outcome }) =
+            self.session.poll_event()
+        {
+            let _ = reply.send(outcome);
+        }
+        if let Some(reply) = self.init_reply.take() {
+            let source = RequestError::Closed(reason.clone());
+            let _ = reply.send(Err(Error::Server { server: self.name.clone(), source }));
+        }
+        self.emit(ServerEvent::Closed(reason.clone()));
+        for waiter in self.shutdown_waiters.drain(..) {
+            let _ = waiter.send(reason.clone());
+        }
+    }
+
+    pub(crate) fn stats(&self) -> ServerStats {
+        ServerStats {
+            pid: self.child.id(),
+            session: self.session.stats(),
+            stdout_bytes: self.stdout_bytes,
+            stderr_bytes: self.stderr_log.total(),
+            stderr_tail: self.stderr_log.tail(),
+            events_dropped: self.events_dropped,
+        }
+    }
+}
+
+/// Routes a server's `notifications/message` into `tracing` at the matching level.
+fn log_server_message(server: &str, params: Option<&Value>) {
+    let Some(params) = params else { return };
+    let level = params.get("level").and_then(Value::as_str).unwrap_or("info");
+    let logger = params.get("logger").and_then(Value::as_str).unwrap_or("");
+    let data = params.get("data").map(ToString::to_string).unwrap_or_default();
+    match level {
+        "debug" => tracing::debug!(target: "ringmcp::server_log", server, logger, "{data}"),
+        "info" | "notice" => {
+            tracing::info!(target: "ringmcp::server_log", server, logger, "{data}")
+        }
+        "warning" => tracing::warn!(target: "ringmcp::server_log", server, logger, "{data}"),
+        _ => tracing::error!(target: "ringmcp::server_log", server, logger, level, "{data}"),
+    }
+}

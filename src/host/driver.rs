@@ -1,0 +1,339 @@
+//! The reactor loop: one thread, one io_uring, every server.
+//!
+//! Callers never touch the ring. They send a [`Command`] over a channel and signal an eventfd
+//! on which the reactor always keeps a read armed; the reactor then drains the channel. Every
+//! server's stdout and stderr always have a read armed and its pidfd a poll, whatever callers
+//! do, so a server never blocks on a full pipe. The only wait is `io_uring_enter`, bounded by
+//! the earliest deadline of any server: idle servers cost nothing.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+use std::os::fd::OwnedFd;
+use std::sync::Arc;
+use std::sync::mpsc::{Receiver, TryRecvError};
+use std::time::{Duration, Instant};
+
+use futures_channel::oneshot;
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use crate::protocol::{CloseReason, RequestError, ServerDetails, Session, SessionConfig};
+use crate::uring::{Buffer, Completion, Ring, sys};
+
+use super::config::ServerSpec;
+use super::conn::{Conn, ConnParts, EXIT, KIND_BITS, STDERR, STDIN, STDOUT, ServerStats};
+use super::error::Error;
+use super::events::ServerEvent;
+
+/// The tag of the eventfd read (server ids start at 1, so id 0 is free).
+const WAKE: u64 = 7;
+
+/// A request from a caller thread to the reactor.
+pub(crate) enum Command {
+    Spawn {
+        id: u64,
+        spec: Box<ServerSpec>,
+        events: async_channel::Sender<ServerEvent>,
+        reply: oneshot::Sender<Result<ServerDetails, Error>>,
+    },
+    Request {
+        id: u64,
+        method: Box<str>,
+        params: Option<Box<RawValue>>,
+        timeout: Option<Duration>,
+        reply: oneshot::Sender<Result<Value, RequestError>>,
+    },
+    Notify {
+        id: u64,
+        method: Box<str>,
+        params: Option<Value>,
+    },
+    Shutdown {
+        id: u64,
+        reply: Option<oneshot::Sender<CloseReason>>,
+    },
+    Stats {
+        id: u64,
+        reply: oneshot::Sender<ServerStats>,
+    },
+    /// Shut every server down, then end the thread.
+    Stop,
+}
+
+/// Settings the reactor applies to every server.
+#[derive(Debug, Clone)]
+pub(crate) struct DriverConfig {
+    pub(crate) session: SessionConfig,
+    pub(crate) stderr_capacity: usize,
+    pub(crate) read_size: usize,
+    pub(crate) pipe_size: usize,
+}
+
+pub(crate) struct Driver {
+    ring: Ring,
+    conns: HashMap<u64, Conn>,
+    commands: Receiver<Command>,
+    wake: Arc<OwnedFd>,
+    /// Min-heap of (deadline, server id); stale entries are skipped when popped.
+    timers: BinaryHeap<Reverse<(Instant, u64)>>,
+    config: DriverConfig,
+    stopping: bool,
+    completions: Vec<Completion>,
+}
+
+impl Driver {
+    pub(crate) fn new(
+        ring: Ring,
+        commands: Receiver<Command>,
+        wake: Arc<OwnedFd>,
+        config: DriverConfig,
+    ) -> Driver {
+        Driver {
+            ring,
+            conns: HashMap::new(),
+            commands,
+            wake,
+            timers: BinaryHeap::new(),
+            config,
+            stopping: false,
+            completions: Vec::new(),
+        }
+    }
+
+    /// Runs until [`Command::Stop`] (or every sender is gone) and every server has ended.
+    pub(crate) fn run(mut self) {
+        sys::block_sigpipe_on_this_thread();
+        if let Err(e) = self.ring.read(&self.wake.clone(), Vec::with_capacity(8), WAKE) {
+            tracing::error!("arming the reactor's wake-up read: {e}");
+            return;
+        }
+        let mut now = Instant::now();
+        self.drain_commands(now);
+        loop {
+            if self.stopping && self.conns.is_empty() {
+                break;
+            }
+            let timeout = self.next_deadline().map(|d| d.saturating_duration_since(now));
+            if let Err(e) = self.ring.submit_and_wait(timeout) {
+                tracing::error!("io_uring_enter failed; stopping the reactor: {e}");
+                break;
+            }
+            now = Instant::now();
+            let mut completions = std::mem::take(&mut self.completions);
+            completions.extend(self.ring.drain());
+            for c in completions.drain(..) {
+                self.on_completion(c, now);
+            }
+            self.completions = completions;
+            self.fire_timers(now);
+        }
+        // Whatever is left (the reactor failed): make sure no caller waits forever.
+        for (_, conn) in self.conns.drain() {
+            conn.close();
+        }
+    }
+
+    fn next_deadline(&mut self) -> Option<Instant> {
+        while let Some(&Reverse((at, id))) = self.timers.peek() {
+            match self.conns.get_mut(&id).and_then(Conn::next_deadline) {
+                Some(next) if next == at => return Some(at),
+                _ => {
+                    self.timers.pop();
+                }
+            }
+        }
+        None
+    }
+
+    fn fire_timers(&mut self, now: Instant) {
+        while let Some(&Reverse((at, id))) = self.timers.peek() {
+            if at > now {
+                break;
+            }
+            self.timers.pop();
+            if let Some(conn) = self.conns.get_mut(&id) {
+                if conn.next_deadline().is_some_and(|d| d <= now) {
+                    conn.on_timer(&mut self.ring, now);
+                }
+            }
+            self.after(id);
+        }
+    }
+
+    /// Book-keeping after a connection was touched: re-arm its timer, remove it if finished.
+    fn after(&mut self, id: u64) {
+        let Some(conn) = self.conns.get_mut(&id) else { return };
+        if conn.finished() {
+            let conn = self.conns.remove(&id).expect("present");
+            tracing::debug!(server = &*conn.name, "server finished");
+            conn.close();
+            return;
+        }
+        if let Some(at) = conn.next_deadline() {
+            self.timers.push(Reverse((at, id)));
+        }
+    }
+
+    fn on_completion(&mut self, c: Completion, now: Instant) {
+        if c.tag == WAKE {
+            self.drain_commands(now);
+            let buf = match c.buffer {
+                Buffer::Read(buf) => buf,
+                _ => Vec::with_capacity(8),
+            };
+            if let Err(e) = self.ring.read(&self.wake.clone(), buf, WAKE) {
+                tracing::error!("re-arming the reactor's wake-up read: {e}");
+            }
+            return;
+        }
+        let id = c.tag >> KIND_BITS;
+        let kind = c.tag & ((1 << KIND_BITS) - 1);
+        let Some(conn) = self.conns.get_mut(&id) else {
+            tracing::error!(tag = c.tag, "completion for an unknown server");
+            return;
+        };
+        let ring = &mut self.ring;
+        match (kind, c.buffer) {
+            (STDOUT, Buffer::Read(buf)) => conn.on_stdout(ring, c.result, buf, now),
+            (STDERR, Buffer::Read(buf)) => conn.on_stderr(ring, c.result, buf),
+            (STDIN, Buffer::Write(data)) => conn.on_stdin(ring, c.result, data, now),
+            (EXIT, _) => conn.on_exit(ring, c.result, now),
+            (kind, _) => tracing::error!(kind, "completion of an unexpected kind"),
+        }
+        self.after(id);
+    }
+
+    fn drain_commands(&mut self, now: Instant) {
+        loop {
+            match self.commands.try_recv() {
+                Ok(command) => self.on_command(command, now),
+                Err(TryRecvError::Empty) => return,
+                Err(TryRecvError::Disconnected) => {
+                    self.stop(now);
+                    return;
+                }
+            }
+        }
+    }
+
+    fn stop(&mut self, now: Instant) {
+        if self.stopping {
+            return;
+        }
+        self.stopping = true;
+        let ids: Vec<u64> = self.conns.keys().copied().collect();
+        for id in ids {
+            if let Some(conn) = self.conns.get_mut(&id) {
+                conn.begin_shutdown(&mut self.ring, now);
+            }
+            self.after(id);
+        }
+    }
+
+    fn on_command(&mut self, command: Command, now: Instant) {
+        match command {
+            Command::Spawn { id, spec, events, reply } => self.spawn(id, *spec, events, reply, now),
+            Command::Request { id, method, params, timeout, reply } => {
+                match self.conns.get_mut(&id) {
+                    Some(conn) => {
+                        conn.request(
+                            &mut self.ring,
+                            &method,
+                            params.as_deref(),
+                            timeout,
+                            reply,
+                            now,
+                        );
+                        self.after(id);
+                    }
+                    None => {
+                        let _ = reply.send(Err(RequestError::Closed(CloseReason::Shutdown)));
+                    }
+                }
+            }
+            Command::Notify { id, method, params } => {
+                if let Some(conn) = self.conns.get_mut(&id) {
+                    conn.session.notify(&method, params);
+                    conn.flush(&mut self.ring, now);
+                }
+            }
+            Command::Shutdown { id, reply } => match self.conns.get_mut(&id) {
+                Some(conn) => {
+                    if let Some(reply) = reply {
+                        conn.on_finished(reply);
+                    }
+                    conn.begin_shutdown(&mut self.ring, now);
+                    self.after(id);
+                }
+                None => {
+                    if let Some(reply) = reply {
+                        let _ = reply.send(CloseReason::Shutdown);
+                    }
+                }
+            },
+            Command::Stats { id, reply } => {
+                if let Some(conn) = self.conns.get(&id) {
+                    let _ = reply.send(conn.stats());
+                }
+            }
+            Command::Stop => self.stop(now),
+        }
+    }
+
+    fn spawn(
+        &mut self,
+        id: u64,
+        spec: ServerSpec,
+        events: async_channel::Sender<ServerEvent>,
+        reply: oneshot::Sender<Result<ServerDetails, Error>>,
+        now: Instant,
+    ) {
+        let name: Arc<str> = spec.name.as_str().into();
+        if self.stopping {
+            let source = RequestError::Closed(CloseReason::Shutdown);
+            let _ = reply.send(Err(Error::Server { server: name, source }));
+            return;
+        }
+        let spawned = match crate::sandbox::spawn(&spec.launch) {
+            Ok(s) => s,
+            Err(source) => {
+                let _ = reply.send(Err(Error::Spawn { server: name, source }));
+                return;
+            }
+        };
+        for (fd, what) in
+            [(&spawned.stdout, "stdout"), (&spawned.stderr, "stderr"), (&spawned.stdin, "stdin")]
+        {
+            if let Err(e) = sys::set_pipe_size(fd, self.config.pipe_size) {
+                tracing::debug!(
+                    server = &*name,
+                    "F_SETPIPE_SZ({}) on {what}: {e}",
+                    self.config.pipe_size
+                );
+            }
+        }
+        let mut session_config = self.config.session.clone();
+        if let Some(t) = spec.request_timeout {
+            session_config.request_timeout = t;
+        }
+        let parts = ConnParts {
+            id,
+            name: name.clone(),
+            spawned,
+            session: Session::new(session_config),
+            max_frame: self.config.session.max_frame,
+            stderr_capacity: self.config.stderr_capacity,
+            read_size: self.config.read_size,
+            events,
+            init_reply: reply,
+        };
+        match Conn::start(parts, &mut self.ring, now) {
+            Ok(conn) => {
+                tracing::debug!(server = &*name, pid = conn.pid(), "server started");
+                self.conns.insert(id, conn);
+                self.after(id);
+            }
+            Err(e) => tracing::error!(server = &*name, "arming reads for a new server: {e}"),
+        }
+    }
+}

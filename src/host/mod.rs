@@ -1,0 +1,237 @@
+//! The public API: [`Host`] (one reactor thread, many servers) and [`Client`] (one server).
+//!
+//! ```no_run
+//! use ringmcp::host::{Host, ServerSpec};
+//! use serde_json::json;
+//!
+//! # fn main() -> Result<(), ringmcp::host::Error> {
+//! let host = Host::builder().build()?;
+//! let server = host.spawn_blocking(ServerSpec::new("fs", "npx").args(["-y", "@modelcontextprotocol/server-filesystem", "/tmp"]))?;
+//! for tool in server.list_tools_blocking()? {
+//!     println!("{}", tool.name);
+//! }
+//! let result = server.call_tool_blocking("list_directory", json!({"path": "/tmp"}))?;
+//! println!("{}", result.text());
+//! # Ok(()) }
+//! ```
+
+mod client;
+mod config;
+mod conn;
+mod driver;
+mod error;
+mod events;
+mod stderr;
+
+use std::future::Future;
+use std::os::fd::OwnedFd;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{Sender, channel};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use futures_channel::oneshot;
+
+use crate::protocol::{Implementation, Root, SessionConfig};
+use crate::uring::{Ring, sys};
+
+pub use client::{Client, ResponseFuture};
+pub use config::{Config, ConfigError, ServerSpec};
+pub use conn::ServerStats;
+pub use error::{Error, Result};
+pub use events::{EventStream, ServerEvent};
+
+use client::{ClientInner, block_on};
+use driver::{Command, Driver, DriverConfig};
+
+/// The caller side of the reactor: a command channel plus the eventfd that wakes it.
+pub(crate) struct ReactorHandle {
+    commands: Mutex<Sender<Command>>,
+    wake: Arc<OwnedFd>,
+}
+
+impl ReactorHandle {
+    /// Queues a command and wakes the reactor. Never blocks on the reactor. If the reactor is
+    /// gone the command is dropped, which drops any reply sender inside it, so the waiting
+    /// caller sees [`Error::ReactorStopped`].
+    pub(crate) fn send(&self, command: Command) {
+        let sent = self.commands.lock().map(|tx| tx.send(command).is_ok()).unwrap_or(false);
+        if sent {
+            sys::eventfd_signal(&*self.wake);
+        }
+    }
+}
+
+/// Builds a [`Host`].
+#[derive(Debug, Clone)]
+pub struct HostBuilder {
+    session: SessionConfig,
+    stderr_capacity: usize,
+    read_size: usize,
+    ring_entries: u32,
+    events_capacity: usize,
+}
+
+impl Default for HostBuilder {
+    fn default() -> Self {
+        HostBuilder {
+            session: SessionConfig::default(),
+            stderr_capacity: 64 * 1024,
+            read_size: 256 * 1024,
+            ring_entries: 1024,
+            events_capacity: 1024,
+        }
+    }
+}
+
+impl HostBuilder {
+    /// Defaults: 60 s request timeout, 16 MiB frame limit, 64 KiB stderr tail per server.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Deadline for requests that do not set their own.
+    pub fn request_timeout(mut self, timeout: Duration) -> Self {
+        self.session.request_timeout = timeout;
+        self
+    }
+
+    /// Largest accepted stdout line. A longer answer is discarded and its request fails with
+    /// [`RequestError::FrameTooLarge`](crate::protocol::RequestError::FrameTooLarge).
+    ///
+    /// # Panics
+    /// If `bytes` is zero.
+    pub fn max_frame(mut self, bytes: usize) -> Self {
+        assert!(bytes > 0, "max_frame must be positive");
+        self.session.max_frame = bytes;
+        self
+    }
+
+    /// Most requests in flight per server.
+    pub fn max_pending(mut self, n: usize) -> Self {
+        self.session.max_pending = n;
+        self
+    }
+
+    /// How much of each server's stderr is kept (the rest is only logged).
+    pub fn stderr_capacity(mut self, bytes: usize) -> Self {
+        self.stderr_capacity = bytes;
+        self
+    }
+
+    /// Capacity of each server's event stream.
+    pub fn events_capacity(mut self, n: usize) -> Self {
+        self.events_capacity = n.max(1);
+        self
+    }
+
+    /// Declares the `roots` capability and answers `roots/list` with these roots.
+    pub fn roots(mut self, roots: Vec<Root>) -> Self {
+        self.session.roots = Some(roots);
+        self
+    }
+
+    /// The `clientInfo` sent in `initialize`.
+    pub fn client_info(mut self, info: Implementation) -> Self {
+        self.session.client_info = info;
+        self
+    }
+
+    /// Starts the reactor thread.
+    ///
+    /// # Errors
+    /// [`Error::Reactor`] when io_uring or an eventfd cannot be set up, or the thread cannot
+    /// be started.
+    pub fn build(self) -> Result<Host> {
+        let ring = Ring::new(self.ring_entries).map_err(Error::Reactor)?;
+        tracing::debug!(features = ?ring.features(), "io_uring ready");
+        let wake = Arc::new(sys::eventfd().map_err(Error::Reactor)?);
+        let (tx, rx) = channel();
+        let config = DriverConfig {
+            session: self.session,
+            stderr_capacity: self.stderr_capacity,
+            read_size: self.read_size,
+            pipe_size: sys::pipe_max_size(),
+        };
+        let driver = Driver::new(ring, rx, wake.clone(), config);
+        let thread = std::thread::Builder::new()
+            .name("ringmcp-reactor".into())
+            .spawn(move || driver.run())
+            .map_err(Error::Reactor)?;
+        Ok(Host {
+            reactor: Arc::new(ReactorHandle { commands: Mutex::new(tx), wake }),
+            thread: Some(thread),
+            next_id: AtomicU64::new(1),
+            events_capacity: self.events_capacity,
+        })
+    }
+}
+
+/// Runs MCP servers: one reactor thread drives every server spawned from this host.
+///
+/// Dropping the host shuts every server down (close stdin, SIGTERM, SIGKILL; see
+/// [`Client::shutdown`]) and joins the reactor thread, so no process or fd outlives it. That
+/// can take up to about 4 s for a server that ignores both stdin EOF and SIGTERM.
+#[derive(Debug)]
+pub struct Host {
+    reactor: Arc<ReactorHandle>,
+    thread: Option<JoinHandle<()>>,
+    next_id: AtomicU64,
+    events_capacity: usize,
+}
+
+impl std::fmt::Debug for ReactorHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ReactorHandle")
+    }
+}
+
+impl Host {
+    /// A builder with safe defaults.
+    pub fn builder() -> HostBuilder {
+        HostBuilder::new()
+    }
+
+    /// Starts a server and completes the `initialize` handshake. The future resolves once the
+    /// server is ready to use.
+    ///
+    /// # Errors
+    /// [`Error::Spawn`] when the process cannot be started; [`Error::Server`] when the
+    /// handshake fails (error answer, unsupported version, timeout, early exit).
+    pub fn spawn(&self, spec: ServerSpec) -> impl Future<Output = Result<Client>> + Send + 'static {
+        // Relaxed: the counter only needs to hand out distinct values.
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let name: Arc<str> = spec.name.as_str().into();
+        let (events_tx, events_rx) = async_channel::bounded(self.events_capacity);
+        let (tx, rx) = oneshot::channel();
+        self.reactor.send(Command::Spawn {
+            id,
+            spec: Box::new(spec),
+            events: events_tx,
+            reply: tx,
+        });
+        let reactor = self.reactor.clone();
+        async move {
+            let details = rx.await.map_err(|_| Error::ReactorStopped)??;
+            Ok(Client::new(ClientInner { id, name, details, reactor, events: events_rx }))
+        }
+    }
+
+    /// Blocking [`spawn`](Self::spawn).
+    ///
+    /// # Errors
+    /// As [`spawn`](Self::spawn).
+    pub fn spawn_blocking(&self, spec: ServerSpec) -> Result<Client> {
+        block_on(self.spawn(spec))
+    }
+}
+
+impl Drop for Host {
+    fn drop(&mut self) {
+        self.reactor.send(Command::Stop);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}

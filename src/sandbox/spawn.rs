@@ -1,0 +1,137 @@
+//! Spawning one server process with a scrubbed environment in its own process group.
+
+use std::ffi::OsString;
+use std::os::fd::OwnedFd;
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+
+use super::sys;
+
+/// Environment variables passed through from the host by default (everything else is
+/// dropped; the server's own `env` from its config is added on top).
+pub const ENV_ALLOWLIST: &[&str] =
+    &["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "TZ"];
+
+/// What to run.
+#[derive(Debug, Clone, Default)]
+pub struct Launch {
+    /// The program (a path, or a name looked up in the child's `PATH`).
+    pub program: OsString,
+    /// Its arguments.
+    pub args: Vec<OsString>,
+    /// Extra environment, applied after the allowlist.
+    pub env: Vec<(OsString, OsString)>,
+    /// Working directory, if not the host's.
+    pub cwd: Option<PathBuf>,
+}
+
+/// A running server: its process and the host's ends of its pipes.
+#[derive(Debug)]
+pub struct Spawned {
+    /// The process (kept for reaping).
+    pub child: Child,
+    /// Readable when the process exits.
+    pub pidfd: OwnedFd,
+    /// The server's stdin (we write).
+    pub stdin: OwnedFd,
+    /// The server's stdout (we read).
+    pub stdout: OwnedFd,
+    /// The server's stderr (we read).
+    pub stderr: OwnedFd,
+}
+
+/// A setup step that failed; each names the step and carries the OS error.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SpawnError {
+    /// The program could not be started (not found, not executable, bad cwd, ...).
+    #[error("starting {program:?}: {source}")]
+    Exec {
+        /// The program.
+        program: OsString,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// `pidfd_open` failed (kernel older than 5.3?).
+    #[error("pidfd_open for pid {pid}: {source}")]
+    Pidfd {
+        /// The child's pid.
+        pid: u32,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Environment the child gets: allowlisted host variables (plus every `LC_*`), then `extra`.
+fn scrubbed_env(extra: &[(OsString, OsString)]) -> Vec<(OsString, OsString)> {
+    let mut env: Vec<(OsString, OsString)> = std::env::vars_os()
+        .filter(|(k, _)| {
+            k.to_str().is_some_and(|k| ENV_ALLOWLIST.contains(&k) || k.starts_with("LC_"))
+        })
+        .collect();
+    env.extend(extra.iter().cloned());
+    env
+}
+
+/// Starts `launch` with piped stdio in a new process group, and opens its pidfd.
+///
+/// # Errors
+/// One [`SpawnError`] variant per failed step; on error no process is left running.
+pub fn spawn(launch: &Launch) -> Result<Spawned, SpawnError> {
+    let mut cmd = Command::new(&launch.program);
+    cmd.args(&launch.args)
+        .env_clear()
+        .envs(scrubbed_env(&launch.env))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        // Own process group: the shutdown sequence signals the whole group, grandchildren too.
+        .process_group(0);
+    if let Some(cwd) = &launch.cwd {
+        cmd.current_dir(cwd);
+    }
+    let mut child = cmd
+        .spawn()
+        .map_err(|source| SpawnError::Exec { program: launch.program.clone(), source })?;
+    let pid = child.id();
+    let pidfd = match sys::pidfd_open(pid) {
+        Ok(fd) => fd,
+        Err(source) => {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(SpawnError::Pidfd { pid, source });
+        }
+    };
+    let stdin = child.stdin.take().expect("stdin was piped").into();
+    let stdout = child.stdout.take().expect("stdout was piped").into();
+    let stderr = child.stderr.take().expect("stderr was piped").into();
+    Ok(Spawned { child, pidfd, stdin, stdout, stderr })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn environment_is_scrubbed() {
+        // SAFETY-free: only reads the environment.
+        let env = scrubbed_env(&[("EXTRA".into(), "1".into())]);
+        assert!(env.iter().all(|(k, _)| {
+            let k = k.to_str().unwrap();
+            ENV_ALLOWLIST.contains(&k) || k.starts_with("LC_") || k == "EXTRA"
+        }));
+        assert!(env.iter().any(|(k, v)| k == "EXTRA" && v == "1"));
+    }
+
+    #[test]
+    fn missing_program_is_a_typed_error() {
+        let err =
+            spawn(&Launch { program: "/nonexistent/ringmcp-test".into(), ..Default::default() })
+                .unwrap_err();
+        assert!(matches!(err, SpawnError::Exec { .. }), "{err}");
+        assert!(err.to_string().contains("/nonexistent/ringmcp-test"));
+    }
+}

@@ -1,0 +1,54 @@
+//! The few raw syscalls the reactor needs, each through [`cvt`].
+
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+
+/// Turns a `-1`-on-error return into `io::Result` (mio's `syscall!` idea).
+pub(crate) fn cvt(ret: libc::c_int) -> io::Result<libc::c_int> {
+    if ret == -1 { Err(io::Error::last_os_error()) } else { Ok(ret) }
+}
+
+/// A non-blocking, close-on-exec eventfd.
+pub(crate) fn eventfd() -> io::Result<OwnedFd> {
+    // SAFETY: eventfd(2) takes no pointers; the returned fd is fresh and owned by nobody else.
+    let fd = cvt(unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) })?;
+    // SAFETY: `fd` was just returned by eventfd and is not owned elsewhere.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// Adds one to an eventfd's counter (wakes a reader). A full counter (`EAGAIN`) already means
+/// "wake up", so it is not an error.
+pub(crate) fn eventfd_signal(fd: &impl AsRawFd) {
+    let one: u64 = 1;
+    // SAFETY: writes 8 bytes from a live local u64 to an fd the caller keeps open.
+    let _ = unsafe { libc::write(fd.as_raw_fd(), (&raw const one).cast(), 8) };
+}
+
+/// `/proc/sys/fs/pipe-max-size`, or 1 MiB if it cannot be read.
+pub(crate) fn pipe_max_size() -> usize {
+    std::fs::read_to_string("/proc/sys/fs/pipe-max-size")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(1 << 20)
+}
+
+/// Grows a pipe's kernel buffer with `F_SETPIPE_SZ`; returns the size granted.
+pub(crate) fn set_pipe_size(fd: &impl AsRawFd, size: usize) -> io::Result<usize> {
+    let size = libc::c_int::try_from(size).unwrap_or(libc::c_int::MAX);
+    // SAFETY: fcntl(F_SETPIPE_SZ) takes an integer argument, no pointers.
+    cvt(unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_SETPIPE_SZ, size) }).map(|n| n as usize)
+}
+
+/// Blocks `SIGPIPE` on the calling thread: a write to a pipe whose reader exited then fails
+/// with `EPIPE` instead of killing the host process (io_uring writes run in our thread's
+/// context, so the signal would otherwise be delivered to us).
+pub(crate) fn block_sigpipe_on_this_thread() {
+    // SAFETY: `set` is a local sigset initialised by sigemptyset before use; pthread_sigmask
+    // only reads it and writes nothing back (old set pointer is null).
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&raw mut set);
+        libc::sigaddset(&raw mut set, libc::SIGPIPE);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &raw const set, std::ptr::null_mut());
+    }
+}

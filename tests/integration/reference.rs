@@ -1,0 +1,154 @@
+//! ringmcp against its own reference server (`ringmcp serve`): the full happy path.
+
+use std::sync::Arc;
+
+use ringmcp::host::Error;
+use ringmcp::protocol::{ProtocolVersion, RequestError};
+use serde_json::json;
+
+use crate::util::{host, reference};
+
+/// The reference server's blob pattern.
+fn blob_byte(i: usize) -> u8 {
+    b"abcdefghijklmnopqrstuvwxyz0123456789"[i % 36]
+}
+
+#[test]
+fn handshake_lists_and_calls() {
+    let host = host();
+    let client = host.spawn_blocking(reference("ref", &[])).unwrap();
+    assert_eq!(client.protocol_version(), ProtocolVersion::V2025_11_25);
+    assert_eq!(client.server_info().server_info.name, "ringmcp-reference");
+    assert!(client.has_capability("tools"));
+
+    let tools = client.list_tools_blocking().unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+    for want in ["echo", "blob", "slow", "fail", "add"] {
+        assert!(names.contains(&want), "{want} missing from {names:?}");
+    }
+    assert!(!names.contains(&"exit"), "fault tools are off by default");
+
+    let r = client.call_tool_blocking("echo", json!({"text": "héllo\nworld"})).unwrap();
+    assert_eq!(r.text(), "héllo\nworld");
+    assert!(!r.is_error);
+
+    let r = client.call_tool_blocking("add", json!({"a": 2, "b": 40})).unwrap();
+    assert_eq!(r.text(), "42");
+    assert_eq!(r.structured_content, Some(json!({"sum": 42})));
+
+    let r = client.call_tool_blocking("fail", json!({})).unwrap();
+    assert!(r.is_error, "fail must be an isError result, not a JSON-RPC error");
+
+    let err = client.call_tool_blocking("no_such_tool", json!({})).unwrap_err();
+    assert!(matches!(err.request_error(), Some(RequestError::Rpc(e)) if e.code == -32602), "{err}");
+
+    let resources = client.list_resources_blocking().unwrap();
+    assert_eq!(resources.len(), 1);
+    let read = client.read_resource_blocking(&resources[0].uri).unwrap();
+    assert!(read.contents[0].text.as_deref().is_some_and(|t| !t.is_empty()));
+    let err = client.read_resource_blocking("ringmcp://nope").unwrap_err();
+    assert!(matches!(err.request_error(), Some(RequestError::Rpc(e)) if e.code == -32002), "{err}");
+
+    let prompts = client.list_prompts_blocking().unwrap();
+    assert_eq!(prompts[0].name, "greet");
+    let p = client.get_prompt_blocking("greet", json!({"name": "Ada"})).unwrap();
+    assert_eq!(p.messages[0].content.as_text(), Some("Hello, Ada!"));
+
+    client.ping_blocking().unwrap();
+    let stats = client.stats_blocking().unwrap();
+    assert_eq!(stats.session.violations, 0);
+    assert!(matches!(client.shutdown_blocking(), ringmcp::protocol::CloseReason::Exited(0)));
+}
+
+#[test]
+fn every_page_is_followed() {
+    let host = host();
+    let client = host.spawn_blocking(reference("paged", &["--page-size", "2"])).unwrap();
+    let tools = client.list_tools_blocking().unwrap();
+    assert!(tools.len() >= 5, "got {} tools", tools.len());
+    let unpaged =
+        host.spawn_blocking(reference("unpaged", &[])).unwrap().list_tools_blocking().unwrap();
+    assert_eq!(tools, unpaged);
+}
+
+#[test]
+fn ten_megabyte_blob_arrives_whole() {
+    let host = host();
+    let client = host.spawn_blocking(reference("blob", &[])).unwrap();
+    let len = 10 * 1024 * 1024;
+    let r = client.call_tool_blocking("blob", json!({"bytes": len})).unwrap();
+    let text = r.content[0].as_text().unwrap();
+    assert_eq!(text.len(), len);
+    assert!(text.bytes().enumerate().all(|(i, b)| b == blob_byte(i)));
+}
+
+#[test]
+fn thousand_sequential_calls() {
+    let host = host();
+    let client = host.spawn_blocking(reference("seq", &[])).unwrap();
+    for i in 0..1000 {
+        let r = client.call_tool_blocking("echo", json!({"text": format!("m{i}")})).unwrap();
+        assert_eq!(r.text(), format!("m{i}"));
+    }
+}
+
+#[test]
+fn thousand_concurrent_calls_each_matched() {
+    let host = host();
+    let client = host.spawn_blocking(reference("conc", &[])).unwrap();
+    let futures: Vec<_> = (0..1000)
+        .map(|i| {
+            let client = client.clone();
+            async move { (i, client.call_tool("echo", json!({"text": format!("c{i}")})).await) }
+        })
+        .collect();
+    let results = futures_executor::block_on(futures::future::join_all(futures));
+    assert_eq!(results.len(), 1000);
+    for (i, r) in results {
+        assert_eq!(r.unwrap().text(), format!("c{i}"));
+    }
+    // And from many threads with the blocking API.
+    let client = Arc::new(client);
+    let threads: Vec<_> = (0..8)
+        .map(|t| {
+            let client = client.clone();
+            std::thread::spawn(move || {
+                for i in 0..50 {
+                    let text = format!("t{t}-{i}");
+                    assert_eq!(
+                        client.call_tool_blocking("echo", json!({"text": text})).unwrap().text(),
+                        text
+                    );
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+}
+
+#[test]
+fn works_from_tokio_too() {
+    let host = host();
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    rt.block_on(async {
+        let client = host.spawn(reference("tokio", &[])).await.unwrap();
+        let (a, b) = tokio::join!(
+            client.call_tool("slow", json!({"ms": 200})),
+            client.call_tool("echo", json!({"text": "fast"}))
+        );
+        assert_eq!(b.unwrap().text(), "fast");
+        assert_eq!(a.unwrap().text(), "slept 200 ms");
+    });
+}
+
+#[test]
+fn spawn_failure_is_typed() {
+    let host = host();
+    let err = host
+        .spawn_blocking(ringmcp::host::ServerSpec::new("ghost", "/nonexistent/server"))
+        .unwrap_err();
+    assert!(matches!(err, Error::Spawn { .. }), "{err}");
+    assert!(err.to_string().contains("ghost"), "{err}");
+}
