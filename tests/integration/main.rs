@@ -2,5 +2,7 @@
 
 #![allow(unreachable_pub)]
 
+mod faults;
+mod leaks;
 mod reference;
 mod util;

@@ -1,0 +1,174 @@
+//! Servers that misbehave: each fault gives a precise error, and everything else carries on.
+
+use std::time::{Duration, Instant};
+
+use ringmcp::host::{Host, ServerEvent, ServerSpec};
+use ringmcp::protocol::{CloseReason, RequestError, Root, Violation};
+use serde_json::json;
+
+use crate::util::{faulty, host, reference};
+
+#[test]
+fn exit_mid_call_fails_that_call_fast_and_names_the_server() {
+    let host = host();
+    let crashy = host.spawn_blocking(faulty("crashy")).unwrap();
+    let healthy = host.spawn_blocking(reference("healthy", &[])).unwrap();
+    let slow_other = healthy.call_tool("slow", json!({"ms": 300}));
+    let hung = crashy.call_tool("hang", json!({}));
+
+    let started = Instant::now();
+    let err = crashy.call_tool_blocking("exit", json!({"code": 3})).unwrap_err();
+    let elapsed = started.elapsed();
+    assert!(elapsed < Duration::from_secs(1), "took {elapsed:?}");
+    assert!(
+        matches!(err.request_error(), Some(RequestError::Closed(CloseReason::Exited(3)))),
+        "{err}"
+    );
+    let msg = err.to_string();
+    assert!(msg.contains("crashy") && msg.contains("exited with status 3"), "{msg}");
+
+    // The other in-flight request on the crashed server fails too, and later calls fail at once.
+    let err = futures_executor::block_on(hung).unwrap_err();
+    assert!(matches!(err.request_error(), Some(RequestError::Closed(_))), "{err}");
+    assert!(crashy.call_tool_blocking("echo", json!({"text": "x"})).is_err());
+
+    // The other server never noticed.
+    assert_eq!(futures_executor::block_on(slow_other).unwrap().text(), "slept 300 ms");
+    assert_eq!(healthy.call_tool_blocking("echo", json!({"text": "ok"})).unwrap().text(), "ok");
+
+    let events: Vec<ServerEvent> = std::iter::from_fn(|| crashy.events().try_recv().ok()).collect();
+    assert!(
+        events.iter().any(|e| matches!(e, ServerEvent::Closed(CloseReason::Exited(3)))),
+        "{events:?}"
+    );
+}
+
+#[test]
+fn non_json_stdout_line_is_counted_and_later_answers_arrive() {
+    let host = host();
+    let client = host.spawn_blocking(faulty("noisy")).unwrap();
+    let r = client.call_tool_blocking("noise", json!({})).unwrap();
+    assert_eq!(r.text(), "noise");
+    assert_eq!(
+        client.call_tool_blocking("echo", json!({"text": "after"})).unwrap().text(),
+        "after"
+    );
+    let stats = client.stats_blocking().unwrap();
+    assert_eq!(stats.session.violations, 1);
+    let event = client.events().try_recv().unwrap();
+    assert!(matches!(event, ServerEvent::Violation(Violation::NotJson { .. })), "{event:?}");
+}
+
+#[test]
+fn a_server_that_never_answers_times_out_and_stays_usable() {
+    let host = host();
+    let client = host.spawn_blocking(faulty("hangs")).unwrap();
+    let err = client
+        .call_tool_with_timeout_blocking("hang", json!({}), Some(Duration::from_millis(300)))
+        .unwrap_err();
+    assert!(
+        matches!(err.request_error(), Some(RequestError::Timeout { method, .. }) if method == "tools/call"),
+        "{err}"
+    );
+    assert!(err.to_string().contains("hangs"));
+    assert_eq!(
+        client.call_tool_blocking("echo", json!({"text": "still here"})).unwrap().text(),
+        "still here"
+    );
+    assert_eq!(client.stats_blocking().unwrap().session.timeouts, 1);
+}
+
+#[test]
+fn oversized_line_fails_its_request_precisely_and_the_stream_recovers() {
+    let host = Host::builder()
+        .max_frame(64 * 1024)
+        .request_timeout(Duration::from_secs(30))
+        .build()
+        .unwrap();
+    let client = host.spawn_blocking(reference("big", &[])).unwrap();
+    let pending_echo = client.call_tool("slow", json!({"ms": 100}));
+    let err = client.call_tool_blocking("blob", json!({"bytes": 1_000_000})).unwrap_err();
+    let Some(RequestError::FrameTooLarge { len, max }) = err.request_error() else {
+        panic!("{err}")
+    };
+    assert!(*len > 1_000_000 && *max == 64 * 1024, "{err}");
+    assert_eq!(futures_executor::block_on(pending_echo).unwrap().text(), "slept 100 ms");
+    assert_eq!(client.call_tool_blocking("echo", json!({"text": "next"})).unwrap().text(), "next");
+}
+
+#[test]
+fn a_megabyte_of_stderr_per_call_never_stalls() {
+    let host = Host::builder().stderr_capacity(4096).build().unwrap();
+    let client = host.spawn_blocking(faulty("chatty")).unwrap();
+    for _ in 0..20 {
+        let r = client.call_tool_blocking("stderr", json!({"bytes": 1 << 20})).unwrap();
+        assert!(r.text().contains("1048576"), "{}", r.text());
+    }
+    // stderr is drained concurrently with stdout; give the last chunk a moment to be read.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let stats = loop {
+        let stats = client.stats_blocking().unwrap();
+        if stats.stderr_bytes >= 20 << 20 || Instant::now() > deadline {
+            break stats;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    assert!(stats.stderr_bytes >= 20 << 20, "read {} stderr bytes", stats.stderr_bytes);
+    assert_eq!(stats.stderr_tail.len(), 4096);
+}
+
+#[test]
+fn a_server_that_dies_before_initialize_fails_spawn() {
+    let host = host();
+    let err = host
+        .spawn_blocking(ServerSpec::new("dead", "sh").args(["-c", "echo bye >&2; exit 7"]))
+        .unwrap_err();
+    assert!(
+        matches!(err.request_error(), Some(RequestError::Closed(CloseReason::Exited(7)))),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_server_that_never_initializes_times_out() {
+    let host = host();
+    let spec =
+        ServerSpec::new("mute", "sleep").arg("100").request_timeout(Duration::from_millis(200));
+    let err = host.spawn_blocking(spec).unwrap_err();
+    assert!(
+        matches!(err.request_error(), Some(RequestError::Timeout { method, .. }) if method == "initialize"),
+        "{err}"
+    );
+}
+
+#[test]
+fn notifications_are_events_and_server_requests_are_answered() {
+    let host = Host::builder()
+        .roots(vec![Root { uri: "file:///workspace".into(), name: Some("ws".into()) }])
+        .build()
+        .unwrap();
+    let client = host.spawn_blocking(faulty("talker")).unwrap();
+    client.call_tool_blocking("notify", json!({})).unwrap();
+    let events = client.events();
+    let methods: Vec<String> = std::iter::from_fn(|| events.try_recv().ok())
+        .filter_map(|e| match e {
+            ServerEvent::Notification(n) => Some(n.method),
+            _ => None,
+        })
+        .collect();
+    assert!(methods.contains(&"notifications/tools/list_changed".to_string()), "{methods:?}");
+    assert!(methods.contains(&"notifications/message".to_string()), "{methods:?}");
+
+    let r = client.call_tool_blocking("ask_roots", json!({})).unwrap();
+    assert!(r.text().contains("file:///workspace"), "{}", r.text());
+
+    // Without roots configured, roots/list gets "method not found".
+    let plain = host_without_roots();
+    let client = plain.spawn_blocking(faulty("talker2")).unwrap();
+    let r = client.call_tool_blocking("ask_roots", json!({})).unwrap();
+    assert!(r.text().contains("-32601"), "{}", r.text());
+}
+
+fn host_without_roots() -> Host {
+    host()
+}
