@@ -40,7 +40,9 @@ stamp_of() { # stamp_of FILE... ; then extra strings on stdin
 }
 
 # ---------------------------------------------------------------------------------------- npm
-command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || apt_install nodejs npm
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+    apt_install nodejs npm
+fi
 NODE_MAJOR="$(node -p 'process.versions.node.split(".")[0]')"
 [ "$NODE_MAJOR" -ge 20 ] || log "WARNING: node $(node --version) is older than 20; the MCP servers want node >= 20"
 
@@ -89,6 +91,7 @@ else
         # Debian's python3 ships ensurepip separately (python3-venv / python3.X-venv).
         rm -rf "$VENV"
         PYVER="$("$PYTHON" -c 'import sys; print(f"{sys.version_info[0]}.{sys.version_info[1]}")')"
+        # python3.X-venv only exists for Debian's own python3.X; fall back to the generic package.
         apt_install python3-venv "python${PYVER}-venv" || apt_install python3-venv
         "$PYTHON" -m venv "$VENV"
     fi

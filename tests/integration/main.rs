@@ -2,7 +2,9 @@
 
 #![allow(unreachable_pub)]
 
+mod everything;
 mod faults;
 mod leaks;
+mod python_sdk;
 mod reference;
 mod util;

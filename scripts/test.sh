@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Run the whole test suite: external test deps (scripts/deps.sh), then
+# `cargo test --all-targets` and `cargo test --doc`.
+# Extra arguments go to the `cargo test --all-targets` run, e.g. `scripts/test.sh -- --nocapture`.
+# Tests find the third-party MCP servers through RINGMCP_DEPS (absolute path of .deps/).
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+
+RINGMCP_DEPS="${RINGMCP_DEPS:-$ROOT/.deps}"
+mkdir -p "$RINGMCP_DEPS"
+RINGMCP_DEPS="$(cd "$RINGMCP_DEPS" && pwd)"
+export RINGMCP_DEPS
+# Tests that need these dependencies fail (instead of skipping) when they are missing.
+export RINGMCP_REQUIRE_DEPS=1
+
+bash "$ROOT/scripts/deps.sh"
+
+# cargo's output is copied to a log so the per-binary "test result:" lines can be added up at the end.
+LOG="$(mktemp)"
+trap 'rm -f "$LOG"' EXIT
+
+status=0
+echo "+ cargo test --all-targets $*"
+cargo test --all-targets "$@" 2>&1 | tee -a "$LOG" || status=1
+
+if [ -f src/lib.rs ] || grep -q '^\[lib\]' Cargo.toml; then
+    echo "+ cargo test --doc"
+    cargo test --doc 2>&1 | tee -a "$LOG" || status=1
+fi
+
+# Totals over every test binary (unit, integration, doc). Written last so it is the closing line,
+# and also saved for .ci/run, which prints it again after its timing summary.
+totals="$(awk '/^test result: / {
+        for (i = 1; i <= NF; i++) {
+            if ($(i+1) ~ /^passed/)  p += $i
+            if ($(i+1) ~ /^failed/)  f += $i
+            if ($(i+1) ~ /^ignored/) s += $i
+        }
+    } END { printf "tests: %d passed, %d failed, %d skipped", p, f, s }' "$LOG")"
+mkdir -p "$ROOT/target"
+echo "$totals" >"$ROOT/target/ringmcp-test-summary.txt"
+[ "$status" = 0 ] || echo "scripts/test.sh: a cargo test run FAILED (see above)"
+echo "$totals"
+exit "$status"
