@@ -32,3 +32,8 @@ pub mod host;
 pub mod protocol;
 pub mod sandbox;
 pub mod uring;
+
+/// The README's examples, compiled as doc-tests.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

@@ -43,12 +43,12 @@ pub(crate) fn set_pipe_size(fd: &impl AsRawFd, size: usize) -> io::Result<usize>
 /// with `EPIPE` instead of killing the host process (io_uring writes run in our thread's
 /// context, so the signal would otherwise be delivered to us).
 pub(crate) fn block_sigpipe_on_this_thread() {
-    // SAFETY: `set` is a local sigset initialised by sigemptyset before use; pthread_sigmask
-    // only reads it and writes nothing back (old set pointer is null).
-    unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&raw mut set);
-        libc::sigaddset(&raw mut set, libc::SIGPIPE);
-        libc::pthread_sigmask(libc::SIG_BLOCK, &raw const set, std::ptr::null_mut());
-    }
+    // SAFETY: sigset_t is a plain bit array for which all-zero is a valid (empty) value.
+    let mut set: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `set` is a live, initialised local; sigemptyset/sigaddset only write into it.
+    unsafe { libc::sigemptyset(&raw mut set) };
+    // SAFETY: as above.
+    unsafe { libc::sigaddset(&raw mut set, libc::SIGPIPE) };
+    // SAFETY: pthread_sigmask reads `set` and, with a null old-set pointer, writes nothing.
+    unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &raw const set, std::ptr::null_mut()) };
 }

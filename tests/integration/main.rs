@@ -4,6 +4,7 @@
 
 mod everything;
 mod faults;
+mod json_suite;
 mod leaks;
 mod python_sdk;
 mod reference;

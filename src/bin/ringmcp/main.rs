@@ -1,1 +1,60 @@
-fn main() {}
+//! `ringmcp`: the command-line face of the ringmcp host engine.
+//!
+//! Subcommands:
+//! * `serve`: the reference MCP server on stdio (the peer of tests and benchmarks).
+
+#![forbid(unsafe_code)]
+
+mod call;
+mod inspect;
+mod serve;
+mod target;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Run and inspect Model Context Protocol servers.
+#[derive(Debug, Parser)]
+#[command(name = "ringmcp", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Show a server's info, negotiated version, capabilities, tools, resources and prompts.
+    Inspect(inspect::Args),
+    /// Call one tool and print its result.
+    Call(call::Args),
+    /// Run the reference MCP server on stdin/stdout.
+    Serve(serve::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_tracing();
+    let result = match cli.command {
+        Command::Inspect(args) => return inspect::run(args),
+        Command::Call(args) => return call::run(args),
+        Command::Serve(args) => serve::run(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("ringmcp: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Logs to stderr, filtered by `RUST_LOG` (default: warnings and errors only; `RUST_LOG=info`
+/// shows every server's stderr lines tagged with its name).
+fn init_tracing() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ =
+        tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+}

@@ -21,7 +21,8 @@ use super::catalog::{Catalog, README_TEXT, README_URI};
 use super::tools::text_result;
 
 /// Protocol versions the server speaks, newest last.
-pub(crate) const SUPPORTED_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
+pub(crate) const SUPPORTED_VERSIONS: [&str; 4] =
+    ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
 
 /// The version answered when the client asks for one the server does not speak.
 pub(crate) const LATEST_VERSION: &str = "2025-11-25";
@@ -96,7 +97,11 @@ impl<E: Write> Server<E> {
     ///
     /// # Errors
     /// Only when writing to `out` (or to the stderr target) fails.
-    pub(crate) fn handle(&mut self, frame: &[u8], out: &mut impl Write) -> io::Result<Vec<Deferred>> {
+    pub(crate) fn handle(
+        &mut self,
+        frame: &[u8],
+        out: &mut impl Write,
+    ) -> io::Result<Vec<Deferred>> {
         let mut later = Vec::new();
         match jsonrpc::decode(frame) {
             Ok(Decoded::Single(message)) => later.extend(self.message(message, out)?),
@@ -128,7 +133,11 @@ impl<E: Write> Server<E> {
     ///
     /// # Errors
     /// When writing to `out` fails.
-    pub(crate) fn handle_oversized(&mut self, o: &Oversized, out: &mut impl Write) -> io::Result<()> {
+    pub(crate) fn handle_oversized(
+        &mut self,
+        o: &Oversized,
+        out: &mut impl Write,
+    ) -> io::Result<()> {
         let id = o.id.as_deref().and_then(Id::from_token);
         let error = ErrorObject::new(
             codes::INVALID_REQUEST,
@@ -152,28 +161,30 @@ impl<E: Write> Server<E> {
 
     fn request(&mut self, request: Request, out: &mut impl Write) -> io::Result<Option<Deferred>> {
         let Request { id, method, params } = request;
-        let outcome = match method.as_str() {
-            "ping" => Ok(json!({})),
-            "initialize" => self.initialize(params),
-            _ if self.phase == Phase::AwaitingInitialize => {
-                Err(ErrorObject::new(codes::INVALID_REQUEST, "Server not initialized"))
-            }
-            "tools/call" => return self.call_tool(id, params, out),
-            "tools/list" => {
-                parse::<ListParams>(&method, params).and_then(|p| self.catalog.tools(p.cursor()))
-            }
-            "resources/list" => parse::<ListParams>(&method, params)
-                .and_then(|p| self.catalog.resources(p.cursor())),
-            "resources/templates/list" => {
-                parse::<ListParams>(&method, params).map(|_| json!({"resourceTemplates": []}))
-            }
-            "resources/read" => parse::<ReadParams>(&method, params).and_then(read_resource),
-            "prompts/list" => {
-                parse::<ListParams>(&method, params).and_then(|p| self.catalog.prompts(p.cursor()))
-            }
-            "prompts/get" => parse::<PromptParams>(&method, params).and_then(get_prompt),
-            _ => Err(ErrorObject::new(codes::METHOD_NOT_FOUND, format!("Method not found: {method}"))),
-        };
+        let outcome =
+            match method.as_str() {
+                "ping" => Ok(json!({})),
+                "initialize" => self.initialize(params),
+                _ if self.phase == Phase::AwaitingInitialize => {
+                    Err(ErrorObject::new(codes::INVALID_REQUEST, "Server not initialized"))
+                }
+                "tools/call" => return self.call_tool(id, params, out),
+                "tools/list" => parse::<ListParams>(&method, params)
+                    .and_then(|p| self.catalog.tools(p.cursor())),
+                "resources/list" => parse::<ListParams>(&method, params)
+                    .and_then(|p| self.catalog.resources(p.cursor())),
+                "resources/templates/list" => {
+                    parse::<ListParams>(&method, params).map(|_| json!({"resourceTemplates": []}))
+                }
+                "resources/read" => parse::<ReadParams>(&method, params).and_then(read_resource),
+                "prompts/list" => parse::<ListParams>(&method, params)
+                    .and_then(|p| self.catalog.prompts(p.cursor())),
+                "prompts/get" => parse::<PromptParams>(&method, params).and_then(get_prompt),
+                _ => Err(ErrorObject::new(
+                    codes::METHOD_NOT_FOUND,
+                    format!("Method not found: {method}"),
+                )),
+            };
         match outcome {
             Ok(result) => write_result(out, &id, &result)?,
             Err(error) => write_error(out, Some(&id), &error)?,
@@ -211,29 +222,40 @@ impl<E: Write> Server<E> {
             Ok(result) => (result.to_string(), false),
             Err(error) => (json!(error).to_string(), true),
         };
-        write_result(out, &call, &text_result(&text, is_error))
+        write_result(out, &call, &text_result(text, is_error))
     }
 }
 
 /// The answer to a `slow` call, written by the thread that slept.
 pub(crate) fn slept(id: &Id, ms: u64) -> Vec<u8> {
     let text = format!("slept {ms} ms");
-    jsonrpc::encode_result(id, text_result(&text, false)).expect("a text result serialises")
+    jsonrpc::encode_result(id, text_result(text, false)).expect("a text result serialises")
 }
 
 /// Writes a success response line.
-pub(super) fn write_result(out: &mut impl Write, id: &Id, result: &impl Serialize) -> io::Result<()> {
+pub(super) fn write_result(
+    out: &mut impl Write,
+    id: &Id,
+    result: &impl Serialize,
+) -> io::Result<()> {
     out.write_all(&jsonrpc::encode_result(id, result).map_err(io::Error::other)?)
 }
 
 /// Writes an error response line.
-pub(super) fn write_error(out: &mut impl Write, id: Option<&Id>, error: &ErrorObject) -> io::Result<()> {
+pub(super) fn write_error(
+    out: &mut impl Write,
+    id: Option<&Id>,
+    error: &ErrorObject,
+) -> io::Result<()> {
     out.write_all(&jsonrpc::encode_error(id, error))
 }
 
 /// Deserialises a method's params (absent params read as `{}`), or explains in a -32602 error
 /// what is wrong with them.
-pub(super) fn parse<T: DeserializeOwned>(method: &str, params: Option<Value>) -> Result<T, ErrorObject> {
+pub(super) fn parse<T: DeserializeOwned>(
+    method: &str,
+    params: Option<Value>,
+) -> Result<T, ErrorObject> {
     serde_json::from_value(params.unwrap_or_else(|| Value::Object(Map::new()))).map_err(|e| {
         ErrorObject::new(codes::INVALID_PARAMS, format!("Invalid params for {method}: {e}"))
     })

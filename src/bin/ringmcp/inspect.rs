@@ -1,0 +1,144 @@
+//! `ringmcp inspect`: what a server is and offers.
+
+use std::process::ExitCode;
+
+use ringmcp::host::Client;
+use ringmcp::protocol::{Prompt, Resource, Tool};
+use serde_json::{Value, json};
+
+use crate::target::{Failure, ServerArgs, exit};
+
+/// Print serverInfo, negotiated version, capabilities, tools, resources and prompts.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    server: ServerArgs,
+}
+
+struct Inventory {
+    tools: Vec<Tool>,
+    resources: Vec<Resource>,
+    prompts: Vec<Prompt>,
+}
+
+/// Lists what the server declared; capabilities it did not declare are not asked for.
+fn inventory(client: &Client) -> Result<Inventory, Failure> {
+    let tools =
+        if client.has_capability("tools") { client.list_tools_blocking()? } else { Vec::new() };
+    let resources = if client.has_capability("resources") {
+        client.list_resources_blocking()?
+    } else {
+        Vec::new()
+    };
+    let prompts =
+        if client.has_capability("prompts") { client.list_prompts_blocking()? } else { Vec::new() };
+    Ok(Inventory { tools, resources, prompts })
+}
+
+pub(crate) fn run(args: Args) -> ExitCode {
+    match inspect(&args) {
+        Ok(()) => ExitCode::from(exit::OK),
+        Err(f) => f.report(),
+    }
+}
+
+fn inspect(args: &Args) -> Result<(), Failure> {
+    let spec = args.server.spec()?;
+    let host = args.server.host()?;
+    let client = host.spawn_blocking(spec)?;
+    let inv = inventory(&client)?;
+    let info = client.server_info();
+    if args.json {
+        let out = json!({
+            "serverInfo": info.server_info,
+            "protocolVersion": client.protocol_version().as_str(),
+            "capabilities": info.capabilities,
+            "instructions": info.instructions,
+            "tools": inv.tools,
+            "resources": inv.resources,
+            "prompts": inv.prompts,
+        });
+        println!("{}", serde_json::to_string_pretty(&out).expect("JSON values serialise"));
+    } else {
+        print_text(&client, &inv);
+    }
+    client.shutdown_blocking();
+    Ok(())
+}
+
+fn print_text(client: &Client, inv: &Inventory) {
+    let info = client.server_info();
+    let si = &info.server_info;
+    let title = si.title.as_deref().map(|t| format!(" ({t})")).unwrap_or_default();
+    println!("server:       {} {}{title}", si.name, si.version);
+    println!("protocol:     {}", client.protocol_version());
+    let caps: Vec<&str> = info
+        .capabilities
+        .as_object()
+        .map(|m| m.keys().map(String::as_str).collect())
+        .unwrap_or_default();
+    println!("capabilities: {}", if caps.is_empty() { "(none)".into() } else { caps.join(", ") });
+    if let Some(instructions) = &info.instructions {
+        println!("instructions: {}", instructions.trim());
+    }
+    println!("\ntools ({}):", inv.tools.len());
+    for tool in &inv.tools {
+        println!("  {}{}", tool.name, describe(tool.description.as_deref()));
+        let args = arguments(&tool.input_schema);
+        if !args.is_empty() {
+            println!("      args: {args}");
+        }
+    }
+    println!("\nresources ({}):", inv.resources.len());
+    for r in &inv.resources {
+        let mime = r.mime_type.as_deref().map(|m| format!(" [{m}]")).unwrap_or_default();
+        println!("  {}  {}{mime}{}", r.uri, r.name, describe(r.description.as_deref()));
+    }
+    println!("\nprompts ({}):", inv.prompts.len());
+    for p in &inv.prompts {
+        let args: Vec<String> = p
+            .arguments
+            .iter()
+            .filter_map(|a| {
+                let name = a.get("name")?.as_str()?;
+                let required = a.get("required").and_then(Value::as_bool).unwrap_or(false);
+                Some(format!("{name}{}", if required { "*" } else { "" }))
+            })
+            .collect();
+        println!("  {}({}){}", p.name, args.join(", "), describe(p.description.as_deref()));
+    }
+}
+
+fn describe(d: Option<&str>) -> String {
+    match d.map(str::trim).filter(|d| !d.is_empty()) {
+        Some(d) => format!(" — {}", d.lines().next().unwrap_or(d)),
+        None => String::new(),
+    }
+}
+
+/// `name: type` for each property of an object schema, `*` marking required ones.
+fn arguments(schema: &Value) -> String {
+    let Some(props) = schema.get("properties").and_then(Value::as_object) else {
+        return String::new();
+    };
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    props
+        .iter()
+        .map(|(name, p)| {
+            let ty = p.get("type").map_or_else(
+                || "any".to_owned(),
+                |t| t.as_str().map_or_else(|| t.to_string(), str::to_owned),
+            );
+            let star = if required.contains(&name.as_str()) { "*" } else { "" };
+            format!("{name}{star}: {ty}")
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}

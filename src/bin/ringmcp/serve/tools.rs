@@ -1,0 +1,261 @@
+//! The tools: `tools/call` validation and each tool's behaviour, including the streamed `blob`.
+
+use std::borrow::Cow;
+use std::io::{self, Write};
+
+use ringmcp::jsonrpc::{self, ErrorObject, Id, codes};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Number, Value, json};
+
+use super::handler::{Deferred, Server, parse, write_error, write_result};
+
+/// The repeating pattern of the `blob` tool's text: byte `i` of the text is
+/// `BLOB_PATTERN[i % 36]` (see [`blob_byte`]). Plain ASCII letters and digits, so the text needs
+/// no JSON escaping and can be streamed as is.
+pub(crate) const BLOB_PATTERN: &[u8; 36] = b"abcdefghijklmnopqrstuvwxyz0123456789";
+
+/// Byte `i` of any `blob` answer's text: `b"abcdefghijklmnopqrstuvwxyz0123456789"[i % 36]`.
+/// Tests outside this binary recompute it from that formula.
+pub(crate) const fn blob_byte(i: usize) -> u8 {
+    BLOB_PATTERN[i % BLOB_PATTERN.len()]
+}
+
+/// The `blob` text is written in pieces of this size: a multiple of the pattern's length, so
+/// every piece starts at pattern index 0 and the same static buffer serves them all.
+const PIECE: usize = 36 * 1820;
+const _: () = assert!(PIECE % BLOB_PATTERN.len() == 0 && PIECE <= 64 * 1024);
+
+static BLOB_PIECE: [u8; PIECE] = {
+    let mut piece = [0; PIECE];
+    let mut i = 0;
+    while i < PIECE {
+        piece[i] = blob_byte(i);
+        i += 1;
+    }
+    piece
+};
+
+/// The line the `noise` tool writes to stdout before its answer.
+pub(crate) const NOISE_LINE: &[u8] = b"this is not json\n";
+
+/// A tool result made of one text content.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ToolResult<'a> {
+    content: [TextContent<'a>; 1],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    structured_content: Option<Value>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    is_error: bool,
+}
+
+#[derive(Debug, Serialize)]
+struct TextContent<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    text: Cow<'a, str>,
+}
+
+/// `{content:[{type:"text", text}], isError?}`.
+pub(crate) fn text_result<'a>(text: impl Into<Cow<'a, str>>, is_error: bool) -> ToolResult<'a> {
+    let text = text.into();
+    ToolResult { content: [TextContent { kind: "text", text }], structured_content: None, is_error }
+}
+
+/// A validated `tools/call`.
+#[derive(Debug)]
+enum Call {
+    Echo(String),
+    Blob(u64),
+    Slow(u64),
+    Fail,
+    Add(Number, Number),
+    Exit(i32),
+    Noise,
+    Hang,
+    Stderr(u64),
+    Notify,
+    AskRoots,
+}
+
+impl<E: Write> Server<E> {
+    /// Runs `tools/call`: validates the call, then performs it.
+    pub(super) fn call_tool(
+        &mut self,
+        id: Id,
+        params: Option<Value>,
+        out: &mut impl Write,
+    ) -> io::Result<Option<Deferred>> {
+        let call = parse::<CallParams>("tools/call", params)
+            .and_then(|p| validate(&p.name, p.arguments, self.fault_tools));
+        let call = match call {
+            Ok(call) => call,
+            Err(error) => {
+                write_error(out, Some(&id), &error)?;
+                return Ok(None);
+            }
+        };
+        match call {
+            Call::Echo(text) => write_result(out, &id, &text_result(text, false))?,
+            Call::Blob(len) => write_blob(out, &id, len)?,
+            Call::Slow(ms) => return Ok(Some(Deferred::Sleep { id, ms })),
+            Call::Fail => {
+                let text = "The fail tool always fails (this is its expected behaviour).";
+                write_result(out, &id, &text_result(text, true))?;
+            }
+            Call::Add(a, b) => write_result(out, &id, &add(&a, &b))?,
+            Call::Exit(code) => return Ok(Some(Deferred::Exit(code))),
+            Call::Noise => {
+                out.write_all(NOISE_LINE)?;
+                write_result(out, &id, &text_result("noise", false))?;
+            }
+            Call::Hang => {}
+            Call::Stderr(len) => {
+                write_stderr(&mut self.stderr, len)?;
+                let text = format!("wrote {len} bytes to stderr");
+                write_result(out, &id, &text_result(text, false))?;
+            }
+            Call::Notify => {
+                write_notification(out, "notifications/tools/list_changed", None)?;
+                let params = json!({"level": "info", "data": "hello"});
+                write_notification(out, "notifications/message", Some(params))?;
+                write_result(out, &id, &text_result("notified", false))?;
+            }
+            Call::AskRoots => {
+                self.roots_sent += 1;
+                let key = format!("roots-{}", self.roots_sent);
+                let request = Id::String(key.clone());
+                out.write_all(&jsonrpc::encode_request(&request, "roots/list", None))?;
+                self.awaiting_roots.insert(key, id);
+            }
+        }
+        Ok(None)
+    }
+}
+
+/// `tools/call` params.
+#[derive(Deserialize)]
+struct CallParams {
+    name: String,
+    #[serde(default)]
+    arguments: Map<String, Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EchoArgs {
+    text: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BytesArgs {
+    bytes: u64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SlowArgs {
+    ms: u64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AddArgs {
+    a: Number,
+    b: Number,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ExitArgs {
+    code: i32,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NoArgs {}
+
+/// Checks the tool name and its arguments against the tool's input schema.
+fn validate(name: &str, args: Map<String, Value>, fault_tools: bool) -> Result<Call, ErrorObject> {
+    let args = Value::Object(args);
+    Ok(match name {
+        "echo" => Call::Echo(arguments::<EchoArgs>(name, args)?.text),
+        "blob" => Call::Blob(arguments::<BytesArgs>(name, args)?.bytes),
+        "slow" => Call::Slow(arguments::<SlowArgs>(name, args)?.ms),
+        "fail" => arguments::<NoArgs>(name, args).map(|_| Call::Fail)?,
+        "add" => arguments::<AddArgs>(name, args).map(|a| Call::Add(a.a, a.b))?,
+        "exit" if fault_tools => Call::Exit(arguments::<ExitArgs>(name, args)?.code),
+        "noise" if fault_tools => arguments::<NoArgs>(name, args).map(|_| Call::Noise)?,
+        "hang" if fault_tools => arguments::<NoArgs>(name, args).map(|_| Call::Hang)?,
+        "stderr" if fault_tools => Call::Stderr(arguments::<BytesArgs>(name, args)?.bytes),
+        "notify" if fault_tools => arguments::<NoArgs>(name, args).map(|_| Call::Notify)?,
+        "ask_roots" if fault_tools => arguments::<NoArgs>(name, args).map(|_| Call::AskRoots)?,
+        _ => return Err(ErrorObject::new(codes::INVALID_PARAMS, format!("Unknown tool: {name}"))),
+    })
+}
+
+fn arguments<T: DeserializeOwned>(tool: &str, args: Value) -> Result<T, ErrorObject> {
+    serde_json::from_value(args).map_err(|e| {
+        ErrorObject::new(codes::INVALID_PARAMS, format!("Invalid arguments for tool {tool}: {e}"))
+    })
+}
+
+/// The `add` result: integers add exactly while they fit in an i64, anything else as f64.
+fn add(a: &Number, b: &Number) -> ToolResult<'static> {
+    let exact = a.as_i64().zip(b.as_i64()).and_then(|(a, b)| a.checked_add(b)).map(Number::from);
+    let sum = exact.or_else(|| {
+        let (a, b) = (a.as_f64().unwrap_or(f64::NAN), b.as_f64().unwrap_or(f64::NAN));
+        Number::from_f64(a + b)
+    });
+    match sum {
+        Some(sum) => {
+            let mut result = text_result(sum.to_string(), false);
+            result.structured_content = Some(json!({"sum": sum}));
+            result
+        }
+        None => text_result("The sum is not a finite number.", true),
+    }
+}
+
+/// Writes a `blob` answer straight to `out`: the JSON prefix, `len` pattern bytes in pieces of
+/// [`PIECE`] bytes from a static buffer, then the suffix. Nothing of size `len` is allocated.
+fn write_blob(out: &mut impl Write, id: &Id, len: u64) -> io::Result<()> {
+    out.write_all(br#"{"jsonrpc":"2.0","id":"#)?;
+    serde_json::to_writer(&mut *out, id)?;
+    out.write_all(br#","result":{"content":[{"type":"text","text":""#)?;
+    let mut left = len;
+    while left > 0 {
+        let n = usize::try_from(left).map_or(PIECE, |l| l.min(PIECE));
+        out.write_all(&BLOB_PIECE[..n])?;
+        left -= n as u64;
+    }
+    out.write_all(b"\"}]}}\n")
+}
+
+/// Writes a notification line.
+fn write_notification(out: &mut impl Write, method: &str, params: Option<Value>) -> io::Result<()> {
+    out.write_all(&jsonrpc::encode_notification(method, params).map_err(io::Error::other)?)
+}
+
+/// Writes exactly `len` bytes to `err`: lines of 99 `e`s and a `\n`, the last one shorter.
+fn write_stderr(err: &mut impl Write, len: u64) -> io::Result<()> {
+    const LINE: usize = 100;
+    const BLOCK: usize = LINE * 655;
+    let block: Vec<u8> =
+        (0..BLOCK).map(|i| if i % LINE == LINE - 1 { b'\n' } else { b'e' }).collect();
+    let mut left = len;
+    while left > 0 {
+        let n = usize::try_from(left).map_or(BLOCK, |l| l.min(BLOCK));
+        if n == BLOCK {
+            err.write_all(&block)?;
+        } else {
+            // End the last piece with a newline so the output is whole lines.
+            err.write_all(&block[..n - 1])?;
+            err.write_all(b"\n")?;
+        }
+        left -= n as u64;
+    }
+    err.flush()
+}
