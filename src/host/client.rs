@@ -64,19 +64,33 @@ impl std::fmt::Debug for Client {
 #[derive(Debug)]
 #[must_use = "futures do nothing unless polled"]
 pub struct ResponseFuture {
-    rx: oneshot::Receiver<Result<Value, RequestError>>,
+    state: Waiting,
     server: Arc<str>,
+}
+
+#[derive(Debug)]
+enum Waiting {
+    /// Sent; the reactor completes the channel.
+    Reply(oneshot::Receiver<Result<Value, RequestError>>),
+    /// Refused before sending; taken when polled.
+    Refused(Option<Error>),
 }
 
 impl Future for ResponseFuture {
     type Output = Result<Value>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        Pin::new(&mut self.rx).poll(cx).map(|r| match r {
-            Ok(Ok(v)) => Ok(v),
-            Ok(Err(source)) => Err(Error::Server { server: self.server.clone(), source }),
-            Err(oneshot::Canceled) => Err(Error::ReactorStopped),
-        })
+        let server = self.server.clone();
+        match &mut self.state {
+            Waiting::Refused(error) => {
+                Poll::Ready(Err(error.take().unwrap_or(Error::ReactorStopped)))
+            }
+            Waiting::Reply(rx) => Pin::new(rx).poll(cx).map(|r| match r {
+                Ok(Ok(v)) => Ok(v),
+                Ok(Err(source)) => Err(Error::Server { server, source }),
+                Err(oneshot::Canceled) => Err(Error::ReactorStopped),
+            }),
+        }
     }
 }
 
@@ -122,15 +136,12 @@ impl Client {
         params: Option<Value>,
         timeout: Option<Duration>,
     ) -> ResponseFuture {
-        let (tx, rx) = oneshot::channel();
         let server = self.inner.name.clone();
         let params = match params.map(|p| serialise_params(&p)).transpose() {
             Ok(p) => p,
-            Err(source) => {
-                let _ = tx.send(Err(source));
-                return ResponseFuture { rx, server };
-            }
+            Err(e) => return ResponseFuture { state: Waiting::Refused(Some(e)), server },
         };
+        let (tx, rx) = oneshot::channel();
         let command = Command::Request {
             id: self.inner.id,
             method: method.into(),
@@ -139,7 +150,7 @@ impl Client {
             reply: tx,
         };
         self.inner.reactor.send(command);
-        ResponseFuture { rx, server }
+        ResponseFuture { state: Waiting::Reply(rx), server }
     }
 
     /// Sends a notification to the server.
@@ -395,12 +406,9 @@ pub(crate) fn block_on<F: Future>(f: F) -> F::Output {
     futures_executor::block_on(f)
 }
 
-fn serialise_params(params: &Value) -> Result<Box<RawValue>, RequestError> {
+fn serialise_params(params: &Value) -> Result<Box<RawValue>> {
     if !params.is_object() {
-        return Err(RequestError::MalformedResult {
-            method: "(request)".into(),
-            reason: format!("params must be a JSON object, got {params}"),
-        });
+        return Err(Error::InvalidArgument(format!("params must be a JSON object, got {params}")));
     }
     Ok(RawValue::from_string(params.to_string()).expect("serde_json output is JSON"))
 }

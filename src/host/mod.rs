@@ -25,9 +25,9 @@ mod stderr;
 
 use std::future::Future;
 use std::os::fd::OwnedFd;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{Sender, channel};
-use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -47,7 +47,7 @@ use driver::{Command, Driver, DriverConfig};
 
 /// The caller side of the reactor: a command channel plus the eventfd that wakes it.
 pub(crate) struct ReactorHandle {
-    commands: Mutex<Sender<Command>>,
+    commands: Sender<Command>,
     wake: Arc<OwnedFd>,
 }
 
@@ -56,8 +56,7 @@ impl ReactorHandle {
     /// gone the command is dropped, which drops any reply sender inside it, so the waiting
     /// caller sees [`Error::ReactorStopped`].
     pub(crate) fn send(&self, command: Command) {
-        let sent = self.commands.lock().map(|tx| tx.send(command).is_ok()).unwrap_or(false);
-        if sent {
+        if self.commands.send(command).is_ok() {
             sys::eventfd_signal(&*self.wake);
         }
     }
@@ -160,7 +159,7 @@ impl HostBuilder {
             .spawn(move || driver.run())
             .map_err(Error::Reactor)?;
         Ok(Host {
-            reactor: Arc::new(ReactorHandle { commands: Mutex::new(tx), wake }),
+            reactor: Arc::new(ReactorHandle { commands: tx, wake }),
             thread: Some(thread),
             next_id: AtomicU64::new(1),
             events_capacity: self.events_capacity,

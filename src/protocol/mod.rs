@@ -31,7 +31,7 @@ use bytes::Bytes;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
-use crate::frame::Oversized;
+use crate::frame::{IdSniffer, Oversized};
 use crate::jsonrpc::{self, DecodeError, Decoded, ErrorObject, Id, Message, codes};
 
 pub use error::{CloseReason, RequestError, Violation};
@@ -228,15 +228,32 @@ impl<T> Session<T> {
                     }
                 }
             }
-            Err(DecodeError::Json(e)) => {
-                let preview = String::from_utf8_lossy(&frame[..frame.len().min(80)]).into_owned();
-                self.violation(Violation::NotJson {
-                    error: e.to_string(),
-                    len: frame.len(),
-                    preview,
-                });
+            Err(e) => {
+                let reason = e.to_string();
+                match e {
+                    DecodeError::Json(_) => {
+                        let preview = String::from_utf8_lossy(&frame[..frame.len().min(80)]);
+                        let preview = preview.into_owned();
+                        let len = frame.len();
+                        self.violation(Violation::NotJson { error: reason.clone(), len, preview });
+                    }
+                    _ => self.violation(Violation::InvalidMessage(reason.clone())),
+                }
+                self.fail_unreadable_answer(frame, reason);
             }
-            Err(e) => self.violation(Violation::InvalidMessage(e.to_string())),
+        }
+    }
+
+    /// A frame that does not decode may still name the request it answers (e.g. a result with a
+    /// number beyond f64 range): fail that request now rather than let it run into its timeout.
+    fn fail_unreadable_answer(&mut self, frame: &[u8], reason: String) {
+        let mut sniffer = IdSniffer::new();
+        sniffer.feed(frame);
+        if let Some(Id::Number(id)) = sniffer.id().and_then(Id::from_token)
+            && let Some(p) = self.pending.get(&id)
+        {
+            let method = p.method.to_string();
+            self.complete(id, Err(RequestError::MalformedResult { method, reason }));
         }
     }
 

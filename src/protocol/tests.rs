@@ -272,3 +272,27 @@ fn pending_table_is_bounded() {
     s.request("b", None, t0, None, 2).unwrap();
     assert!(matches!(s.request("c", None, t0, None, 3), Err((3, RequestError::TooManyPending(2)))));
 }
+
+#[test]
+fn an_unparsable_answer_fails_its_request_at_once() {
+    let t0 = Instant::now();
+    let mut s = active("2025-11-25", t0);
+    let id = s.request("tools/call", None, t0, None, 1).unwrap();
+    let other = s.request("tools/call", None, t0, None, 2).unwrap();
+    s.handle_frame(
+        format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"n":1e400}}}}"#).as_bytes(),
+        t0,
+    );
+    s.handle_frame(format!(r#"{{"jsonrpc":"1.0","id":{other},"result":{{}}}}"#).as_bytes(), t0);
+    let ev = events(&mut s);
+    assert!(matches!(ev[0], Event::Violation(Violation::NotJson { .. })), "{ev:?}");
+    assert!(
+        matches!(&ev[1], Event::Completed { token: 1, outcome: Err(RequestError::MalformedResult { method, .. }) } if method == "tools/call")
+    );
+    assert!(matches!(ev[2], Event::Violation(Violation::InvalidMessage(_))));
+    assert!(matches!(
+        ev[3],
+        Event::Completed { token: 2, outcome: Err(RequestError::MalformedResult { .. }) }
+    ));
+    assert_eq!(s.pending(), 0);
+}
