@@ -37,3 +37,4 @@ pub mod uring;
 #[doc = include_str!("../README.md")]
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
+pub mod queue;

@@ -16,9 +16,11 @@ use crate::protocol::{
     ReadResourceResult, RequestError, Resource, ServerDetails, Tool,
 };
 
+use crate::queue::{QueueFull, RequestQueue};
+
 use super::ReactorHandle;
 use super::conn::ServerStats;
-use super::driver::Command;
+use super::driver::{Command, QueuedRequest, Reply};
 use super::error::{Error, Result};
 use super::events::EventStream;
 
@@ -27,6 +29,7 @@ const MAX_PAGES: usize = 10_000;
 
 pub(crate) struct ClientInner {
     pub(crate) id: u64,
+    pub(crate) queue: Arc<RequestQueue<QueuedRequest>>,
     pub(crate) name: Arc<str>,
     pub(crate) details: ServerDetails,
     pub(crate) reactor: Arc<ReactorHandle>,
@@ -44,7 +47,9 @@ impl Drop for ClientInner {
 /// last clone is dropped (or by [`shutdown`](Self::shutdown)).
 ///
 /// Every async method returns a runtime-agnostic future (it only waits on a channel that the
-/// reactor thread completes), usable from tokio, async-std, smol or `block_on`. Each has a
+/// reactor thread completes), usable from tokio, async-std, smol or `block_on`. Single-request
+/// methods (`request`, `call_tool`, `read_resource`, `get_prompt`, `ping`) send when called,
+/// not when first polled, so several calls can be started and then awaited together. Each has a
 /// `_blocking` twin for synchronous code; do not call those from inside an async task.
 #[derive(Clone)]
 pub struct Client {
@@ -141,15 +146,25 @@ impl Client {
             Ok(p) => p,
             Err(e) => return ResponseFuture { state: Waiting::Refused(Some(e)), server },
         };
-        let (tx, rx) = oneshot::channel();
-        let command = Command::Request {
-            id: self.inner.id,
-            method: method.into(),
-            params,
-            timeout,
-            reply: tx,
+        let refuse = |source| ResponseFuture {
+            state: Waiting::Refused(Some(Error::Server { server: server.clone(), source })),
+            server: server.clone(),
         };
-        self.inner.reactor.send(command);
+        let queue = &self.inner.queue;
+        if let Some(reason) = queue.closed() {
+            return refuse(RequestError::Closed(reason.clone()));
+        }
+        let ticket = match queue.admit() {
+            Ok(ticket) => ticket,
+            Err(QueueFull { limit, retry_after }) => {
+                return refuse(RequestError::QueueFull { limit, retry_after });
+            }
+        };
+        let (tx, rx) = oneshot::channel();
+        let reply = Reply { tx, ticket };
+        if queue.push(QueuedRequest { method: method.into(), params, timeout, reply }) {
+            self.inner.reactor.schedule(queue.clone());
+        }
         ResponseFuture { state: Waiting::Reply(rx), server }
     }
 
@@ -162,17 +177,25 @@ impl Client {
         });
     }
 
-    async fn typed<T: DeserializeOwned>(
+    /// Sends now; the returned future decodes the result as `T`.
+    fn typed<T: DeserializeOwned>(
         &self,
-        method: &str,
-        params: Option<Value>,
+        method: &'static str,
+        params: Result<Value>,
         timeout: Option<Duration>,
-    ) -> Result<T> {
-        let value = self.request(method, params, timeout).await?;
-        serde_json::from_value(value).map_err(|e| Error::Server {
-            server: self.inner.name.clone(),
-            source: RequestError::MalformedResult { method: method.into(), reason: e.to_string() },
-        })
+    ) -> impl Future<Output = Result<T>> + Send + 'static {
+        let sent = params.map(|p| self.request(method, Some(p), timeout));
+        let server = self.inner.name.clone();
+        async move {
+            let value = sent?.await?;
+            serde_json::from_value(value).map_err(|e| Error::Server {
+                server,
+                source: RequestError::MalformedResult {
+                    method: method.into(),
+                    reason: e.to_string(),
+                },
+            })
+        }
     }
 
     /// Follows `nextCursor` until the end, collecting the items under `key`.
@@ -222,27 +245,32 @@ impl Client {
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] if `arguments` is not an object; as [`request`](Self::request).
-    pub async fn call_tool(&self, name: &str, arguments: Value) -> Result<CallToolResult> {
-        self.call_tool_with_timeout(name, arguments, None).await
+    pub fn call_tool(
+        &self,
+        name: &str,
+        arguments: Value,
+    ) -> impl Future<Output = Result<CallToolResult>> + Send + 'static {
+        self.call_tool_with_timeout(name, arguments, None)
     }
 
     /// `tools/call` with its own deadline.
     ///
     /// # Errors
     /// As [`call_tool`](Self::call_tool).
-    pub async fn call_tool_with_timeout(
+    pub fn call_tool_with_timeout(
         &self,
         name: &str,
         arguments: Value,
         timeout: Option<Duration>,
-    ) -> Result<CallToolResult> {
-        if !arguments.is_object() {
-            return Err(Error::InvalidArgument(format!(
+    ) -> impl Future<Output = Result<CallToolResult>> + Send + 'static {
+        let params = if arguments.is_object() {
+            Ok(json!({ "name": name, "arguments": arguments }))
+        } else {
+            Err(Error::InvalidArgument(format!(
                 "tool arguments must be a JSON object, got {arguments}"
-            )));
-        }
-        self.typed("tools/call", Some(json!({ "name": name, "arguments": arguments })), timeout)
-            .await
+            )))
+        };
+        self.typed("tools/call", params, timeout)
     }
 
     /// `resources/list`, following every page.
@@ -257,8 +285,11 @@ impl Client {
     ///
     /// # Errors
     /// As [`request`](Self::request) (-32002 for an unknown resource), or a malformed result.
-    pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult> {
-        self.typed("resources/read", Some(json!({ "uri": uri })), None).await
+    pub fn read_resource(
+        &self,
+        uri: &str,
+    ) -> impl Future<Output = Result<ReadResourceResult>> + Send + 'static {
+        self.typed("resources/read", Ok(json!({ "uri": uri })), None)
     }
 
     /// `prompts/list`, following every page.
@@ -273,16 +304,21 @@ impl Client {
     ///
     /// # Errors
     /// As [`request`](Self::request), or a malformed result.
-    pub async fn get_prompt(&self, name: &str, arguments: Value) -> Result<GetPromptResult> {
-        self.typed("prompts/get", Some(json!({ "name": name, "arguments": arguments })), None).await
+    pub fn get_prompt(
+        &self,
+        name: &str,
+        arguments: Value,
+    ) -> impl Future<Output = Result<GetPromptResult>> + Send + 'static {
+        self.typed("prompts/get", Ok(json!({ "name": name, "arguments": arguments })), None)
     }
 
     /// `ping`.
     ///
     /// # Errors
     /// As [`request`](Self::request).
-    pub async fn ping(&self) -> Result<()> {
-        self.request("ping", None, None).await.map(drop)
+    pub fn ping(&self) -> impl Future<Output = Result<()>> + Send + 'static {
+        let sent = self.request("ping", None, None);
+        async move { sent.await.map(drop) }
     }
 
     /// Counters, pid and the tail of stderr.

@@ -13,9 +13,11 @@ use serde_json::Value;
 
 use crate::frame::{FrameEvent, LineFramer};
 use crate::protocol::{CloseReason, Event, RequestError, ServerDetails, Session, SessionStats};
+use crate::queue::{RateMeter, RequestQueue};
 use crate::sandbox::{Signal, signal_group};
 use crate::uring::Ring;
 
+use super::driver::{QueuedRequest, Reply};
 use super::error::Error;
 use super::events::ServerEvent;
 use super::stderr::StderrLog;
@@ -43,7 +45,7 @@ pub(crate) enum Completer {
     /// The `initialize` request: completes the spawn.
     Init,
     /// A caller's request.
-    Caller(oneshot::Sender<Result<Value, RequestError>>),
+    Caller(Reply),
 }
 
 /// Counters and tail of one server, for `Client::stats`.
@@ -102,6 +104,8 @@ pub(crate) struct Conn {
     shutdown_waiters: Vec<oneshot::Sender<CloseReason>>,
     stdout_bytes: u64,
     read_size: usize,
+    queue: Arc<RequestQueue<QueuedRequest>>,
+    meter: RateMeter,
 }
 
 pub(crate) struct ConnParts {
@@ -112,6 +116,7 @@ pub(crate) struct ConnParts {
     pub(crate) max_frame: usize,
     pub(crate) stderr_capacity: usize,
     pub(crate) read_size: usize,
+    pub(crate) queue: Arc<RequestQueue<QueuedRequest>>,
     pub(crate) events: async_channel::Sender<ServerEvent>,
     pub(crate) init_reply: oneshot::Sender<Result<ServerDetails, Error>>,
 }
@@ -145,6 +150,8 @@ impl Conn {
             shutdown_waiters: Vec::new(),
             stdout_bytes: 0,
             read_size: parts.read_size,
+            queue: parts.queue,
+            meter: RateMeter::new(),
         };
         let armed = ring
             .read(&conn.stdout, Vec::with_capacity(conn.read_size), conn.tag(STDOUT))
@@ -170,22 +177,15 @@ impl Conn {
         self.child.id()
     }
 
-    /// Queues a caller's request.
-    pub(crate) fn request(
-        &mut self,
-        ring: &mut Ring,
-        method: &str,
-        params: Option<&serde_json::value::RawValue>,
-        timeout: Option<Duration>,
-        reply: oneshot::Sender<Result<Value, RequestError>>,
-        now: Instant,
-    ) {
+    /// Hands a caller's request to the session; [`flush`](Self::flush) then sends it.
+    pub(crate) fn request(&mut self, request: QueuedRequest, now: Instant) {
+        let QueuedRequest { method, params, timeout, reply } = request;
+        let token = Completer::Caller(reply);
         if let Err((Completer::Caller(reply), error)) =
-            self.session.request(method, params, now, timeout, Completer::Caller(reply))
+            self.session.request(&method, params.as_deref(), now, timeout, token)
         {
-            let _ = reply.send(Err(error));
+            reply.send(Err(error));
         }
-        self.flush(ring, now);
     }
 
     /// Moves the session's output to the pipe and its events to their receivers.
@@ -199,7 +199,8 @@ impl Conn {
         while let Some(event) = self.session.poll_event() {
             match event {
                 Event::Completed { token: Completer::Caller(reply), outcome } => {
-                    let _ = reply.send(outcome);
+                    self.queue.record_completion(&mut self.meter, now);
+                    reply.send(outcome);
                 }
                 Event::Completed { token: Completer::Init, outcome } => {
                     let result = match (outcome, self.session.server()) {
@@ -441,11 +442,12 @@ impl Conn {
     /// Final bookkeeping when the connection is removed.
     pub(crate) fn close(mut self) {
         let reason = self.exit.clone().unwrap_or(CloseReason::Shutdown);
+        self.queue.close(reason.clone());
         self.session.handle_closed(reason.clone());
         while let Some(Event::Completed { token: Completer::Caller(reply), outcome }) =
             self.session.poll_event()
         {
-            let _ = reply.send(outcome);
+            reply.send(outcome);
         }
         if let Some(reply) = self.init_reply.take() {
             let source = RequestError::Closed(reason.clone());

@@ -18,6 +18,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::protocol::{CloseReason, RequestError, ServerDetails, Session, SessionConfig};
+use crate::queue::{ReadyList, RequestQueue, Ticket};
 use crate::uring::{Buffer, Completion, Ring, sys};
 
 use super::config::ServerSpec;
@@ -28,20 +29,45 @@ use super::events::ServerEvent;
 /// The tag of the eventfd read (server ids start at 1, so id 0 is free).
 const WAKE: u64 = 7;
 
-/// A request from a caller thread to the reactor.
+/// A caller's request, travelling through its server's [`RequestQueue`].
+pub(crate) struct QueuedRequest {
+    pub(crate) method: Box<str>,
+    pub(crate) params: Option<Box<RawValue>>,
+    pub(crate) timeout: Option<Duration>,
+    pub(crate) reply: Reply,
+}
+
+/// Where a request's outcome goes, plus its admission slot (freed when this is dropped).
+pub(crate) struct Reply {
+    pub(crate) tx: oneshot::Sender<Result<Value, RequestError>>,
+    pub(crate) ticket: Ticket<QueuedRequest>,
+}
+
+impl Reply {
+    pub(crate) fn send(self, outcome: Result<Value, RequestError>) {
+        // Free the slot first: a caller that sees this outcome and submits again at once must
+        // find it free (the channel's release/acquire orders the decrement before its admit).
+        let Reply { tx, ticket } = self;
+        drop(ticket);
+        // A caller that stopped waiting is not an error.
+        let _ = tx.send(outcome);
+    }
+}
+
+impl std::fmt::Debug for Reply {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Reply")
+    }
+}
+
+/// A control message from a caller thread to the reactor (requests go through the queues).
 pub(crate) enum Command {
     Spawn {
         id: u64,
         spec: Box<ServerSpec>,
+        queue: Arc<RequestQueue<QueuedRequest>>,
         events: async_channel::Sender<ServerEvent>,
         reply: oneshot::Sender<Result<ServerDetails, Error>>,
-    },
-    Request {
-        id: u64,
-        method: Box<str>,
-        params: Option<Box<RawValue>>,
-        timeout: Option<Duration>,
-        reply: oneshot::Sender<Result<Value, RequestError>>,
     },
     Notify {
         id: u64,
@@ -73,6 +99,7 @@ pub(crate) struct Driver {
     ring: Ring,
     conns: HashMap<u64, Conn>,
     commands: Receiver<Command>,
+    ready: Arc<ReadyList<QueuedRequest>>,
     wake: Arc<OwnedFd>,
     /// Min-heap of (deadline, server id); stale entries are skipped when popped.
     timers: BinaryHeap<Reverse<(Instant, u64)>>,
@@ -85,6 +112,7 @@ impl Driver {
     pub(crate) fn new(
         ring: Ring,
         commands: Receiver<Command>,
+        ready: Arc<ReadyList<QueuedRequest>>,
         wake: Arc<OwnedFd>,
         config: DriverConfig,
     ) -> Driver {
@@ -92,6 +120,7 @@ impl Driver {
             ring,
             conns: HashMap::new(),
             commands,
+            ready,
             wake,
             timers: BinaryHeap::new(),
             config,
@@ -177,6 +206,7 @@ impl Driver {
     fn on_completion(&mut self, c: Completion, now: Instant) {
         if c.tag == WAKE {
             self.drain_commands(now);
+            self.drain_ready(now);
             let buf = match c.buffer {
                 Buffer::Read(buf) => buf,
                 _ => Vec::with_capacity(8),
@@ -216,6 +246,28 @@ impl Driver {
         }
     }
 
+    /// Moves requests from every scheduled queue into their sessions.
+    fn drain_ready(&mut self, now: Instant) {
+        while let Some(queue) = self.ready.pop() {
+            let id = queue.id();
+            match self.conns.get_mut(&id) {
+                Some(conn) => {
+                    for request in queue.drain() {
+                        conn.request(request, now);
+                    }
+                    conn.flush(&mut self.ring, now);
+                    self.after(id);
+                }
+                None => {
+                    let reason = queue.closed().cloned().unwrap_or(CloseReason::Shutdown);
+                    for request in queue.drain() {
+                        request.reply.send(Err(RequestError::Closed(reason.clone())));
+                    }
+                }
+            }
+        }
+    }
+
     fn stop(&mut self, now: Instant) {
         if self.stopping {
             return;
@@ -232,24 +284,8 @@ impl Driver {
 
     fn on_command(&mut self, command: Command, now: Instant) {
         match command {
-            Command::Spawn { id, spec, events, reply } => self.spawn(id, *spec, events, reply, now),
-            Command::Request { id, method, params, timeout, reply } => {
-                match self.conns.get_mut(&id) {
-                    Some(conn) => {
-                        conn.request(
-                            &mut self.ring,
-                            &method,
-                            params.as_deref(),
-                            timeout,
-                            reply,
-                            now,
-                        );
-                        self.after(id);
-                    }
-                    None => {
-                        let _ = reply.send(Err(RequestError::Closed(CloseReason::Shutdown)));
-                    }
-                }
+            Command::Spawn { id, spec, queue, events, reply } => {
+                self.spawn(id, *spec, queue, events, reply, now);
             }
             Command::Notify { id, method, params } => {
                 if let Some(conn) = self.conns.get_mut(&id) {
@@ -284,12 +320,14 @@ impl Driver {
         &mut self,
         id: u64,
         spec: ServerSpec,
+        queue: Arc<RequestQueue<QueuedRequest>>,
         events: async_channel::Sender<ServerEvent>,
         reply: oneshot::Sender<Result<ServerDetails, Error>>,
         now: Instant,
     ) {
         let name: Arc<str> = spec.name.as_str().into();
         if self.stopping {
+            queue.close(CloseReason::Shutdown);
             let source = RequestError::Closed(CloseReason::Shutdown);
             let _ = reply.send(Err(Error::Server { server: name, source }));
             return;
@@ -297,6 +335,7 @@ impl Driver {
         let spawned = match crate::sandbox::spawn(&spec.launch) {
             Ok(s) => s,
             Err(source) => {
+                queue.close(CloseReason::Io(source.to_string()));
                 let _ = reply.send(Err(Error::Spawn { server: name, source }));
                 return;
             }
@@ -324,6 +363,7 @@ impl Driver {
             max_frame: self.config.session.max_frame,
             stderr_capacity: self.config.stderr_capacity,
             read_size: self.config.read_size,
+            queue,
             events,
             init_reply: reply,
         };

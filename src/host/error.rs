@@ -2,8 +2,11 @@
 
 use std::sync::Arc;
 
+use serde_json::json;
+
 use crate::jsonrpc::{ErrorObject, codes};
 use crate::protocol::RequestError;
+use crate::queue::QUEUE_FULL_MESSAGE;
 use crate::sandbox::SpawnError;
 
 use super::config::ConfigError;
@@ -67,6 +70,11 @@ impl From<&Error> for ErrorObject {
     fn from(e: &Error) -> Self {
         let code = match e.request_error() {
             Some(RequestError::Rpc(obj)) => return obj.clone(),
+            Some(RequestError::QueueFull { retry_after, .. }) => {
+                let secs = (retry_after.as_secs_f64() * 1000.0).ceil() / 1000.0;
+                return ErrorObject::new(codes::SERVER_ERROR, QUEUE_FULL_MESSAGE)
+                    .with_data(json!({ "retryAfterSeconds": secs }));
+            }
             Some(RequestError::Timeout { .. }) => codes::REQUEST_TIMEOUT,
             Some(RequestError::Closed(_) | RequestError::TooManyPending(_)) => codes::SERVER_ERROR,
             Some(_) => codes::INTERNAL_ERROR,

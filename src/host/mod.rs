@@ -34,6 +34,7 @@ use std::time::Duration;
 use futures_channel::oneshot;
 
 use crate::protocol::{Implementation, Root, SessionConfig};
+use crate::queue::{ReadyList, RequestQueue};
 use crate::uring::{Ring, sys};
 
 pub use client::{Client, ResponseFuture};
@@ -43,15 +44,23 @@ pub use error::{Error, Result};
 pub use events::{EventStream, ServerEvent};
 
 use client::{ClientInner, block_on};
-use driver::{Command, Driver, DriverConfig};
+use driver::{Command, Driver, DriverConfig, QueuedRequest};
 
 /// The caller side of the reactor: a command channel plus the eventfd that wakes it.
 pub(crate) struct ReactorHandle {
     commands: Sender<Command>,
+    ready: Arc<ReadyList<QueuedRequest>>,
     wake: Arc<OwnedFd>,
 }
 
 impl ReactorHandle {
+    /// Puts a queue that just received its first request on the ready list and wakes the
+    /// reactor (see [`RequestQueue::push`] for why one wake-up per idle→busy edge suffices).
+    pub(crate) fn schedule(&self, queue: Arc<RequestQueue<QueuedRequest>>) {
+        self.ready.push(queue);
+        sys::eventfd_signal(&*self.wake);
+    }
+
     /// Queues a command and wakes the reactor. Never blocks on the reactor. If the reactor is
     /// gone the command is dropped, which drops any reply sender inside it, so the waiting
     /// caller sees [`Error::ReactorStopped`].
@@ -70,6 +79,7 @@ pub struct HostBuilder {
     read_size: usize,
     ring_entries: u32,
     events_capacity: usize,
+    queue_limit: usize,
 }
 
 impl Default for HostBuilder {
@@ -80,6 +90,7 @@ impl Default for HostBuilder {
             read_size: 256 * 1024,
             ring_entries: 1024,
             events_capacity: 1024,
+            queue_limit: 4096,
         }
     }
 }
@@ -107,9 +118,13 @@ impl HostBuilder {
         self
     }
 
-    /// Most requests in flight per server.
+    /// Most requests outstanding per server (queued or sent and unanswered; default 4,096).
+    /// One more fails at once with
+    /// [`RequestError::QueueFull`](crate::protocol::RequestError::QueueFull) (JSON-RPC -32000
+    /// with `retryAfterSeconds`), so nothing queues without bound.
     pub fn max_pending(mut self, n: usize) -> Self {
-        self.session.max_pending = n;
+        self.session.max_pending = n.max(1) + 1; // + the session's own requests
+        self.queue_limit = n.max(1);
         self
     }
 
@@ -146,6 +161,7 @@ impl HostBuilder {
         let ring = Ring::new(self.ring_entries).map_err(Error::Reactor)?;
         tracing::debug!(features = ?ring.features(), "io_uring ready");
         let wake = Arc::new(sys::eventfd().map_err(Error::Reactor)?);
+        let ready = Arc::new(ReadyList::new());
         let (tx, rx) = channel();
         let config = DriverConfig {
             session: self.session,
@@ -153,16 +169,17 @@ impl HostBuilder {
             read_size: self.read_size,
             pipe_size: sys::pipe_max_size(),
         };
-        let driver = Driver::new(ring, rx, wake.clone(), config);
+        let driver = Driver::new(ring, rx, ready.clone(), wake.clone(), config);
         let thread = std::thread::Builder::new()
             .name("ringmcp-reactor".into())
             .spawn(move || driver.run())
             .map_err(Error::Reactor)?;
         Ok(Host {
-            reactor: Arc::new(ReactorHandle { commands: tx, wake }),
+            reactor: Arc::new(ReactorHandle { commands: tx, ready, wake }),
             thread: Some(thread),
             next_id: AtomicU64::new(1),
             events_capacity: self.events_capacity,
+            queue_limit: self.queue_limit,
         })
     }
 }
@@ -178,6 +195,7 @@ pub struct Host {
     thread: Option<JoinHandle<()>>,
     next_id: AtomicU64,
     events_capacity: usize,
+    queue_limit: usize,
 }
 
 impl std::fmt::Debug for ReactorHandle {
@@ -204,16 +222,15 @@ impl Host {
         let name: Arc<str> = spec.name.as_str().into();
         let (events_tx, events_rx) = async_channel::bounded(self.events_capacity);
         let (tx, rx) = oneshot::channel();
-        self.reactor.send(Command::Spawn {
-            id,
-            spec: Box::new(spec),
-            events: events_tx,
-            reply: tx,
-        });
+        let queue = Arc::new(RequestQueue::new(id, self.queue_limit));
+        let spec = Box::new(spec);
+        let command =
+            Command::Spawn { id, spec, queue: queue.clone(), events: events_tx, reply: tx };
+        self.reactor.send(command);
         let reactor = self.reactor.clone();
         async move {
             let details = rx.await.map_err(|_| Error::ReactorStopped)??;
-            Ok(Client::new(ClientInner { id, name, details, reactor, events: events_rx }))
+            Ok(Client::new(ClientInner { id, queue, name, details, reactor, events: events_rx }))
         }
     }
 

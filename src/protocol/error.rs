@@ -65,6 +65,18 @@ pub enum RequestError {
     /// The session is not initialized yet (only `ping` may be sent before).
     #[error("the session is not initialized yet")]
     NotInitialized,
+    /// The server already has its limit of requests outstanding; retry after `retry_after`.
+    /// Maps to JSON-RPC -32000 "Server queue limit reached. Backpressure applied." with
+    /// `data.retryAfterSeconds`.
+    #[error(
+        "server queue limit ({limit} outstanding requests) reached; back-pressure applied, retry after {retry_after:?}"
+    )]
+    QueueFull {
+        /// The per-server limit.
+        limit: usize,
+        /// Estimated from the server's recent service rate.
+        retry_after: Duration,
+    },
     /// The pending-request table is full.
     #[error("too many requests in flight (limit {0})")]
     TooManyPending(usize),

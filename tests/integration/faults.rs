@@ -172,3 +172,38 @@ fn notifications_are_events_and_server_requests_are_answered() {
 fn host_without_roots() -> Host {
     host()
 }
+
+#[test]
+fn queue_full_is_refused_at_once_with_retry_after_and_loses_nothing() {
+    use ringmcp::jsonrpc::ErrorObject;
+    let host =
+        Host::builder().max_pending(8).request_timeout(Duration::from_secs(30)).build().unwrap();
+    let client = host.spawn_blocking(reference("busy", &[])).unwrap();
+    // Learn a service rate first, so retryAfterSeconds is an estimate rather than the default.
+    for _ in 0..50 {
+        client.call_tool_blocking("echo", json!({"text": "warm"})).unwrap();
+    }
+    let inflight: Vec<_> =
+        (0..8).map(|i| client.call_tool("slow", json!({"ms": 300 + i}))).collect();
+    let started = Instant::now();
+    let err = client.call_tool_blocking("echo", json!({"text": "one too many"})).unwrap_err();
+    assert!(started.elapsed() < Duration::from_millis(250), "refused without waiting for a slot");
+    let Some(RequestError::QueueFull { limit: 8, retry_after }) = err.request_error() else {
+        panic!("{err}")
+    };
+    assert!(*retry_after > Duration::ZERO);
+    let obj = ErrorObject::from(&err);
+    assert_eq!(obj.code, -32000);
+    assert_eq!(obj.message, "Server queue limit reached. Backpressure applied.");
+    let secs = obj.data.as_ref().and_then(|d| d["retryAfterSeconds"].as_f64()).unwrap();
+    assert!(secs > 0.0, "{obj}");
+    // Every admitted request still completes, and the slots come back.
+    let done = futures_executor::block_on(futures::future::join_all(inflight));
+    for (i, r) in done.into_iter().enumerate() {
+        assert_eq!(r.unwrap().text(), format!("slept {} ms", 300 + i));
+    }
+    assert_eq!(
+        client.call_tool_blocking("echo", json!({"text": "again"})).unwrap().text(),
+        "again"
+    );
+}

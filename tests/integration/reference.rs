@@ -152,3 +152,21 @@ fn spawn_failure_is_typed() {
     assert!(matches!(err, Error::Spawn { .. }), "{err}");
     assert!(err.to_string().contains("ghost"), "{err}");
 }
+
+/// 100,000 calls over 16 servers with 256 in flight: every answer matched to its request.
+#[test]
+fn hundred_thousand_calls_over_sixteen_servers() {
+    use futures::stream::{self, StreamExt};
+    let host = host();
+    let clients: Vec<_> =
+        (0..16).map(|i| host.spawn_blocking(reference(&format!("s{i}"), &[])).unwrap()).collect();
+    let calls = (0..100_000u32).map(|i| {
+        let client = clients[i as usize % clients.len()].clone();
+        async move {
+            let r = client.call_tool("echo", json!({"text": format!("{i}")})).await.unwrap();
+            assert_eq!(r.text(), i.to_string());
+        }
+    });
+    let n = futures_executor::block_on(stream::iter(calls).buffer_unordered(256).count());
+    assert_eq!(n, 100_000);
+}
