@@ -25,6 +25,7 @@
 
 pub mod frame;
 pub mod jsonrpc;
+pub mod parse;
 
 #[doc(hidden)]
 pub mod fuzzing;

@@ -12,6 +12,8 @@ use futures_channel::oneshot;
 use serde_json::Value;
 
 use crate::frame::{FrameEvent, LineFramer};
+use crate::jsonrpc::{DecodeError, Decoded};
+use crate::parse::pool::{Job, ParsePool, Parsed};
 use crate::protocol::{CloseReason, Event, RequestError, ServerDetails, Session, SessionStats};
 use crate::queue::{RateMeter, RequestQueue};
 use crate::sandbox::{Signal, signal_group};
@@ -63,6 +65,8 @@ pub struct ServerStats {
     pub stderr_tail: Vec<u8>,
     /// Events dropped because the event stream was full.
     pub events_dropped: u64,
+    /// Frames parsed on the worker pool rather than the reactor thread.
+    pub frames_offloaded: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -106,6 +110,24 @@ pub(crate) struct Conn {
     read_size: usize,
     queue: Arc<RequestQueue<QueuedRequest>>,
     meter: RateMeter,
+    /// Frames in arrival order while one of them is on the parse pool.
+    in_order: VecDeque<Slot>,
+    next_seq: u64,
+    /// Frames at least this long are parsed on the pool.
+    offload_threshold: usize,
+    /// A close that waits for `in_order` to drain.
+    close_when_parsed: Option<CloseReason>,
+    frames_offloaded: u64,
+}
+
+/// A frame waiting for its turn.
+enum Slot {
+    /// Not parsed yet (small frames are parsed when delivered).
+    Event(FrameEvent),
+    /// On the parse pool, with this sequence number.
+    Parsing(u64),
+    /// Back from the pool.
+    Parsed(Bytes, Result<Decoded, DecodeError>),
 }
 
 pub(crate) struct ConnParts {
@@ -117,6 +139,7 @@ pub(crate) struct ConnParts {
     pub(crate) stderr_capacity: usize,
     pub(crate) read_size: usize,
     pub(crate) queue: Arc<RequestQueue<QueuedRequest>>,
+    pub(crate) offload_threshold: usize,
     pub(crate) events: async_channel::Sender<ServerEvent>,
     pub(crate) init_reply: oneshot::Sender<Result<ServerDetails, Error>>,
 }
@@ -152,6 +175,11 @@ impl Conn {
             read_size: parts.read_size,
             queue: parts.queue,
             meter: RateMeter::new(),
+            in_order: VecDeque::new(),
+            next_seq: 0,
+            offload_threshold: parts.offload_threshold,
+            close_when_parsed: None,
+            frames_offloaded: 0,
         };
         let armed = ring
             .read(&conn.stdout, Vec::with_capacity(conn.read_size), conn.tag(STDOUT))
@@ -270,15 +298,19 @@ impl Conn {
     }
 
     /// A read on stdout completed.
-    pub(crate) fn on_stdout(&mut self, ring: &mut Ring, result: i32, buf: Vec<u8>, now: Instant) {
+    pub(crate) fn on_stdout(
+        &mut self,
+        ring: &mut Ring,
+        pool: Option<&ParsePool>,
+        result: i32,
+        buf: Vec<u8>,
+        now: Instant,
+    ) {
         if result > 0 {
             self.stdout_bytes += buf.len() as u64;
             self.framer.push(&buf);
             while let Some(event) = self.framer.next_event() {
-                match event {
-                    FrameEvent::Frame(frame) => self.session.handle_frame(&frame, now),
-                    FrameEvent::Oversized(o) => self.session.handle_oversized(&o),
-                }
+                self.on_frame(event, pool, now);
             }
             if let Err(e) = ring.read(&self.stdout, buf, self.tag(STDOUT)) {
                 tracing::error!(server = &*self.name, "re-arming stdout read: {e}");
@@ -290,11 +322,79 @@ impl Conn {
                 self.session.handle_truncated(len);
             }
             match &self.exit {
-                Some(reason) => self.session.handle_closed(reason.clone()),
+                Some(reason) => self.close_session(reason.clone()),
                 None => self.close_at = Some((now + EOF_GRACE, CloseReason::StdoutClosed)),
             }
         }
         self.flush(ring, now);
+    }
+
+    /// One framer event, in arrival order: large frames go to the parse pool; everything
+    /// behind a frame still being parsed waits its turn, so the session sees the server's
+    /// messages in the order they were sent.
+    fn on_frame(&mut self, event: FrameEvent, pool: Option<&ParsePool>, now: Instant) {
+        let event = match (event, pool) {
+            (FrameEvent::Frame(frame), Some(pool)) if frame.len() >= self.offload_threshold => {
+                let seq = self.next_seq;
+                match pool.submit(Job { conn: self.id, seq, frame }) {
+                    Ok(()) => {
+                        self.next_seq += 1;
+                        self.frames_offloaded += 1;
+                        self.in_order.push_back(Slot::Parsing(seq));
+                        return;
+                    }
+                    Err(job) => FrameEvent::Frame(job.frame),
+                }
+            }
+            (event, _) => event,
+        };
+        if self.in_order.is_empty() {
+            self.deliver(Slot::Event(event), now);
+        } else {
+            self.in_order.push_back(Slot::Event(event));
+        }
+    }
+
+    /// A frame came back from the parse pool.
+    pub(crate) fn on_parsed(&mut self, ring: &mut Ring, parsed: Parsed, now: Instant) {
+        let Parsed { seq, frame, decoded, .. } = parsed;
+        if let Some(slot) =
+            self.in_order.iter_mut().find(|s| matches!(s, Slot::Parsing(n) if *n == seq))
+        {
+            *slot = Slot::Parsed(frame, decoded);
+        }
+        while let Some(front) = self.in_order.front() {
+            if matches!(front, Slot::Parsing(_)) {
+                break;
+            }
+            let slot = self.in_order.pop_front().expect("front exists");
+            self.deliver(slot, now);
+        }
+        if self.in_order.is_empty()
+            && let Some(reason) = self.close_when_parsed.take()
+        {
+            self.session.handle_closed(reason);
+        }
+        self.flush(ring, now);
+    }
+
+    fn deliver(&mut self, slot: Slot, now: Instant) {
+        match slot {
+            Slot::Event(FrameEvent::Frame(frame)) => self.session.handle_frame(&frame, now),
+            Slot::Event(FrameEvent::Oversized(o)) => self.session.handle_oversized(&o),
+            Slot::Parsed(frame, decoded) => self.session.handle_decoded(&frame, decoded, now),
+            Slot::Parsing(_) => unreachable!("only delivered once parsed"),
+        }
+    }
+
+    /// The server is gone: fail what is pending, but only after every frame it sent before
+    /// going has been delivered (some may still be on the parse pool).
+    fn close_session(&mut self, reason: CloseReason) {
+        if self.in_order.is_empty() {
+            self.session.handle_closed(reason);
+        } else {
+            self.close_when_parsed.get_or_insert(reason);
+        }
     }
 
     /// A read on stderr completed.
@@ -357,7 +457,7 @@ impl Conn {
         if self.stdout_open {
             self.close_at = Some((now + EXIT_GRACE, reason));
         } else {
-            self.session.handle_closed(reason);
+            self.close_session(reason);
             self.flush(ring, now);
         }
     }
@@ -399,7 +499,7 @@ impl Conn {
         self.session.handle_timeout(now);
         if let Some((at, reason)) = self.close_at.take_if(|(at, _)| *at <= now) {
             let _ = at;
-            self.session.handle_closed(reason);
+            self.close_session(reason);
             if self.exit.is_some() {
                 // Exited, but something still holds its pipes open: stop reading them.
                 let _ = ring.cancel(self.tag(STDOUT));
@@ -437,6 +537,7 @@ impl Conn {
             && !self.stderr_open
             && !self.writing
             && !self.exit_watch
+            && self.in_order.is_empty()
     }
 
     /// Final bookkeeping when the connection is removed.
@@ -467,6 +568,7 @@ impl Conn {
             stderr_bytes: self.stderr_log.total(),
             stderr_tail: self.stderr_log.tail(),
             events_dropped: self.events_dropped,
+            frames_offloaded: self.frames_offloaded,
         }
     }
 }

@@ -17,6 +17,7 @@ use futures_channel::oneshot;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use crate::parse::pool::{ParsePool, Parsed};
 use crate::protocol::{CloseReason, RequestError, ServerDetails, Session, SessionConfig};
 use crate::queue::{ReadyList, RequestQueue, Ticket};
 use crate::uring::{Buffer, Completion, Ring, sys};
@@ -93,13 +94,19 @@ pub(crate) struct DriverConfig {
     pub(crate) stderr_capacity: usize,
     pub(crate) read_size: usize,
     pub(crate) pipe_size: usize,
+    pub(crate) offload_threshold: usize,
 }
+
+/// Frames parsed off the reactor thread, waiting to be delivered in order.
+pub(crate) type ParsedQueue = crossbeam_queue::SegQueue<Parsed>;
 
 pub(crate) struct Driver {
     ring: Ring,
     conns: HashMap<u64, Conn>,
     commands: Receiver<Command>,
     ready: Arc<ReadyList<QueuedRequest>>,
+    parsed: Arc<ParsedQueue>,
+    pool: Option<ParsePool>,
     wake: Arc<OwnedFd>,
     /// Min-heap of (deadline, server id); stale entries are skipped when popped.
     timers: BinaryHeap<Reverse<(Instant, u64)>>,
@@ -113,6 +120,8 @@ impl Driver {
         ring: Ring,
         commands: Receiver<Command>,
         ready: Arc<ReadyList<QueuedRequest>>,
+        parsed: Arc<ParsedQueue>,
+        pool: Option<ParsePool>,
         wake: Arc<OwnedFd>,
         config: DriverConfig,
     ) -> Driver {
@@ -121,6 +130,8 @@ impl Driver {
             conns: HashMap::new(),
             commands,
             ready,
+            parsed,
+            pool,
             wake,
             timers: BinaryHeap::new(),
             config,
@@ -207,6 +218,7 @@ impl Driver {
         if c.tag == WAKE {
             self.drain_commands(now);
             self.drain_ready(now);
+            self.drain_parsed(now);
             let buf = match c.buffer {
                 Buffer::Read(buf) => buf,
                 _ => Vec::with_capacity(8),
@@ -224,7 +236,9 @@ impl Driver {
         };
         let ring = &mut self.ring;
         match (kind, c.buffer) {
-            (STDOUT, Buffer::Read(buf)) => conn.on_stdout(ring, c.result, buf, now),
+            (STDOUT, Buffer::Read(buf)) => {
+                conn.on_stdout(ring, self.pool.as_ref(), c.result, buf, now)
+            }
             (STDERR, Buffer::Read(buf)) => conn.on_stderr(ring, c.result, buf),
             (STDIN, Buffer::Write(data)) => conn.on_stdin(ring, c.result, data, now),
             (EXIT, _) => conn.on_exit(ring, c.result, now),
@@ -242,6 +256,17 @@ impl Driver {
                     self.stop(now);
                     return;
                 }
+            }
+        }
+    }
+
+    /// Delivers frames that came back from the parse pool.
+    fn drain_parsed(&mut self, now: Instant) {
+        while let Some(parsed) = self.parsed.pop() {
+            let id = parsed.conn;
+            if let Some(conn) = self.conns.get_mut(&id) {
+                conn.on_parsed(&mut self.ring, parsed, now);
+                self.after(id);
             }
         }
     }
@@ -363,6 +388,7 @@ impl Driver {
             max_frame: self.config.session.max_frame,
             stderr_capacity: self.config.stderr_capacity,
             read_size: self.config.read_size,
+            offload_threshold: self.config.offload_threshold,
             queue,
             events,
             init_reply: reply,

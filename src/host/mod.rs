@@ -33,6 +33,8 @@ use std::time::Duration;
 
 use futures_channel::oneshot;
 
+use crate::parse::JsonParser;
+use crate::parse::pool::ParsePool;
 use crate::protocol::{Implementation, Root, SessionConfig};
 use crate::queue::{ReadyList, RequestQueue};
 use crate::uring::{Ring, sys};
@@ -44,7 +46,7 @@ pub use error::{Error, Result};
 pub use events::{EventStream, ServerEvent};
 
 use client::{ClientInner, block_on};
-use driver::{Command, Driver, DriverConfig, QueuedRequest};
+use driver::{Command, Driver, DriverConfig, ParsedQueue, QueuedRequest};
 
 /// The caller side of the reactor: a command channel plus the eventfd that wakes it.
 pub(crate) struct ReactorHandle {
@@ -80,6 +82,8 @@ pub struct HostBuilder {
     ring_entries: u32,
     events_capacity: usize,
     queue_limit: usize,
+    parse_threads: usize,
+    offload_threshold: usize,
 }
 
 impl Default for HostBuilder {
@@ -91,6 +95,8 @@ impl Default for HostBuilder {
             ring_entries: 1024,
             events_capacity: 1024,
             queue_limit: 4096,
+            parse_threads: 1,
+            offload_threshold: 256 * 1024,
         }
     }
 }
@@ -146,6 +152,25 @@ impl HostBuilder {
         self
     }
 
+    /// The JSON parser for server bytes (default: simd-json).
+    pub fn parser(mut self, parser: JsonParser) -> Self {
+        self.session.parser = parser;
+        self
+    }
+
+    /// Frames of at least `bytes` are parsed on the worker pool instead of the reactor thread
+    /// (default 256 KiB, where parsing starts to cost more than the hand-off).
+    pub fn parse_offload_threshold(mut self, bytes: usize) -> Self {
+        self.offload_threshold = bytes.max(1);
+        self
+    }
+
+    /// Worker threads parsing large frames (default 1; 0 parses everything on the reactor).
+    pub fn parse_threads(mut self, n: usize) -> Self {
+        self.parse_threads = n;
+        self
+    }
+
     /// The `clientInfo` sent in `initialize`.
     pub fn client_info(mut self, info: Implementation) -> Self {
         self.session.client_info = info;
@@ -162,14 +187,29 @@ impl HostBuilder {
         tracing::debug!(features = ?ring.features(), "io_uring ready");
         let wake = Arc::new(sys::eventfd().map_err(Error::Reactor)?);
         let ready = Arc::new(ReadyList::new());
+        let parsed = Arc::new(ParsedQueue::new());
+        let pool = if self.parse_threads == 0 {
+            None
+        } else {
+            let (queue, wake) = (parsed.clone(), wake.clone());
+            let deliver = Arc::new(move |p| {
+                queue.push(p);
+                sys::eventfd_signal(&*wake);
+            });
+            Some(
+                ParsePool::new(self.parse_threads, self.session.parser, deliver)
+                    .map_err(Error::Reactor)?,
+            )
+        };
         let (tx, rx) = channel();
         let config = DriverConfig {
             session: self.session,
             stderr_capacity: self.stderr_capacity,
             read_size: self.read_size,
             pipe_size: sys::pipe_max_size(),
+            offload_threshold: self.offload_threshold,
         };
-        let driver = Driver::new(ring, rx, ready.clone(), wake.clone(), config);
+        let driver = Driver::new(ring, rx, ready.clone(), parsed, pool, wake.clone(), config);
         let thread = std::thread::Builder::new()
             .name("ringmcp-reactor".into())
             .spawn(move || driver.run())

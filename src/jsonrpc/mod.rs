@@ -88,7 +88,7 @@ pub enum Message {
 }
 
 /// What one frame held: a single message or a batch array.
-#[derive(Debug, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Decoded {
     /// One message.
     Single(Message),
@@ -102,7 +102,16 @@ pub enum Decoded {
 /// [`DecodeError::Json`] if the bytes are not JSON, [`DecodeError::Invalid`] if they are JSON but
 /// not a JSON-RPC 2.0 message (or an empty batch).
 pub fn decode(frame: &[u8]) -> Result<Decoded, DecodeError> {
-    let value: Value = serde_json::from_slice(frame).map_err(DecodeError::Json)?;
+    let value: Value =
+        serde_json::from_slice(frame).map_err(|e| DecodeError::Json(e.to_string()))?;
+    decode_value(value)
+}
+
+/// Classifies an already parsed JSON value: one message, or a batch array.
+///
+/// # Errors
+/// [`DecodeError::Invalid`] if the value is not a JSON-RPC 2.0 message (or an empty batch).
+pub fn decode_value(value: Value) -> Result<Decoded, DecodeError> {
     match value {
         Value::Array(items) if items.is_empty() => Err(DecodeError::Invalid("empty batch")),
         Value::Array(items) => Ok(Decoded::Batch(items.into_iter().map(classify).collect())),
@@ -116,7 +125,7 @@ pub fn decode(frame: &[u8]) -> Result<Decoded, DecodeError> {
 /// # Errors
 /// When the bytes are not one valid JSON text.
 pub fn parse_json(bytes: &[u8]) -> Result<Value, DecodeError> {
-    serde_json::from_slice(bytes).map_err(DecodeError::Json)
+    serde_json::from_slice(bytes).map_err(|e| DecodeError::Json(e.to_string()))
 }
 
 /// Classifies one JSON value as a JSON-RPC message.

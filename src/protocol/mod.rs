@@ -33,6 +33,7 @@ use serde_json::{Value, json};
 
 use crate::frame::{IdSniffer, Oversized};
 use crate::jsonrpc::{self, DecodeError, Decoded, ErrorObject, Id, Message, codes};
+use crate::parse::{JsonParser, Parser};
 
 pub use error::{CloseReason, RequestError, Violation};
 pub use lifecycle::ServerDetails;
@@ -62,6 +63,8 @@ pub struct SessionConfig {
     /// Roots to answer `roots/list` with; `None` means the `roots` capability is not declared
     /// and `roots/list` gets -32601.
     pub roots: Option<Vec<Root>>,
+    /// The JSON parser for frames parsed inline.
+    pub parser: JsonParser,
 }
 
 impl Default for SessionConfig {
@@ -73,6 +76,7 @@ impl Default for SessionConfig {
             max_pending: 65_536,
             max_frame: crate::frame::DEFAULT_MAX_FRAME,
             roots: None,
+            parser: JsonParser::default(),
         }
     }
 }
@@ -129,12 +133,14 @@ pub struct Session<T> {
     events: VecDeque<Event<T>>,
     stats: SessionStats,
     last_received: Option<Instant>,
+    parser: Parser,
 }
 
 impl<T> Session<T> {
     /// A session in the `Uninitialized` state.
     pub fn new(config: SessionConfig) -> Self {
         Session {
+            parser: Parser::new(config.parser),
             config,
             state: State::Uninitialized,
             next_id: 1,
@@ -214,11 +220,23 @@ impl<T> Session<T> {
         self.transmit.push_back(line.into());
     }
 
-    /// Feeds one frame received from the server.
+    /// Feeds one frame received from the server (parsed here, with the session's parser).
     pub fn handle_frame(&mut self, frame: &[u8], now: Instant) {
+        let decoded = self.parser.decode(frame);
+        self.handle_decoded(frame, decoded, now);
+    }
+
+    /// Feeds one frame that was already parsed (e.g. on a worker pool). `frame` is only read
+    /// when `decoded` is an error, to report it and to find the request it answered.
+    pub fn handle_decoded(
+        &mut self,
+        frame: &[u8],
+        decoded: Result<Decoded, DecodeError>,
+        now: Instant,
+    ) {
         self.stats.frames += 1;
         self.last_received = Some(now);
-        match jsonrpc::decode(frame) {
+        match decoded {
             Ok(Decoded::Single(msg)) => self.dispatch(msg),
             Ok(Decoded::Batch(items)) => {
                 for item in items {

@@ -10,6 +10,7 @@ use std::panic::{self, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
 use ringmcp::frame::{DEFAULT_MAX_FRAME, FrameEvent, LineFramer};
+use ringmcp::parse::{JsonParser, Parser};
 use ringmcp::{fuzzing, jsonrpc};
 
 /// The suite has 318 files in `test_parsing/`; fewer than this means a broken checkout.
@@ -20,7 +21,17 @@ fn suite_dir() -> PathBuf {
 }
 
 #[test]
-fn parser_agrees_with_json_test_suite() {
+fn serde_parser_agrees_with_json_test_suite() {
+    check_suite(JsonParser::Serde);
+}
+
+#[test]
+fn simd_parser_agrees_with_json_test_suite() {
+    check_suite(JsonParser::Simd);
+}
+
+fn check_suite(kind: JsonParser) {
+    let mut parser = Parser::new(kind);
     let dir = suite_dir();
     if !dir.is_dir() {
         eprintln!(
@@ -43,7 +54,8 @@ fn parser_agrees_with_json_test_suite() {
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
         let bytes = fs::read(path).unwrap_or_else(|e| panic!("reading {name}: {e}"));
         let outcome = panic::catch_unwind(AssertUnwindSafe(|| {
-            let parsed = jsonrpc::parse_json(&bytes).map(drop);
+            let parsed = parser.value(&bytes).map(drop);
+            let _ = parser.decode(&bytes);
             let _ = jsonrpc::decode(&bytes);
             fuzzing::jsonrpc_decode(&bytes);
             fuzzing::framer(&bytes);
@@ -67,7 +79,7 @@ fn parser_agrees_with_json_test_suite() {
         }
     }
     eprintln!(
-        "JSONTestSuite: {} files; implementation-defined accepted: {:?}; rejected: {:?}",
+        "JSONTestSuite ({kind:?}): {} files; implementation-defined accepted: {:?}; rejected: {:?}",
         files.len(),
         implementation_accepted,
         implementation_rejected

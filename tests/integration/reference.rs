@@ -1,5 +1,6 @@
 //! ringmcp against its own reference server (`ringmcp serve`): the full happy path.
 
+use std::future::Future;
 use std::sync::Arc;
 
 use ringmcp::host::Error;
@@ -169,4 +170,38 @@ fn hundred_thousand_calls_over_sixteen_servers() {
     });
     let n = futures_executor::block_on(stream::iter(calls).buffer_unordered(256).count());
     assert_eq!(n, 100_000);
+}
+
+/// A 10 MB answer is parsed on the worker pool, and a small call to another server completes
+/// while the big one is under way (no timing thresholds: only what happened, in what order).
+#[test]
+fn a_big_answer_does_not_stall_other_servers() {
+    let host = host();
+    let big = host.spawn_blocking(reference("big", &[])).unwrap();
+    let small = host.spawn_blocking(reference("small", &[])).unwrap();
+    let mut blob = Box::pin(big.call_tool("blob", json!({"bytes": 10_000_000})));
+    let waker = futures::task::noop_waker();
+    let mut cx = std::task::Context::from_waker(&waker);
+    let mut small_calls_during_big = 0;
+    let result = loop {
+        if let std::task::Poll::Ready(r) = blob.as_mut().poll(&mut cx) {
+            break r.unwrap();
+        }
+        assert_eq!(
+            small.call_tool_blocking("echo", json!({"text": "ping"})).unwrap().text(),
+            "ping"
+        );
+        small_calls_during_big += 1;
+    };
+    assert_eq!(result.content[0].as_text().unwrap().len(), 10_000_000);
+    assert!(
+        small_calls_during_big > 0,
+        "the small server got no answer while the big one was in flight"
+    );
+    assert_eq!(
+        big.stats_blocking().unwrap().frames_offloaded,
+        1,
+        "the 10 MB frame is parsed off the reactor"
+    );
+    assert_eq!(small.stats_blocking().unwrap().frames_offloaded, 0);
 }
