@@ -17,15 +17,28 @@ pub fn framer(data: &[u8]) {
     // Vary the chunk sizes deterministically: chunk, 2*chunk, 3*chunk, ...
     let mut start = 0;
     let mut step = chunk;
+    let mut round = 0usize;
     while start < rest.len() {
         let end = (start + step).min(rest.len());
-        framer.push(&rest[start..end]);
-        while let Some(ev) = framer.next_event() {
-            got.push(ev);
+        // Alternate the copying and the zero-copy entry points, and sometimes push twice
+        // before pulling, so every path is compared with the oracle.
+        if round % 2 == 0 {
+            framer.push(&rest[start..end]);
+        } else {
+            framer.push_bytes(bytes::Bytes::copy_from_slice(&rest[start..end]));
         }
-        assert!(framer.buffered() <= max + step, "framer buffered past its bound");
+        if round % 3 != 1 {
+            while let Some(ev) = framer.next_event() {
+                got.push(ev);
+            }
+            assert!(framer.buffered() <= max + 2 * 48, "framer buffered past its bound");
+        }
         start = end;
         step = step % 31 + chunk;
+        round += 1;
+    }
+    while let Some(ev) = framer.next_event() {
+        got.push(ev);
     }
     assert_eq!(got, oracle(rest, max));
 }

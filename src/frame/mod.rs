@@ -53,7 +53,11 @@ pub struct Oversized {
 /// trailing partial line.
 #[derive(Debug)]
 pub struct LineFramer {
-    /// Bytes received and not yet handed out. Invariant: `buf[..scanned]` holds no `\n`.
+    /// The latest chunk, not yet scanned, when nothing older is buffered: complete lines are
+    /// sliced out of it without a copy. Invariant: if `head` is non-empty, `buf` is empty.
+    head: Bytes,
+    /// The start of a line that spans chunks (copied here). Invariant: `buf[..scanned]` holds
+    /// no `\n`.
     buf: BytesMut,
     /// How far `buf` is known to be free of newlines.
     scanned: usize,
@@ -70,7 +74,13 @@ impl LineFramer {
     /// If `max_frame` is zero.
     pub fn new(max_frame: usize) -> Self {
         assert!(max_frame > 0, "max_frame must be positive");
-        LineFramer { buf: BytesMut::new(), scanned: 0, max_frame, discard: None }
+        LineFramer {
+            head: Bytes::new(),
+            buf: BytesMut::new(),
+            scanned: 0,
+            max_frame,
+            discard: None,
+        }
     }
 
     /// The bound on one line.
@@ -80,33 +90,98 @@ impl LineFramer {
 
     /// Bytes buffered and not yet returned (a partial line, or lines not yet pulled).
     pub fn buffered(&self) -> usize {
-        self.buf.len()
+        self.head.len() + self.buf.len()
     }
 
-    /// Appends a chunk of received bytes.
+    /// Appends a chunk of received bytes (copying it).
     pub fn push(&mut self, chunk: &[u8]) {
+        if self.head.is_empty() && self.buf.is_empty() {
+            self.head = Bytes::copy_from_slice(chunk);
+        } else {
+            self.append(chunk);
+        }
+    }
+
+    /// Appends a chunk of received bytes without copying it: lines that lie wholly inside it
+    /// are returned as slices of it (a line continuing from an earlier chunk is copied).
+    pub fn push_bytes(&mut self, chunk: Bytes) {
+        if self.head.is_empty() && self.buf.is_empty() {
+            self.head = chunk;
+        } else {
+            self.append(&chunk);
+        }
+    }
+
+    /// Keeps byte order when older bytes are still held: everything goes to `buf`.
+    fn append(&mut self, chunk: &[u8]) {
+        if !self.head.is_empty() {
+            debug_assert!(self.buf.is_empty());
+            self.buf.extend_from_slice(&self.head);
+            self.head = Bytes::new();
+        }
         self.buf.extend_from_slice(chunk);
+    }
+
+    /// A complete raw line (without its `\n`): the event it makes, or `None` to skip it.
+    fn line_event(&self, mut line: Bytes) -> Option<FrameEvent> {
+        if line.len() > self.max_frame {
+            let mut sniffer = IdSniffer::new();
+            sniffer.feed(&line);
+            let id = sniffer.id().map(<[u8]>::to_vec);
+            return Some(FrameEvent::Oversized(Oversized { len: line.len() as u64, id }));
+        }
+        if line.last() == Some(&b'\r') {
+            line.truncate(line.len() - 1);
+        }
+        if line.iter().all(u8::is_ascii_whitespace) {
+            return None;
+        }
+        Some(FrameEvent::Frame(line))
     }
 
     /// Returns the next complete event, or `None` when more bytes are needed.
     pub fn next_event(&mut self) -> Option<FrameEvent> {
         loop {
             if let Some((count, sniffer)) = &mut self.discard {
-                match memchr::memchr(b'\n', &self.buf) {
+                let data: &[u8] = if self.head.is_empty() { &self.buf } else { &self.head };
+                match memchr::memchr(b'\n', data) {
                     None => {
-                        sniffer.feed(&self.buf);
-                        *count += self.buf.len() as u64;
+                        sniffer.feed(data);
+                        *count += data.len() as u64;
+                        self.head = Bytes::new();
                         self.buf.clear();
                         return None;
                     }
                     Some(nl) => {
-                        sniffer.feed(&self.buf[..nl]);
+                        sniffer.feed(&data[..nl]);
                         let len = *count + nl as u64;
                         let id = sniffer.id().map(<[u8]>::to_vec);
-                        self.buf.advance(nl + 1);
+                        if self.head.is_empty() {
+                            self.buf.advance(nl + 1);
+                        } else {
+                            self.head.advance(nl + 1);
+                        }
                         self.scanned = 0;
                         self.discard = None;
                         return Some(FrameEvent::Oversized(Oversized { len, id }));
+                    }
+                }
+            }
+            if !self.head.is_empty() {
+                match memchr::memchr(b'\n', &self.head) {
+                    Some(nl) => {
+                        let mut line = self.head.split_to(nl + 1);
+                        line.truncate(nl);
+                        match self.line_event(line) {
+                            Some(event) => return Some(event),
+                            None => continue,
+                        }
+                    }
+                    None => {
+                        // The rest of this chunk starts a line that continues later: copy it.
+                        self.buf.extend_from_slice(&self.head);
+                        self.head = Bytes::new();
+                        self.scanned = 0;
                     }
                 }
             }
@@ -116,19 +191,9 @@ impl LineFramer {
                     self.scanned = 0;
                     let mut line = self.buf.split_to(nl + 1);
                     line.truncate(nl);
-                    if nl > self.max_frame {
-                        let mut sniffer = IdSniffer::new();
-                        sniffer.feed(&line);
-                        let id = sniffer.id().map(<[u8]>::to_vec);
-                        return Some(FrameEvent::Oversized(Oversized { len: nl as u64, id }));
+                    if let Some(event) = self.line_event(line.freeze()) {
+                        return Some(event);
                     }
-                    if line.last() == Some(&b'\r') {
-                        line.truncate(nl - 1);
-                    }
-                    if line.iter().all(u8::is_ascii_whitespace) {
-                        continue;
-                    }
-                    return Some(FrameEvent::Frame(line.freeze()));
                 }
                 None if self.buf.len() > self.max_frame => {
                     // Too long already and no end in sight: stop buffering, keep counting.
@@ -149,11 +214,14 @@ impl LineFramer {
     /// Ends the stream: returns the length of an unterminated trailing line, if there was one
     /// (ignoring whitespace-only tails), and resets the framer.
     pub fn finish(&mut self) -> Option<u64> {
+        let held = (self.head.len() + self.buf.len()) as u64;
+        let blank = self.head.iter().chain(self.buf.iter()).all(u8::is_ascii_whitespace);
         let pending = match self.discard.take() {
-            Some((count, _)) => Some(count + self.buf.len() as u64),
-            None if self.buf.iter().all(u8::is_ascii_whitespace) => None,
-            None => Some(self.buf.len() as u64),
+            Some((count, _)) => Some(count + held),
+            None if blank => None,
+            None => Some(held),
         };
+        self.head = Bytes::new();
         self.buf.clear();
         self.scanned = 0;
         pending
@@ -189,6 +257,8 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    /// Feeds `input` cut at `cuts`, alternating `push` and `push_bytes`, and sometimes pushing
+    /// twice before pulling events, so every path through the framer is compared to the oracle.
     fn run_chunked(input: &[u8], cuts: &[usize], max: usize) -> Vec<FrameEvent> {
         let mut framer = LineFramer::new(max);
         let mut out = Vec::new();
@@ -196,17 +266,40 @@ mod tests {
         let mut points: Vec<usize> = cuts.iter().map(|c| c % (input.len() + 1)).collect();
         points.sort_unstable();
         points.push(input.len());
-        for end in points {
+        for (i, end) in points.into_iter().enumerate() {
             if end < start {
                 continue;
             }
-            framer.push(&input[start..end]);
+            if i % 2 == 0 {
+                framer.push(&input[start..end]);
+            } else {
+                framer.push_bytes(Bytes::copy_from_slice(&input[start..end]));
+            }
             start = end;
-            while let Some(ev) = framer.next_event() {
-                out.push(ev);
+            if i % 3 != 1 {
+                while let Some(ev) = framer.next_event() {
+                    out.push(ev);
+                }
             }
         }
+        while let Some(ev) = framer.next_event() {
+            out.push(ev);
+        }
         out
+    }
+
+    #[test]
+    fn lines_inside_one_chunk_are_not_copied() {
+        let mut f = LineFramer::new(64);
+        let chunk = Bytes::from_static(b"{\"a\":1}\n{\"b\":2}\n{\"c\"");
+        let base = chunk.as_ptr();
+        f.push_bytes(chunk);
+        let Some(FrameEvent::Frame(a)) = f.next_event() else { panic!() };
+        let Some(FrameEvent::Frame(b)) = f.next_event() else { panic!() };
+        assert_eq!((a.as_ptr(), b.as_ptr()), (base, base.wrapping_add(8)), "slices of the chunk");
+        assert_eq!(f.next_event(), None);
+        f.push_bytes(Bytes::from_static(b":3}\n"));
+        assert_eq!(f.next_event(), Some(FrameEvent::Frame(Bytes::from_static(b"{\"c\":3}"))));
     }
 
     #[test]
