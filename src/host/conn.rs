@@ -17,7 +17,7 @@ use crate::parse::pool::{Job, ParsePool, Parsed};
 use crate::protocol::{CloseReason, Event, RequestError, ServerDetails, Session, SessionStats};
 use crate::queue::{RateMeter, RequestQueue};
 use crate::sandbox::{Signal, signal_group};
-use crate::uring::Ring;
+use crate::uring::{Buffer, Completion, Ring};
 
 use super::driver::{QueuedRequest, Reply};
 use super::error::Error;
@@ -181,9 +181,9 @@ impl Conn {
             close_when_parsed: None,
             frames_offloaded: 0,
         };
-        let armed = ring
-            .read(&conn.stdout, Vec::with_capacity(conn.read_size), conn.tag(STDOUT))
-            .and_then(|()| ring.read(&conn.stderr, Vec::with_capacity(16 * 1024), conn.tag(STDERR)))
+        let armed = conn
+            .arm(ring, STDOUT, false)
+            .and_then(|()| conn.arm(ring, STDERR, false))
             .and_then(|()| ring.poll_readable(&conn.pidfd, conn.tag(EXIT)));
         if let Err(e) = armed {
             // Without its reads and exit watch the server cannot be driven: end it now. Reads
@@ -298,35 +298,97 @@ impl Conn {
     }
 
     /// A read on stdout completed.
+    /// Arms the next read on stdout or stderr: a multishot read into the shared buffers when
+    /// the kernel has them (unless `own_buffer`), else a read with a buffer of its own.
+    fn arm(&self, ring: &mut Ring, kind: u64, own_buffer: bool) -> std::io::Result<()> {
+        let (file, size) = match kind {
+            STDOUT => (&self.stdout, self.read_size),
+            _ => (&self.stderr, 16 * 1024),
+        };
+        if ring.features().multishot_read && !own_buffer {
+            ring.read_multishot(file, self.tag(kind))
+        } else {
+            ring.read(file, Vec::with_capacity(size), self.tag(kind))
+        }
+    }
+
+    /// Re-arms a read whose previous operation ended; `ENOBUFS` (every shared buffer busy)
+    /// falls back to one read with its own buffer, so the pipe is drained regardless.
+    fn rearm(&mut self, ring: &mut Ring, kind: u64, result: i32) -> bool {
+        match self.arm(ring, kind, result == -libc::ENOBUFS) {
+            Ok(()) => true,
+            Err(e) => {
+                tracing::error!(server = &*self.name, "re-arming a read: {e}");
+                false
+            }
+        }
+    }
+
+    /// A read on stdout completed (one chunk of a multishot read, or a plain read).
     pub(crate) fn on_stdout(
         &mut self,
         ring: &mut Ring,
         pool: Option<&ParsePool>,
-        result: i32,
-        buf: Vec<u8>,
+        c: Completion,
         now: Instant,
     ) {
-        if result > 0 {
-            self.stdout_bytes += buf.len() as u64;
-            self.framer.push(&buf);
-            while let Some(event) = self.framer.next_event() {
-                self.on_frame(event, pool, now);
+        match c.buffer {
+            // Zero-copy: frames inside this chunk are slices of the shared buffer.
+            Buffer::Provided { bid, len } => self.take_chunk(ring.lease(bid, len), pool, now),
+            Buffer::Read(buf) if c.result > 0 => {
+                self.stdout_bytes += buf.len() as u64;
+                self.framer.push(&buf);
+                while let Some(event) = self.framer.next_event() {
+                    self.on_frame(event, pool, now);
+                }
+                if self.rearm_with(ring, STDOUT, buf) {
+                    self.flush(ring, now);
+                    return;
+                }
             }
-            if let Err(e) = ring.read(&self.stdout, buf, self.tag(STDOUT)) {
-                tracing::error!(server = &*self.name, "re-arming stdout read: {e}");
-                self.stdout_open = false;
-            }
-        } else {
-            self.stdout_open = false;
-            if let Some(len) = self.framer.finish() {
-                self.session.handle_truncated(len);
-            }
-            match &self.exit {
-                Some(reason) => self.close_session(reason.clone()),
-                None => self.close_at = Some((now + EOF_GRACE, CloseReason::StdoutClosed)),
-            }
+            _ => {}
+        }
+        if c.more
+            || ((c.result > 0 || c.result == -libc::ENOBUFS) && self.rearm(ring, STDOUT, c.result))
+        {
+            self.flush(ring, now);
+            return;
+        }
+        // End of stream, an error, or a cancel: stdout is done.
+        if c.result < 0 && c.result != -libc::ECANCELED {
+            let err = std::io::Error::from_raw_os_error(-c.result);
+            tracing::warn!(server = &*self.name, "reading stdout: {err}");
+        }
+        self.stdout_open = false;
+        if let Some(len) = self.framer.finish() {
+            self.session.handle_truncated(len);
+        }
+        match &self.exit {
+            Some(reason) => self.close_session(reason.clone()),
+            None => self.close_at = Some((now + EOF_GRACE, CloseReason::StdoutClosed)),
         }
         self.flush(ring, now);
+    }
+
+    /// Re-arms after a plain read: the same buffer again, or back to multishot when that read
+    /// was the `ENOBUFS` fallback.
+    fn rearm_with(&self, ring: &mut Ring, kind: u64, buf: Vec<u8>) -> bool {
+        let file = if kind == STDOUT { &self.stdout } else { &self.stderr };
+        let armed = if ring.features().multishot_read {
+            ring.read_multishot(file, self.tag(kind))
+        } else {
+            ring.read(file, buf, self.tag(kind))
+        };
+        armed.map_err(|e| tracing::error!(server = &*self.name, "re-arming a read: {e}")).is_ok()
+    }
+
+    /// Frames what a read brought.
+    fn take_chunk(&mut self, chunk: Bytes, pool: Option<&ParsePool>, now: Instant) {
+        self.stdout_bytes += chunk.len() as u64;
+        self.framer.push_bytes(chunk);
+        while let Some(event) = self.framer.next_event() {
+            self.on_frame(event, pool, now);
+        }
     }
 
     /// One framer event, in arrival order: large frames go to the parse pool; everything
@@ -351,6 +413,12 @@ impl Conn {
         if self.in_order.is_empty() {
             self.deliver(Slot::Event(event), now);
         } else {
+            // Waiting behind a frame on the pool: copy it, so it does not hold a shared
+            // receive buffer out of the kernel's hands meanwhile.
+            let event = match event {
+                FrameEvent::Frame(f) => FrameEvent::Frame(Bytes::copy_from_slice(&f)),
+                other => other,
+            };
             self.in_order.push_back(Slot::Event(event));
         }
     }
@@ -398,12 +466,24 @@ impl Conn {
     }
 
     /// A read on stderr completed.
-    pub(crate) fn on_stderr(&mut self, ring: &mut Ring, result: i32, buf: Vec<u8>) {
-        if result > 0 {
-            self.stderr_log.push(&self.name, &buf);
-            if ring.read(&self.stderr, buf, self.tag(STDERR)).is_ok() {
-                return;
+    pub(crate) fn on_stderr(&mut self, ring: &mut Ring, c: Completion) {
+        match c.buffer {
+            Buffer::Provided { bid, len } => {
+                self.stderr_log.push(&self.name, ring.view(bid, len));
+                ring.recycle(bid);
             }
+            Buffer::Read(buf) if c.result > 0 => {
+                self.stderr_log.push(&self.name, &buf);
+                if self.rearm_with(ring, STDERR, buf) {
+                    return;
+                }
+            }
+            _ => {}
+        }
+        if c.more
+            || ((c.result > 0 || c.result == -libc::ENOBUFS) && self.rearm(ring, STDERR, c.result))
+        {
+            return;
         }
         self.stderr_log.finish(&self.name);
         self.stderr_open = false;

@@ -231,18 +231,24 @@ impl Driver {
         let id = c.tag >> KIND_BITS;
         let kind = c.tag & ((1 << KIND_BITS) - 1);
         let Some(conn) = self.conns.get_mut(&id) else {
+            // Cannot happen (a server is removed only once its operations are done), but a
+            // shared buffer must never be lost: give it back.
+            if let Buffer::Provided { bid, .. } = c.buffer {
+                self.ring.recycle(bid);
+            }
             tracing::error!(tag = c.tag, "completion for an unknown server");
             return;
         };
         let ring = &mut self.ring;
-        match (kind, c.buffer) {
-            (STDOUT, Buffer::Read(buf)) => {
-                conn.on_stdout(ring, self.pool.as_ref(), c.result, buf, now)
-            }
-            (STDERR, Buffer::Read(buf)) => conn.on_stderr(ring, c.result, buf),
-            (STDIN, Buffer::Write(data)) => conn.on_stdin(ring, c.result, data, now),
-            (EXIT, _) => conn.on_exit(ring, c.result, now),
-            (kind, _) => tracing::error!(kind, "completion of an unexpected kind"),
+        match kind {
+            STDOUT => conn.on_stdout(ring, self.pool.as_ref(), c, now),
+            STDERR => conn.on_stderr(ring, c),
+            STDIN => match c.buffer {
+                Buffer::Write(data) => conn.on_stdin(ring, c.result, data, now),
+                _ => tracing::error!("stdin completion without its data"),
+            },
+            EXIT => conn.on_exit(ring, c.result, now),
+            kind => tracing::error!(kind, "completion of an unexpected kind"),
         }
         self.after(id);
     }

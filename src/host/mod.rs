@@ -37,7 +37,7 @@ use crate::parse::JsonParser;
 use crate::parse::pool::ParsePool;
 use crate::protocol::{Implementation, Root, SessionConfig};
 use crate::queue::{ReadyList, RequestQueue};
-use crate::uring::{Ring, sys};
+use crate::uring::{BufferPool, Features, Ring, sys};
 
 pub use client::{Client, ResponseFuture};
 pub use config::{Config, ConfigError, ServerSpec};
@@ -84,6 +84,7 @@ pub struct HostBuilder {
     queue_limit: usize,
     parse_threads: usize,
     offload_threshold: usize,
+    buffers: Option<BufferPool>,
 }
 
 impl Default for HostBuilder {
@@ -97,6 +98,7 @@ impl Default for HostBuilder {
             queue_limit: 4096,
             parse_threads: 1,
             offload_threshold: 256 * 1024,
+            buffers: Some(BufferPool::default()),
         }
     }
 }
@@ -171,6 +173,13 @@ impl HostBuilder {
         self
     }
 
+    /// The shared receive buffers of multishot reads (default: 128 × 64 KiB); `None` turns
+    /// multishot reads off (every pipe then has a read buffer of its own armed).
+    pub fn read_buffers(mut self, pool: Option<BufferPool>) -> Self {
+        self.buffers = pool;
+        self
+    }
+
     /// The `clientInfo` sent in `initialize`.
     pub fn client_info(mut self, info: Implementation) -> Self {
         self.session.client_info = info;
@@ -183,8 +192,6 @@ impl HostBuilder {
     /// [`Error::Reactor`] when io_uring or an eventfd cannot be set up, or the thread cannot
     /// be started.
     pub fn build(self) -> Result<Host> {
-        let ring = Ring::new(self.ring_entries).map_err(Error::Reactor)?;
-        tracing::debug!(features = ?ring.features(), "io_uring ready");
         let wake = Arc::new(sys::eventfd().map_err(Error::Reactor)?);
         let ready = Arc::new(ReadyList::new());
         let parsed = Arc::new(ParsedQueue::new());
@@ -209,17 +216,44 @@ impl HostBuilder {
             pipe_size: sys::pipe_max_size(),
             offload_threshold: self.offload_threshold,
         };
-        let driver = Driver::new(ring, rx, ready.clone(), parsed, pool, wake.clone(), config);
+        // The ring is built on the reactor thread itself: with SINGLE_ISSUER only the thread
+        // that created it may submit. Its outcome comes back before `build` returns.
+        let (entries, buffers) = (self.ring_entries, self.buffers);
+        let (ready_tx, ready_rx) = std::sync::mpsc::sync_channel(1);
+        let (driver_ready, driver_wake) = (ready.clone(), wake.clone());
         let thread = std::thread::Builder::new()
             .name("ringmcp-reactor".into())
-            .spawn(move || driver.run())
+            .spawn(move || {
+                let ring = match Ring::new(entries, buffers) {
+                    Ok(ring) => ring,
+                    Err(e) => {
+                        let _ = ready_tx.send(Err(e));
+                        return;
+                    }
+                };
+                let _ = ready_tx.send(Ok(ring.features()));
+                Driver::new(ring, rx, driver_ready, parsed, pool, driver_wake, config).run();
+            })
             .map_err(Error::Reactor)?;
+        let features = match ready_rx.recv() {
+            Ok(Ok(features)) => features,
+            Ok(Err(e)) => {
+                let _ = thread.join();
+                return Err(Error::Reactor(e));
+            }
+            Err(_) => {
+                let _ = thread.join();
+                return Err(Error::ReactorStopped);
+            }
+        };
+        tracing::debug!(?features, "io_uring reactor running");
         Ok(Host {
             reactor: Arc::new(ReactorHandle { commands: tx, ready, wake }),
             thread: Some(thread),
             next_id: AtomicU64::new(1),
             events_capacity: self.events_capacity,
             queue_limit: self.queue_limit,
+            features,
         })
     }
 }
@@ -236,6 +270,7 @@ pub struct Host {
     next_id: AtomicU64,
     events_capacity: usize,
     queue_limit: usize,
+    features: Features,
 }
 
 impl std::fmt::Debug for ReactorHandle {
@@ -248,6 +283,11 @@ impl Host {
     /// A builder with safe defaults.
     pub fn builder() -> HostBuilder {
         HostBuilder::new()
+    }
+
+    /// What the kernel's io_uring offered this host's reactor (and so which fast paths run).
+    pub fn uring_features(&self) -> Features {
+        self.features
     }
 
     /// Starts a server and completes the `initialize` handshake. The future resolves once the

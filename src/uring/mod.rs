@@ -4,7 +4,8 @@
 //! its docs for the ownership contract). The reactor loop that uses it lives in
 //! `host::driver`; this module knows nothing about MCP.
 
+mod bufring;
 mod ring;
 pub(crate) mod sys;
 
-pub use ring::{Buffer, Completion, Features, Ring};
+pub use ring::{Buffer, BufferPool, Completion, Features, Ring};

@@ -13,7 +13,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use io_uring::{IoUring, Probe, opcode, squeue, types};
+use io_uring::{IoUring, Probe, cqueue, opcode, squeue, types};
+
+use super::bufring::BufRing;
 
 /// What the kernel offers, probed once when the ring is built.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,6 +29,28 @@ pub struct Features {
     pub ext_arg: bool,
     /// `IORING_FEAT_NODROP` (5.5): completions are never dropped on CQ overflow.
     pub nodrop: bool,
+    /// Multishot reads into a provided-buffer ring (`IORING_OP_READ_MULTISHOT`, 6.7, and
+    /// `IORING_REGISTER_PBUF_RING`, 5.19); otherwise every read carries its own buffer.
+    pub multishot_read: bool,
+    /// The ring was set up with `SINGLE_ISSUER | DEFER_TASKRUN` (6.1): completions are
+    /// processed only when the reactor waits, never by interrupting it.
+    pub defer_taskrun: bool,
+}
+
+/// Size and number of the shared receive buffers of multishot reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BufferPool {
+    /// Number of buffers (a power of two, at most 32768).
+    pub count: u16,
+    /// Bytes per buffer.
+    pub size: usize,
+}
+
+impl Default for BufferPool {
+    /// 128 buffers of 64 KiB: 8 MiB shared by every server, whatever their number.
+    fn default() -> Self {
+        BufferPool { count: 128, size: 64 * 1024 }
+    }
 }
 
 /// The buffer an operation owned, returned with its completion.
@@ -36,7 +60,17 @@ pub enum Buffer {
     Read(Vec<u8>),
     /// A write's bytes; the first `result` bytes were written.
     Write(Bytes),
-    /// Operations without a data buffer (poll, cancel, timeout).
+    /// A provided buffer picked by the kernel for a multishot read: read it with
+    /// [`Ring::view`] or [`Ring::lease`], then give it back with [`Ring::recycle`] (a lease
+    /// gives itself back when dropped).
+    Provided {
+        /// The buffer id.
+        bid: u16,
+        /// Bytes filled.
+        len: usize,
+    },
+    /// Operations without a data buffer (poll, cancel, timeout), and multishot completions
+    /// that carry none (end of file, errors).
     None,
 }
 
@@ -49,6 +83,8 @@ pub struct Completion {
     pub result: i32,
     /// The operation's buffer, back in the caller's hands.
     pub buffer: Buffer,
+    /// A multishot operation stays armed and will complete again (`IORING_CQE_F_MORE`).
+    pub more: bool,
 }
 
 impl Completion {
@@ -66,9 +102,17 @@ impl Completion {
 /// (a `Vec`, `Bytes` or `Box`) is moved, so storing the owner here keeps the pointer valid.
 #[derive(Debug)]
 enum Owned {
-    Read { buf: Vec<u8>, iov: Option<Box<Iovec>> },
-    Write { data: Bytes, iov: Option<Box<Iovec>> },
+    Read {
+        buf: Vec<u8>,
+        iov: Option<Box<Iovec>>,
+    },
+    Write {
+        data: Bytes,
+        iov: Option<Box<Iovec>>,
+    },
     Timespec(Box<types::Timespec>),
+    /// A multishot read: its buffers come from the provided-buffer ring.
+    Multishot,
     None,
 }
 
@@ -104,6 +148,8 @@ pub struct Ring {
     in_flight: usize,
     /// Completions reaped but not yet taken by the caller.
     ready: Vec<Completion>,
+    /// Shared receive buffers of multishot reads, when the kernel offers them.
+    bufs: Option<BufRing>,
 }
 
 impl std::fmt::Debug for Ring {
@@ -125,22 +171,36 @@ impl Ring {
     /// # Errors
     /// When io_uring is unavailable (`ENOSYS`, or `EPERM` where `kernel.io_uring_disabled` is
     /// set) or memory for the ring cannot be had.
-    pub fn new(entries: u32) -> io::Result<Ring> {
+    ///
+    /// Build it on the thread that will use it: with `SINGLE_ISSUER` only that thread may
+    /// submit. `pool` sizes the provided buffers of multishot reads (`None`: none).
+    pub fn new(entries: u32, pool: Option<BufferPool>) -> io::Result<Ring> {
         let mut builder = IoUring::builder();
         builder.setup_cqsize(entries * 4).setup_clamp();
-        // COOP_TASKRUN (5.19) avoids IPIs for completions of our own thread's ops; fall back
-        // silently where the kernel does not know the flag.
-        let ring = match builder.clone().setup_coop_taskrun().build(entries) {
-            Ok(ring) => ring,
-            Err(_) => builder.build(entries)?,
-        };
+        // Best first: SINGLE_ISSUER | DEFER_TASKRUN (6.1) runs completion work only when we
+        // wait; COOP_TASKRUN (5.19) at least avoids IPIs; then whatever the kernel takes.
+        let (ring, defer_taskrun) =
+            match builder.clone().setup_single_issuer().setup_defer_taskrun().build(entries) {
+                Ok(ring) => (ring, true),
+                Err(_) => match builder.clone().setup_coop_taskrun().build(entries) {
+                    Ok(ring) => (ring, false),
+                    Err(_) => (builder.build(entries)?, false),
+                },
+            };
         let mut probe = Probe::new();
         let probed = ring.submitter().register_probe(&mut probe).is_ok();
+        let multishot = probed && probe.is_supported(opcode::ReadMulti::CODE);
+        let bufs = match pool {
+            Some(p) if multishot => BufRing::new(&ring.submitter(), 0, p.count, p.size).ok(),
+            _ => None,
+        };
         let features = Features {
             read: probed && probe.is_supported(opcode::Read::CODE),
             write: probed && probe.is_supported(opcode::Write::CODE),
             ext_arg: ring.params().is_feature_ext_arg(),
             nodrop: ring.params().is_feature_nodrop(),
+            multishot_read: bufs.is_some(),
+            defer_taskrun,
         };
         Ok(Ring {
             ring,
@@ -150,6 +210,7 @@ impl Ring {
             generation: 0,
             in_flight: 0,
             ready: Vec::new(),
+            bufs,
         })
     }
 
@@ -243,6 +304,46 @@ impl Ring {
         self.push_entry(entry.user_data(token))
     }
 
+    /// Arms a multishot read on `file`: each chunk that arrives completes with a
+    /// [`Buffer::Provided`] and `more` set, until the stream ends (result 0), fails, or the
+    /// kernel runs out of buffers (`-ENOBUFS`); then `more` is false and the caller re-arms.
+    ///
+    /// # Errors
+    /// `Unsupported` when [`Features::multishot_read`] is false; otherwise only if the
+    /// submission queue cannot be flushed.
+    pub fn read_multishot(&mut self, file: &Arc<OwnedFd>, tag: u64) -> io::Result<()> {
+        let Some(bgid) = self.bufs.as_ref().map(BufRing::bgid) else {
+            return Err(io::ErrorKind::Unsupported.into());
+        };
+        let fd = types::Fd(file.as_raw_fd());
+        let (token, _) = self.insert(tag, Owned::Multishot, Some(file.clone()));
+        self.push_entry(opcode::ReadMulti::new(fd, 0, bgid).build().user_data(token))
+    }
+
+    /// Reads a provided buffer from a completion, for the duration of the borrow.
+    ///
+    /// # Panics
+    /// Without a buffer ring, or for a `bid`/`len` no completion could have named.
+    pub fn view(&self, bid: u16, len: usize) -> &[u8] {
+        self.bufs.as_ref().expect("provided buffers in use").view(bid, len)
+    }
+
+    /// Hands out a provided buffer from a completion as `Bytes`, without copying; it returns
+    /// to the kernel when the last reference is dropped.
+    ///
+    /// # Panics
+    /// As [`view`](Self::view).
+    pub fn lease(&self, bid: u16, len: usize) -> Bytes {
+        self.bufs.as_ref().expect("provided buffers in use").lease(bid, len)
+    }
+
+    /// Gives a provided buffer from a completion back to the kernel (if it was not leased).
+    pub fn recycle(&mut self, bid: u16) {
+        if let Some(bufs) = &mut self.bufs {
+            bufs.recycle(bid);
+        }
+    }
+
     /// Waits (one-shot) until `file` is readable; the result is the `revents` mask.
     ///
     /// # Errors
@@ -282,6 +383,9 @@ impl Ring {
     /// # Errors
     /// Errors of `io_uring_enter` other than `EINTR`, `ETIME` and `EBUSY`.
     pub fn submit_and_wait(&mut self, timeout: Option<Duration>) -> io::Result<()> {
+        if let Some(bufs) = &mut self.bufs {
+            bufs.recycle_returned();
+        }
         let result = match timeout {
             Some(t) if t.is_zero() => self.ring.submit(),
             None => self.ring.submit_and_wait(1),
@@ -314,9 +418,20 @@ impl Ring {
             let token = cqe.user_data();
             let slot = (token & 0xffff_ffff) as usize;
             let generation = (token >> 32) as u32;
-            let Some(entry) =
-                self.slots.get_mut(slot).and_then(|s| s.take_if(|e| e.generation == generation))
-            else {
+            let more = cqueue::more(cqe.flags());
+            if more {
+                // A multishot operation that stays armed: report it, keep its slab entry.
+                let live = self.slots.get(slot).and_then(Option::as_ref);
+                let Some(entry) = live.filter(|e| e.generation == generation) else {
+                    tracing::error!(token, "io_uring completion for an unknown token");
+                    continue;
+                };
+                let buffer = provided(&cqe);
+                self.ready.push(Completion { tag: entry.tag, result: cqe.result(), buffer, more });
+                continue;
+            }
+            let live = self.slots.get_mut(slot);
+            let Some(entry) = live.and_then(|s| s.take_if(|e| e.generation == generation)) else {
                 // Not ours (cannot happen: every SQE we push carries a live token).
                 tracing::error!(token, "io_uring completion for an unknown token");
                 continue;
@@ -336,15 +451,24 @@ impl Ring {
                     Buffer::Read(buf)
                 }
                 Owned::Write { data, .. } => Buffer::Write(data),
+                Owned::Multishot => provided(&cqe),
                 Owned::Timespec(_) | Owned::None => Buffer::None,
             };
-            self.ready.push(Completion { tag: entry.tag, result: cqe.result(), buffer });
+            self.ready.push(Completion { tag: entry.tag, result: cqe.result(), buffer, more });
         }
     }
 
     /// Takes the completions reaped so far.
     pub fn drain(&mut self) -> std::vec::Drain<'_, Completion> {
         self.ready.drain(..)
+    }
+}
+
+/// The provided buffer a completion names, if any.
+fn provided(cqe: &cqueue::Entry) -> Buffer {
+    match (cqueue::buffer_select(cqe.flags()), usize::try_from(cqe.result())) {
+        (Some(bid), Ok(len)) => Buffer::Provided { bid, len },
+        _ => Buffer::None,
     }
 }
 
@@ -372,6 +496,11 @@ impl Drop for Ring {
                 "io_uring operations outlived their ring; leaking buffers"
             );
             std::mem::forget(std::mem::take(&mut self.slots));
+            if let Some(bufs) = self.bufs.take() {
+                bufs.leak();
+            }
+        } else if let Some(mut bufs) = self.bufs.take() {
+            bufs.unregister(&self.ring.submitter());
         }
     }
 }
@@ -387,7 +516,7 @@ mod tests {
     }
 
     fn ring_or_skip() -> Option<Ring> {
-        match Ring::new(64) {
+        match Ring::new(64, Some(BufferPool { count: 4, size: 16 })) {
             Ok(r) => Some(r),
             Err(e) => {
                 eprintln!("SKIPPED: io_uring unavailable on this kernel: {e}");
@@ -444,6 +573,65 @@ mod tests {
         ring.features.ext_arg = false; // exercise the fallback path too
         ring.submit_and_wait(Some(Duration::from_millis(5))).unwrap();
         assert_eq!(ring.drain().count(), 0);
+        assert_eq!(ring.in_flight(), 0);
+    }
+
+    #[test]
+    fn multishot_reads_fill_provided_buffers_until_they_run_out() {
+        let Some(mut ring) = ring_or_skip() else { return };
+        if !ring.features().multishot_read {
+            eprintln!("SKIPPED: no multishot reads / provided buffers on this kernel");
+            return;
+        }
+        let (r, mut w) = pipe();
+        ring.read_multishot(&r, 5).unwrap();
+        w.write_all(&[7u8; 100]).unwrap(); // 4 buffers of 16 bytes: 64 bytes fit, then ENOBUFS
+        let mut got = Vec::new();
+        let mut leases = Vec::new();
+        let mut ended = None;
+        for _ in 0..20 {
+            ring.submit_and_wait(Some(Duration::from_millis(100))).unwrap();
+            let done: Vec<Completion> = ring.drain().collect();
+            for c in done {
+                assert_eq!(c.tag, 5);
+                match c.buffer {
+                    Buffer::Provided { bid, len } => {
+                        let lease = ring.lease(bid, len);
+                        got.extend_from_slice(&lease);
+                        leases.push(lease);
+                    }
+                    _ => ended = Some((c.result, c.more)),
+                }
+            }
+            if ended.is_some() {
+                break;
+            }
+        }
+        assert_eq!(got, [7u8; 64]);
+        assert_eq!(ended, Some((-libc::ENOBUFS, false)), "the read stops when no buffer is left");
+        // Leases hand their buffers back when dropped; a re-armed read then gets the rest.
+        drop(leases);
+        ring.read_multishot(&r, 6).unwrap();
+        drop(w);
+        let mut rest = Vec::new();
+        for _ in 0..20 {
+            ring.submit_and_wait(Some(Duration::from_millis(100))).unwrap();
+            let done: Vec<Completion> = ring.drain().collect();
+            let mut eof = false;
+            for c in done {
+                match c.buffer {
+                    Buffer::Provided { bid, len } => {
+                        rest.extend_from_slice(ring.view(bid, len));
+                        ring.recycle(bid);
+                    }
+                    _ => eof = c.result == 0 && !c.more,
+                }
+            }
+            if eof {
+                break;
+            }
+        }
+        assert_eq!(rest, [7u8; 36]);
         assert_eq!(ring.in_flight(), 0);
     }
 }

@@ -205,3 +205,25 @@ fn a_big_answer_does_not_stall_other_servers() {
     );
     assert_eq!(small.stats_blocking().unwrap().frames_offloaded, 0);
 }
+
+/// The fast paths this kernel offers are in use, and the fallbacks (a read buffer per pipe,
+/// parsing everything on the reactor) give the same answers.
+#[test]
+fn fast_paths_and_fallbacks_agree() {
+    let fast = host();
+    let features = fast.uring_features();
+    eprintln!("io_uring features: {features:?}");
+    let slow = ringmcp::host::Host::builder().read_buffers(None).parse_threads(0).build().unwrap();
+    assert!(!slow.uring_features().multishot_read);
+    for host in [&fast, &slow] {
+        let client = host.spawn_blocking(reference("paths", &[])).unwrap();
+        let big = client.call_tool_blocking("blob", json!({"bytes": 3_000_000})).unwrap();
+        assert_eq!(big.content[0].as_text().unwrap().len(), 3_000_000);
+        for i in 0..200 {
+            assert_eq!(
+                client.call_tool_blocking("echo", json!({"text": format!("{i}")})).unwrap().text(),
+                i.to_string()
+            );
+        }
+    }
+}
