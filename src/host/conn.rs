@@ -117,6 +117,8 @@ pub(crate) struct Conn {
     offload_threshold: usize,
     /// A close that waits for `in_order` to drain.
     close_when_parsed: Option<CloseReason>,
+    /// The deadline this server has registered in the reactor's timer heap.
+    pub(crate) timer_at: Option<Instant>,
     frames_offloaded: u64,
 }
 
@@ -179,6 +181,7 @@ impl Conn {
             next_seq: 0,
             offload_threshold: parts.offload_threshold,
             close_when_parsed: None,
+            timer_at: None,
             frames_offloaded: 0,
         };
         let armed = conn

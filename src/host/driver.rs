@@ -173,14 +173,14 @@ impl Driver {
         }
     }
 
+    /// The earliest live timer. Each server has at most one live entry (its `timer_at`);
+    /// entries it superseded with an earlier one are stale and dropped here.
     fn next_deadline(&mut self) -> Option<Instant> {
         while let Some(&Reverse((at, id))) = self.timers.peek() {
-            match self.conns.get_mut(&id).and_then(Conn::next_deadline) {
-                Some(next) if next == at => return Some(at),
-                _ => {
-                    self.timers.pop();
-                }
+            if self.conns.get(&id).is_some_and(|c| c.timer_at == Some(at)) {
+                return Some(at);
             }
+            self.timers.pop();
         }
         None
     }
@@ -191,10 +191,13 @@ impl Driver {
                 break;
             }
             self.timers.pop();
-            if let Some(conn) = self.conns.get_mut(&id) {
-                if conn.next_deadline().is_some_and(|d| d <= now) {
-                    conn.on_timer(&mut self.ring, now);
-                }
+            let Some(conn) = self.conns.get_mut(&id) else { continue };
+            if conn.timer_at != Some(at) {
+                continue; // superseded
+            }
+            conn.timer_at = None;
+            if conn.next_deadline().is_some_and(|d| d <= now) {
+                conn.on_timer(&mut self.ring, now);
             }
             self.after(id);
         }
@@ -209,7 +212,13 @@ impl Driver {
             conn.close();
             return;
         }
-        if let Some(at) = conn.next_deadline() {
+        // Register the next deadline only if it is earlier than the live entry: a later one is
+        // picked up when that entry fires. So the heap holds about one entry per server, not
+        // one per request.
+        if let Some(at) = conn.next_deadline()
+            && conn.timer_at.is_none_or(|live| at < live)
+        {
+            conn.timer_at = Some(at);
             self.timers.push(Reverse((at, id)));
         }
     }

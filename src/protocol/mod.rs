@@ -211,6 +211,13 @@ impl<T> Session<T> {
         self.transmit.push_back(jsonrpc::encode_request(&Id::Number(id), method, params).into());
         self.pending.insert(id, Pending { method: method.into(), sent: now, deadline, token });
         self.deadlines.push(Reverse((deadline, id)));
+        if self.deadlines.len() > 2 * self.pending.len() + 64 {
+            // Entries of finished requests are normally popped as they reach the top; a
+            // long-lived request at the top would let them pile up behind it. Rebuild so the
+            // heap stays proportional to what is really pending (amortised O(1) per request).
+            self.deadlines =
+                self.pending.iter().map(|(&id, p)| Reverse((p.deadline, id))).collect();
+        }
         self.stats.requests += 1;
     }
 

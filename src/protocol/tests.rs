@@ -296,3 +296,23 @@ fn an_unparsable_answer_fails_its_request_at_once() {
     ));
     assert_eq!(s.pending(), 0);
 }
+
+#[test]
+fn deadline_heap_stays_proportional_to_pending_requests() {
+    let t0 = Instant::now();
+    let mut s = active("2025-11-25", t0);
+    // One request that never ends keeps its deadline at the top of the heap...
+    s.request("tools/call", None, t0, None, 0).unwrap();
+    for i in 1..10_000u32 {
+        let id = s.request("tools/call", None, t0, None, i).unwrap();
+        feed(&mut s, json!({"jsonrpc":"2.0","id":id,"result":{}}), t0);
+        assert!(s.deadlines.len() <= 2 * s.pending() + 65, "heap grew to {}", s.deadlines.len());
+    }
+    // ...and the long-lived request still times out at the right moment.
+    events(&mut s);
+    s.handle_timeout(t0 + DEFAULT_REQUEST_TIMEOUT);
+    assert!(matches!(
+        &events(&mut s)[..],
+        [Event::Completed { token: 0, outcome: Err(RequestError::Timeout { .. }) }]
+    ));
+}
