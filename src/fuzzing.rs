@@ -22,7 +22,7 @@ pub fn framer(data: &[u8]) {
         let end = (start + step).min(rest.len());
         // Alternate the copying and the zero-copy entry points, and sometimes push twice
         // before pulling, so every path is compared with the oracle.
-        if round % 2 == 0 {
+        if round.is_multiple_of(2) {
             framer.push(&rest[start..end]);
         } else {
             framer.push_bytes(bytes::Bytes::copy_from_slice(&rest[start..end]));

@@ -270,7 +270,7 @@ mod tests {
             if end < start {
                 continue;
             }
-            if i % 2 == 0 {
+            if i.is_multiple_of(2) {
                 framer.push(&input[start..end]);
             } else {
                 framer.push_bytes(Bytes::copy_from_slice(&input[start..end]));

@@ -2,11 +2,13 @@
 //! for small frames and on a worker [`pool`] for large ones.
 //!
 //! Both parsers produce `serde_json::Value`, the type of the public API. Measured on this
-//! project's 2-core machines (PERFORMANCE.md): simd-json parses escape-heavy tool results
-//! (file contents, embedded JSON) about 35 % faster than serde_json (0.85 vs 0.63 GB/s on a
-//! 10 MB result), is on par for small messages, and is slower on long unescaped prose (2.2 vs
-//! 4.1 GB/s), where both are far above the pipe's bandwidth. [`JsonParser::Serde`] remains
-//! selectable.
+//! project's 2-core machines (`benches/parse.rs`, PERFORMANCE.md), into `serde_json::Value`:
+//! simd-json is about 1.6x faster on escape-heavy text (file contents, embedded JSON: 1.0 vs
+//! 0.63 GB/s), on par for small messages and object-heavy lists, and about 20 % slower on
+//! long unescaped prose (2.8 vs 3.5 GB/s at 10 MB), where serde_json's string scan is very
+//! fast. So the default, [`JsonParser::Auto`], takes simd-json exactly when a frame is large
+//! and escape-dense, which a `memchr` count of backslashes over its first 64 KiB tells at
+//! 10+ GB/s.
 //!
 //! simd-json parses in place and clobbers its input, so [`Parser`] copies each frame into a
 //! reused scratch buffer first: the frame itself stays intact for diagnostics (id sniffing of
@@ -24,8 +26,10 @@ use crate::jsonrpc::{self, DecodeError, Decoded};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum JsonParser {
-    /// simd-json (SIMD structural indexing; in-place string unescaping on a scratch copy).
+    /// serde_json for small or escape-sparse frames, simd-json for large escape-dense ones.
     #[default]
+    Auto,
+    /// simd-json (SIMD structural indexing; in-place string unescaping on a scratch copy).
     Simd,
     /// serde_json (scalar, zero-copy over the frame).
     Serde,
@@ -61,8 +65,13 @@ impl Parser {
     /// [`DecodeError::Json`] with the parser's message when `bytes` is not one valid JSON text
     /// (including invalid UTF-8).
     pub fn value(&mut self, bytes: &[u8]) -> Result<Value, DecodeError> {
-        match self.kind {
-            JsonParser::Serde => {
+        let kind = match self.kind {
+            JsonParser::Auto if escape_dense(bytes) => JsonParser::Simd,
+            JsonParser::Auto => JsonParser::Serde,
+            kind => kind,
+        };
+        match kind {
+            JsonParser::Auto | JsonParser::Serde => {
                 serde_json::from_slice(bytes).map_err(|e| DecodeError::Json(e.to_string()))
             }
             JsonParser::Simd => {
@@ -94,6 +103,21 @@ impl Parser {
 
 /// Scratch capacity kept between frames (larger buffers are freed after use).
 const SCRATCH_KEEP: usize = 4 << 20;
+
+/// Frames below this size go to serde_json under [`JsonParser::Auto`] (no copy, same speed).
+const AUTO_MIN: usize = 16 * 1024;
+/// How much of a frame [`escape_dense`] samples.
+const AUTO_SAMPLE: usize = 64 * 1024;
+
+/// Whether a frame is big enough and escape-dense enough (more than one backslash per 64
+/// bytes in its first 64 KiB) for simd-json to beat serde_json.
+fn escape_dense(bytes: &[u8]) -> bool {
+    if bytes.len() < AUTO_MIN {
+        return false;
+    }
+    let sample = &bytes[..bytes.len().min(AUTO_SAMPLE)];
+    memchr::memchr_iter(b'\\', sample).count() * 64 > sample.len()
+}
 
 #[cfg(test)]
 mod tests {
@@ -134,5 +158,20 @@ mod tests {
         let big = format!("{{\"s\":\"{}\"}}", "x".repeat(SCRATCH_KEEP + 10));
         p.value(big.as_bytes()).unwrap();
         assert!(p.scratch.capacity() <= SCRATCH_KEEP);
+    }
+
+    #[test]
+    fn auto_picks_simd_only_for_large_escape_dense_frames() {
+        assert!(!escape_dense(br#"{"a":"\n\n\n"}"#), "small frames: serde_json");
+        let prose =
+            serde_json::to_vec(&serde_json::json!({ "t": "word ".repeat(10_000) })).unwrap();
+        assert!(!escape_dense(&prose));
+        let code =
+            serde_json::to_vec(&serde_json::json!({ "t": "{\"k\": \"v\"}\n".repeat(2_000) }))
+                .unwrap();
+        assert!(escape_dense(&code));
+        let mut auto = Parser::new(JsonParser::Auto);
+        assert_eq!(auto.value(&code).unwrap(), serde_json::from_slice::<Value>(&code).unwrap());
+        assert_eq!(auto.value(&prose).unwrap(), serde_json::from_slice::<Value>(&prose).unwrap());
     }
 }

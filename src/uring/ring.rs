@@ -35,6 +35,8 @@ pub struct Features {
     /// The ring was set up with `SINGLE_ISSUER | DEFER_TASKRUN` (6.1): completions are
     /// processed only when the reactor waits, never by interrupting it.
     pub defer_taskrun: bool,
+    /// `IORING_ENTER_NO_IOWAIT` (6.15): the reactor's waits are not accounted as iowait.
+    pub no_iowait: bool,
 }
 
 /// Size and number of the shared receive buffers of multishot reads.
@@ -201,6 +203,7 @@ impl Ring {
             nodrop: ring.params().is_feature_nodrop(),
             multishot_read: bufs.is_some(),
             defer_taskrun,
+            no_iowait: ring.params().is_feature_ext_arg() && ring.params().is_feature_no_iowait(),
         };
         Ok(Ring {
             ring,
@@ -388,11 +391,23 @@ impl Ring {
         }
         let result = match timeout {
             Some(t) if t.is_zero() => self.ring.submit(),
+            // NO_IOWAIT (6.15): waiting for a server is not waiting for a disk; without it the
+            // reactor's idle time shows up as iowait in system statistics.
+            None if self.features.no_iowait => self.ring.submitter().submit_with_args_and_flags(
+                1,
+                &types::SubmitArgs::new(),
+                io_uring::EnterFlags::NO_IOWAIT,
+            ),
             None => self.ring.submit_and_wait(1),
             Some(t) if self.features.ext_arg => {
                 let ts = types::Timespec::from(t);
                 let args = types::SubmitArgs::new().timespec(&ts);
-                self.ring.submitter().submit_with_args(1, &args)
+                let flags = if self.features.no_iowait {
+                    io_uring::EnterFlags::NO_IOWAIT
+                } else {
+                    io_uring::EnterFlags::empty()
+                };
+                self.ring.submitter().submit_with_args_and_flags(1, &args, flags)
             }
             Some(t) => {
                 let (token, owned) =

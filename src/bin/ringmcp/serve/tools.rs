@@ -24,7 +24,7 @@ pub(crate) const fn blob_byte(i: usize) -> u8 {
 /// The `blob` text is written in pieces of this size: a multiple of the pattern's length, so
 /// every piece starts at pattern index 0 and the same static buffer serves them all.
 const PIECE: usize = 36 * 1820;
-const _: () = assert!(PIECE % BLOB_PATTERN.len() == 0 && PIECE <= 64 * 1024);
+const _: () = assert!(PIECE.is_multiple_of(BLOB_PATTERN.len()) && PIECE <= 64 * 1024);
 
 static BLOB_PIECE: [u8; PIECE] = {
     let mut piece = [0; PIECE];
