@@ -43,8 +43,18 @@ pub fn framer(data: &[u8]) {
     assert_eq!(got, oracle(rest, max));
 }
 
-/// The JSON-RPC decoder must never panic, and what it accepts must survive re-encoding.
+/// The JSON-RPC decoders must never panic, must agree (the raw one may only be more lenient
+/// about number ranges, which its caller's parse then reports), and what they accept must
+/// survive re-encoding.
 pub fn jsonrpc_decode(data: &[u8]) {
+    let raw = jsonrpc::decode_raw(&bytes::Bytes::copy_from_slice(data));
+    match (&raw, jsonrpc::decode(data)) {
+        (Ok(jsonrpc::RawDecoded::Single(_)), Ok(jsonrpc::Decoded::Single(_)))
+        | (Ok(jsonrpc::RawDecoded::Batch(_)), Ok(jsonrpc::Decoded::Batch(_)))
+        | (Err(_), Err(_))
+        | (Ok(_), Err(jsonrpc::DecodeError::Json(_))) => {}
+        (raw, full) => panic!("decoders disagree: raw {raw:?}, full {full:?}"),
+    }
     if let Ok(jsonrpc::Decoded::Single(jsonrpc::Message::Response(r))) = jsonrpc::decode(data) {
         let line = match (&r.id, &r.outcome) {
             (Some(id), Ok(v)) => jsonrpc::encode_result(id, v).expect("value encodes"),

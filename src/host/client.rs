@@ -16,6 +16,8 @@ use crate::protocol::{
     ReadResourceResult, RequestError, Resource, ServerDetails, Tool,
 };
 
+use crate::jsonrpc::RawJson;
+use crate::parse::{JsonParser, Parser};
 use crate::queue::{QueueFull, RequestQueue};
 
 use super::ReactorHandle;
@@ -29,6 +31,7 @@ const MAX_PAGES: usize = 10_000;
 
 pub(crate) struct ClientInner {
     pub(crate) id: u64,
+    pub(crate) parser: JsonParser,
     pub(crate) queue: Arc<RequestQueue<QueuedRequest>>,
     pub(crate) name: Arc<str>,
     pub(crate) details: ServerDetails,
@@ -65,10 +68,33 @@ impl std::fmt::Debug for Client {
     }
 }
 
-/// The future of one request's raw `result`.
+/// The future of one request's `result` as a `serde_json::Value` (parsed on the thread that
+/// polls it, not on the reactor).
 #[derive(Debug)]
 #[must_use = "futures do nothing unless polled"]
 pub struct ResponseFuture {
+    raw: RawFuture,
+    method: Box<str>,
+    parser: JsonParser,
+}
+
+impl Future for ResponseFuture {
+    type Output = Result<Value>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = &mut *self;
+        Pin::new(&mut this.raw).poll(cx).map(|r| {
+            let raw = r?;
+            Parser::new(this.parser)
+                .typed(raw.bytes())
+                .map_err(|e| malformed(&this.raw.server, &this.method, e.to_string()))
+        })
+    }
+}
+
+/// The future of one request's raw `result`.
+#[derive(Debug)]
+struct RawFuture {
     state: Waiting,
     server: Arc<str>,
 }
@@ -76,13 +102,13 @@ pub struct ResponseFuture {
 #[derive(Debug)]
 enum Waiting {
     /// Sent; the reactor completes the channel.
-    Reply(oneshot::Receiver<Result<Value, RequestError>>),
+    Reply(oneshot::Receiver<Result<RawJson, RequestError>>),
     /// Refused before sending; taken when polled.
     Refused(Option<Error>),
 }
 
-impl Future for ResponseFuture {
-    type Output = Result<Value>;
+impl Future for RawFuture {
+    type Output = Result<RawJson>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let server = self.server.clone();
@@ -96,6 +122,13 @@ impl Future for ResponseFuture {
                 Err(oneshot::Canceled) => Err(Error::ReactorStopped),
             }),
         }
+    }
+}
+
+fn malformed(server: &Arc<str>, method: &str, reason: String) -> Error {
+    Error::Server {
+        server: server.clone(),
+        source: RequestError::MalformedResult { method: method.into(), reason },
     }
 }
 
@@ -141,12 +174,18 @@ impl Client {
         params: Option<Value>,
         timeout: Option<Duration>,
     ) -> ResponseFuture {
+        let raw = self.send(method, params, timeout);
+        ResponseFuture { raw, method: method.into(), parser: self.inner.parser }
+    }
+
+    /// Queues a request; the future yields its raw `result`.
+    fn send(&self, method: &str, params: Option<Value>, timeout: Option<Duration>) -> RawFuture {
         let server = self.inner.name.clone();
         let params = match params.map(|p| serialise_params(&p)).transpose() {
             Ok(p) => p,
-            Err(e) => return ResponseFuture { state: Waiting::Refused(Some(e)), server },
+            Err(e) => return RawFuture { state: Waiting::Refused(Some(e)), server },
         };
-        let refuse = |source| ResponseFuture {
+        let refuse = |source| RawFuture {
             state: Waiting::Refused(Some(Error::Server { server: server.clone(), source })),
             server: server.clone(),
         };
@@ -165,7 +204,7 @@ impl Client {
         if queue.push(QueuedRequest { method: method.into(), params, timeout, reply }) {
             self.inner.reactor.schedule(queue.clone());
         }
-        ResponseFuture { state: Waiting::Reply(rx), server }
+        RawFuture { state: Waiting::Reply(rx), server }
     }
 
     /// Sends a notification to the server.
@@ -177,24 +216,21 @@ impl Client {
         });
     }
 
-    /// Sends now; the returned future decodes the result as `T`.
+    /// Sends now; the returned future parses the raw result straight into `T` on the thread
+    /// that polls it (no intermediate `Value`).
     fn typed<T: DeserializeOwned>(
         &self,
         method: &'static str,
         params: Result<Value>,
         timeout: Option<Duration>,
     ) -> impl Future<Output = Result<T>> + Send + 'static {
-        let sent = params.map(|p| self.request(method, Some(p), timeout));
-        let server = self.inner.name.clone();
+        let sent = params.map(|p| self.send(method, Some(p), timeout));
+        let (server, parser) = (self.inner.name.clone(), self.inner.parser);
         async move {
-            let value = sent?.await?;
-            serde_json::from_value(value).map_err(|e| Error::Server {
-                server,
-                source: RequestError::MalformedResult {
-                    method: method.into(),
-                    reason: e.to_string(),
-                },
-            })
+            let raw = sent?.await?;
+            Parser::new(parser)
+                .typed(raw.bytes())
+                .map_err(|e| malformed(&server, method, e.to_string()))
         }
     }
 

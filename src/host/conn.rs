@@ -12,7 +12,7 @@ use futures_channel::oneshot;
 use serde_json::Value;
 
 use crate::frame::{FrameEvent, LineFramer};
-use crate::jsonrpc::{DecodeError, Decoded};
+use crate::jsonrpc::{DecodeError, RawDecoded};
 use crate::parse::pool::{Job, ParsePool, Parsed};
 use crate::protocol::{CloseReason, Event, RequestError, ServerDetails, Session, SessionStats};
 use crate::queue::{RateMeter, RequestQueue};
@@ -129,7 +129,7 @@ enum Slot {
     /// On the parse pool, with this sequence number.
     Parsing(u64),
     /// Back from the pool.
-    Parsed(Bytes, Result<Decoded, DecodeError>),
+    Parsed(Bytes, Result<RawDecoded, DecodeError>),
 }
 
 pub(crate) struct ConnParts {

@@ -17,6 +17,7 @@ use futures_channel::oneshot;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use crate::jsonrpc::RawJson;
 use crate::parse::pool::{ParsePool, Parsed};
 use crate::protocol::{CloseReason, RequestError, ServerDetails, Session, SessionConfig};
 use crate::queue::{ReadyList, RequestQueue, Ticket};
@@ -40,12 +41,12 @@ pub(crate) struct QueuedRequest {
 
 /// Where a request's outcome goes, plus its admission slot (freed when this is dropped).
 pub(crate) struct Reply {
-    pub(crate) tx: oneshot::Sender<Result<Value, RequestError>>,
+    pub(crate) tx: oneshot::Sender<Result<RawJson, RequestError>>,
     pub(crate) ticket: Ticket<QueuedRequest>,
 }
 
 impl Reply {
-    pub(crate) fn send(self, outcome: Result<Value, RequestError>) {
+    pub(crate) fn send(self, outcome: Result<RawJson, RequestError>) {
         // Free the slot first: a caller that sees this outcome and submits again at once must
         // find it free (the channel's release/acquire orders the decrement before its admit).
         let Reply { tx, ticket } = self;

@@ -85,6 +85,7 @@ pub struct HostBuilder {
     parse_threads: usize,
     offload_threshold: usize,
     buffers: Option<BufferPool>,
+    parser: JsonParser,
 }
 
 impl Default for HostBuilder {
@@ -99,6 +100,7 @@ impl Default for HostBuilder {
             parse_threads: 1,
             offload_threshold: 256 * 1024,
             buffers: Some(BufferPool::default()),
+            parser: JsonParser::default(),
         }
     }
 }
@@ -154,9 +156,11 @@ impl HostBuilder {
         self
     }
 
-    /// The JSON parser for server bytes (default: simd-json).
+    /// How callers parse their results (default [`JsonParser::Auto`]: serde_json, or
+    /// simd-json for large escape-dense results). Results are parsed on the caller's thread,
+    /// straight into the type asked for.
     pub fn parser(mut self, parser: JsonParser) -> Self {
-        self.session.parser = parser;
+        self.parser = parser;
         self
     }
 
@@ -203,10 +207,7 @@ impl HostBuilder {
                 queue.push(p);
                 sys::eventfd_signal(&*wake);
             });
-            Some(
-                ParsePool::new(self.parse_threads, self.session.parser, deliver)
-                    .map_err(Error::Reactor)?,
-            )
+            Some(ParsePool::new(self.parse_threads, deliver).map_err(Error::Reactor)?)
         };
         let (tx, rx) = channel();
         let config = DriverConfig {
@@ -254,6 +255,7 @@ impl HostBuilder {
             events_capacity: self.events_capacity,
             queue_limit: self.queue_limit,
             features,
+            parser: self.parser,
         })
     }
 }
@@ -271,6 +273,7 @@ pub struct Host {
     events_capacity: usize,
     queue_limit: usize,
     features: Features,
+    parser: JsonParser,
 }
 
 impl std::fmt::Debug for ReactorHandle {
@@ -308,9 +311,18 @@ impl Host {
             Command::Spawn { id, spec, queue: queue.clone(), events: events_tx, reply: tx };
         self.reactor.send(command);
         let reactor = self.reactor.clone();
+        let parser = self.parser;
         async move {
             let details = rx.await.map_err(|_| Error::ReactorStopped)??;
-            Ok(Client::new(ClientInner { id, queue, name, details, reactor, events: events_rx }))
+            Ok(Client::new(ClientInner {
+                id,
+                queue,
+                name,
+                details,
+                reactor,
+                events: events_rx,
+                parser,
+            }))
         }
     }
 

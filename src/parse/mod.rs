@@ -18,6 +18,7 @@
 
 pub mod pool;
 
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::jsonrpc::{self, DecodeError, Decoded};
@@ -65,6 +66,15 @@ impl Parser {
     /// [`DecodeError::Json`] with the parser's message when `bytes` is not one valid JSON text
     /// (including invalid UTF-8).
     pub fn value(&mut self, bytes: &[u8]) -> Result<Value, DecodeError> {
+        self.typed(bytes)
+    }
+
+    /// Parses one JSON text straight into `T` (no intermediate tree).
+    ///
+    /// # Errors
+    /// [`DecodeError::Json`] with the parser's message when `bytes` is not valid JSON or does
+    /// not have `T`'s shape.
+    pub fn typed<T: DeserializeOwned>(&mut self, bytes: &[u8]) -> Result<T, DecodeError> {
         let kind = match self.kind {
             JsonParser::Auto if escape_dense(bytes) => JsonParser::Simd,
             JsonParser::Auto => JsonParser::Serde,
@@ -79,8 +89,9 @@ impl Parser {
                 self.scratch.extend_from_slice(bytes);
                 let buffers =
                     self.buffers.get_or_insert_with(|| simd_json::Buffers::new(bytes.len()));
-                let value = simd_json::serde::from_slice_with_buffers(&mut self.scratch, buffers)
-                    .map_err(|e| DecodeError::Json(e.to_string()));
+                let value =
+                    simd_json::serde::from_slice_with_buffers::<T>(&mut self.scratch, buffers)
+                        .map_err(|e| DecodeError::Json(e.to_string()));
                 // Do not keep a huge scratch buffer around after a one-off giant frame.
                 if self.scratch.capacity() > SCRATCH_KEEP {
                     self.scratch = Vec::new();

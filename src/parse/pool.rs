@@ -1,5 +1,7 @@
-//! A worker pool for large frames, so that parsing one huge answer never stalls the reactor
-//! (and with it every other server).
+//! A worker pool for large frames, so that scanning one huge answer never stalls the reactor
+//! (and with it every other server). Workers run the envelope scan
+//! ([`decode_raw`](crate::jsonrpc::decode_raw)): they validate the frame and slice out its
+//! `result`, which the caller then parses into its own type on its own thread.
 //!
 //! The reactor hands a frame to [`ParsePool::submit`] and carries on; a worker parses it and
 //! passes the [`Parsed`] result to the `deliver` callback (the host pushes it on a queue and
@@ -11,8 +13,7 @@ use std::thread::JoinHandle;
 
 use bytes::Bytes;
 
-use super::{JsonParser, Parser};
-use crate::jsonrpc::{DecodeError, Decoded};
+use crate::jsonrpc::{DecodeError, RawDecoded, decode_raw};
 
 /// One frame to parse.
 #[derive(Debug)]
@@ -35,7 +36,7 @@ pub struct Parsed {
     /// The frame (kept for diagnostics when it does not decode).
     pub frame: Bytes,
     /// The outcome.
-    pub decoded: Result<Decoded, DecodeError>,
+    pub decoded: Result<RawDecoded, DecodeError>,
 }
 
 /// Worker threads parsing frames off the reactor thread.
@@ -46,13 +47,12 @@ pub struct ParsePool {
 }
 
 impl ParsePool {
-    /// Starts `threads` workers (at least one) using `kind`; each result goes to `deliver`.
+    /// Starts `threads` workers (at least one); each result goes to `deliver`.
     ///
     /// # Errors
     /// When a thread cannot be started.
     pub fn new(
         threads: usize,
-        kind: JsonParser,
         deliver: Arc<dyn Fn(Parsed) + Send + Sync>,
     ) -> std::io::Result<ParsePool> {
         let (tx, rx) = crossbeam_channel::unbounded::<Job>();
@@ -62,9 +62,8 @@ impl ParsePool {
             let deliver = deliver.clone();
             let worker = std::thread::Builder::new().name(format!("ringmcp-parse-{i}")).spawn(
                 move || {
-                    let mut parser = Parser::new(kind);
                     for Job { conn, seq, frame } in rx {
-                        let decoded = parser.decode(&frame);
+                        let decoded = decode_raw(&frame);
                         deliver(Parsed { conn, seq, frame, decoded });
                     }
                 },
@@ -105,12 +104,8 @@ mod tests {
     fn parses_off_thread_and_tags_results() {
         let out = Arc::new(Mutex::new(Vec::new()));
         let sink = out.clone();
-        let pool = ParsePool::new(
-            2,
-            JsonParser::Simd,
-            Arc::new(move |p: Parsed| sink.lock().unwrap().push(p)),
-        )
-        .unwrap();
+        let pool =
+            ParsePool::new(2, Arc::new(move |p: Parsed| sink.lock().unwrap().push(p))).unwrap();
         for seq in 0..50 {
             let frame = Bytes::from(format!(r#"{{"jsonrpc":"2.0","id":{seq},"result":{{}}}}"#));
             pool.submit(Job { conn: 9, seq, frame }).unwrap();

@@ -8,7 +8,7 @@
 //! (MCP-CLIENT.md §2 and the seed transition table: requests other than `ping` are refused
 //! until `Active`; `notifications/initialized` is sent on entering `Active`.)
 
-use serde_json::Value;
+use crate::jsonrpc::RawJson;
 
 use super::error::{CloseReason, RequestError};
 use super::types::InitializeResult;
@@ -56,8 +56,8 @@ impl State {
     /// send `notifications/initialized`; on failure it is `Closed` and the error says why.
     pub(crate) fn on_initialize_answer(
         self,
-        outcome: Result<Value, RequestError>,
-    ) -> (State, Result<Value, RequestError>) {
+        outcome: Result<RawJson, RequestError>,
+    ) -> (State, Result<RawJson, RequestError>) {
         let State::Initializing { offered, .. } = self else {
             return (self, Err(RequestError::NotInitialized));
         };
@@ -67,7 +67,7 @@ impl State {
             Ok(value) => value,
             Err(e) => return fail(e),
         };
-        let init: InitializeResult = match serde_json::from_value(value.clone()) {
+        let init: InitializeResult = match value.parse() {
             Ok(init) => init,
             Err(e) => {
                 return fail(RequestError::MalformedResult {

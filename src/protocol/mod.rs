@@ -32,8 +32,7 @@ use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use crate::frame::{IdSniffer, Oversized};
-use crate::jsonrpc::{self, DecodeError, Decoded, ErrorObject, Id, Message, codes};
-use crate::parse::{JsonParser, Parser};
+use crate::jsonrpc::{self, DecodeError, ErrorObject, Id, RawDecoded, RawJson, RawMessage, codes};
 
 pub use error::{CloseReason, RequestError, Violation};
 pub use lifecycle::ServerDetails;
@@ -63,8 +62,6 @@ pub struct SessionConfig {
     /// Roots to answer `roots/list` with; `None` means the `roots` capability is not declared
     /// and `roots/list` gets -32601.
     pub roots: Option<Vec<Root>>,
-    /// The JSON parser for frames parsed inline.
-    pub parser: JsonParser,
 }
 
 impl Default for SessionConfig {
@@ -76,7 +73,6 @@ impl Default for SessionConfig {
             max_pending: 65_536,
             max_frame: crate::frame::DEFAULT_MAX_FRAME,
             roots: None,
-            parser: JsonParser::default(),
         }
     }
 }
@@ -89,7 +85,7 @@ pub enum Event<T> {
         /// The token given to [`Session::request`] or [`Session::initialize`].
         token: T,
         /// The `result`, or why there is none.
-        outcome: Result<Value, RequestError>,
+        outcome: Result<RawJson, RequestError>,
     },
     /// A notification from the server.
     Notification(jsonrpc::Notification),
@@ -133,14 +129,12 @@ pub struct Session<T> {
     events: VecDeque<Event<T>>,
     stats: SessionStats,
     last_received: Option<Instant>,
-    parser: Parser,
 }
 
 impl<T> Session<T> {
     /// A session in the `Uninitialized` state.
     pub fn new(config: SessionConfig) -> Self {
         Session {
-            parser: Parser::new(config.parser),
             config,
             state: State::Uninitialized,
             next_id: 1,
@@ -227,9 +221,10 @@ impl<T> Session<T> {
         self.transmit.push_back(line.into());
     }
 
-    /// Feeds one frame received from the server (parsed here, with the session's parser).
-    pub fn handle_frame(&mut self, frame: &[u8], now: Instant) {
-        let decoded = self.parser.decode(frame);
+    /// Feeds one frame received from the server. Only the envelope is decoded here; a
+    /// response's `result` stays a raw slice of `frame` for the caller to parse.
+    pub fn handle_frame(&mut self, frame: &Bytes, now: Instant) {
+        let decoded = jsonrpc::decode_raw(frame);
         self.handle_decoded(frame, decoded, now);
     }
 
@@ -238,14 +233,14 @@ impl<T> Session<T> {
     pub fn handle_decoded(
         &mut self,
         frame: &[u8],
-        decoded: Result<Decoded, DecodeError>,
+        decoded: Result<RawDecoded, DecodeError>,
         now: Instant,
     ) {
         self.stats.frames += 1;
         self.last_received = Some(now);
         match decoded {
-            Ok(Decoded::Single(msg)) => self.dispatch(msg),
-            Ok(Decoded::Batch(items)) => {
+            Ok(RawDecoded::Single(msg)) => self.dispatch(msg),
+            Ok(RawDecoded::Batch(items)) => {
                 for item in items {
                     match item {
                         Ok(msg) => self.dispatch(msg),
@@ -401,7 +396,7 @@ impl<T> Session<T> {
         self.events.push_back(Event::Violation(v));
     }
 
-    fn complete(&mut self, id: i64, outcome: Result<Value, RequestError>) {
+    fn complete(&mut self, id: i64, outcome: Result<RawJson, RequestError>) {
         let Some(p) = self.pending.remove(&id) else { return };
         let outcome = match &self.state {
             State::Initializing { request, .. } if *request == id => {
@@ -418,9 +413,9 @@ impl<T> Session<T> {
         self.events.push_back(Event::Completed { token: p.token, outcome });
     }
 
-    fn dispatch(&mut self, msg: Message) {
+    fn dispatch(&mut self, msg: RawMessage) {
         match msg {
-            Message::Response(resp) => match resp.id {
+            RawMessage::Response(resp) => match resp.id {
                 Some(Id::Number(n)) if self.pending.contains_key(&n) => {
                     self.complete(n, resp.outcome.map_err(RequestError::Rpc));
                 }
@@ -432,8 +427,8 @@ impl<T> Session<T> {
                     }
                 },
             },
-            Message::Notification(n) => self.events.push_back(Event::Notification(n)),
-            Message::Request(req) => {
+            RawMessage::Notification(n) => self.events.push_back(Event::Notification(n)),
+            RawMessage::Request(req) => {
                 self.stats.server_requests += 1;
                 let line = match self.answer(&req.method) {
                     Ok(result) => {

@@ -1,6 +1,7 @@
 //! A deterministic simulation of the session: virtual time, a scripted server.
 
 use super::*;
+use bytes::Bytes;
 use serde_json::json;
 
 type TestSession = Session<u32>;
@@ -24,7 +25,11 @@ fn events(s: &mut TestSession) -> Vec<Event<u32>> {
 }
 
 fn feed(s: &mut TestSession, v: Value, now: Instant) {
-    s.handle_frame(v.to_string().as_bytes(), now);
+    raw_frame(s, v.to_string().as_bytes(), now);
+}
+
+fn raw_frame(s: &mut TestSession, frame: &[u8], now: Instant) {
+    s.handle_frame(&Bytes::copy_from_slice(frame), now);
 }
 
 fn init_result(version: &str) -> Value {
@@ -133,7 +138,7 @@ fn out_of_order_answers_reach_their_callers() {
     for (k, ev) in events(&mut s).into_iter().enumerate() {
         let Event::Completed { token, outcome: Ok(v) } = ev else { panic!() };
         assert_eq!(token, 99 - k as u32);
-        assert_eq!(v["n"], json!(token));
+        assert_eq!(v.to_value()["n"], json!(token));
     }
     assert_eq!(s.pending(), 0);
 }
@@ -212,9 +217,9 @@ fn garbage_is_counted_and_later_answers_still_arrive() {
     let t0 = Instant::now();
     let mut s = active("2025-11-25", t0);
     let id = s.request("ping", None, t0, None, 1).unwrap();
-    s.handle_frame(b"Starting server on stdio...", t0);
-    s.handle_frame(br#"{"jsonrpc":"2.0"}"#, t0);
-    s.handle_frame(br#"[{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}},{"jsonrpc":"2.0","id":12345,"result":{}}]"#, t0);
+    raw_frame(&mut s, b"Starting server on stdio...", t0);
+    raw_frame(&mut s, br#"{"jsonrpc":"2.0"}"#, t0);
+    raw_frame(&mut s, br#"[{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}},{"jsonrpc":"2.0","id":12345,"result":{}}]"#, t0);
     feed(&mut s, json!({"jsonrpc":"2.0","id":id,"result":{}}), t0);
     let ev = events(&mut s);
     assert!(matches!(ev[0], Event::Violation(Violation::NotJson { len: 27, .. })));
@@ -279,20 +284,35 @@ fn an_unparsable_answer_fails_its_request_at_once() {
     let mut s = active("2025-11-25", t0);
     let id = s.request("tools/call", None, t0, None, 1).unwrap();
     let other = s.request("tools/call", None, t0, None, 2).unwrap();
-    s.handle_frame(
+    let third = s.request("tools/call", None, t0, None, 3).unwrap();
+    // Valid JSON grammar, a number beyond f64: routed; the caller's parse reports it.
+    raw_frame(
+        &mut s,
         format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"n":1e400}}}}"#).as_bytes(),
         t0,
     );
-    s.handle_frame(format!(r#"{{"jsonrpc":"1.0","id":{other},"result":{{}}}}"#).as_bytes(), t0);
-    let ev = events(&mut s);
-    assert!(matches!(ev[0], Event::Violation(Violation::NotJson { .. })), "{ev:?}");
-    assert!(
-        matches!(&ev[1], Event::Completed { token: 1, outcome: Err(RequestError::MalformedResult { method, .. }) } if method == "tools/call")
+    // Not JSON-RPC, but its id is readable: that request fails now, not at its timeout.
+    raw_frame(&mut s, format!(r#"{{"jsonrpc":"1.0","id":{other},"result":{{}}}}"#).as_bytes(), t0);
+    // Not even JSON, truncated mid-string: the sniffer still finds a leading id.
+    raw_frame(
+        &mut s,
+        format!(r#"{{"jsonrpc":"2.0","id":{third},"result":{{"t":"unterminated}}"#).as_bytes(),
+        t0,
     );
-    assert!(matches!(ev[2], Event::Violation(Violation::InvalidMessage(_))));
+    let ev = events(&mut s);
+    assert!(
+        matches!(&ev[0], Event::Completed { token: 1, outcome: Ok(raw) } if raw.parse::<Value>().is_err()),
+        "{ev:?}"
+    );
+    assert!(matches!(ev[1], Event::Violation(Violation::InvalidMessage(_))));
     assert!(matches!(
-        ev[3],
-        Event::Completed { token: 2, outcome: Err(RequestError::MalformedResult { .. }) }
+        &ev[2],
+        Event::Completed { token: 2, outcome: Err(RequestError::MalformedResult { method, .. }) } if method == "tools/call"
+    ));
+    assert!(matches!(ev[3], Event::Violation(Violation::NotJson { .. })));
+    assert!(matches!(
+        ev[4],
+        Event::Completed { token: 3, outcome: Err(RequestError::MalformedResult { .. }) }
     ));
     assert_eq!(s.pending(), 0);
 }

@@ -57,6 +57,7 @@ fn check_suite(kind: JsonParser) {
             let parsed = parser.value(&bytes).map(drop);
             let _ = parser.decode(&bytes);
             let _ = jsonrpc::decode(&bytes);
+            let _ = jsonrpc::decode_raw(&bytes::Bytes::copy_from_slice(&bytes));
             fuzzing::jsonrpc_decode(&bytes);
             fuzzing::framer(&bytes);
             frame_whole(&bytes);

@@ -1,0 +1,314 @@
+//! Zero-copy decoding of what a server sends: the envelope is checked and routed, the `result`
+//! stays raw JSON, a slice of the frame it arrived in.
+//!
+//! The reactor only needs a response's id to route it, so it does not build a
+//! `serde_json::Value` tree for every answer (allocation dominated its profile). It validates the
+//! whole frame as JSON with serde_json's allocation-free `RawValue` scan, slices out `result`,
+//! and the caller's thread parses that slice straight into the type it wants
+//! ([`RawJson::parse`]). Requests and notifications from the server are small and rare; their
+//! params become `Value`s as before.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use bytes::Bytes;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Deserializer};
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use super::{DecodeError, ErrorObject, Id, Notification, Request};
+
+/// A valid JSON text, kept as the bytes it arrived as (a slice of its frame, no copy).
+#[derive(Clone, PartialEq, Eq)]
+pub struct RawJson(Bytes);
+
+impl fmt::Debug for RawJson {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        const SHOWN: usize = 200;
+        let text = String::from_utf8_lossy(&self.0[..self.0.len().min(SHOWN)]);
+        let more = if self.0.len() > SHOWN { "…" } else { "" };
+        write!(f, "RawJson({text}{more})")
+    }
+}
+
+impl RawJson {
+    /// The JSON text's bytes.
+    pub fn bytes(&self) -> &Bytes {
+        &self.0
+    }
+
+    /// Length in bytes.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether the text is empty (never, for a decoded value).
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Serialises a value (for tests and for callers that build answers themselves).
+    pub fn from_value(value: &Value) -> RawJson {
+        RawJson(Bytes::from(serde_json::to_vec(value).expect("Value serialises")))
+    }
+
+    /// Parses the text into `T` with serde_json.
+    ///
+    /// # Errors
+    /// When the JSON does not have `T`'s shape.
+    pub fn parse<T: DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
+        serde_json::from_slice(&self.0)
+    }
+
+    /// Parses the text into a `serde_json::Value`.
+    pub fn to_value(&self) -> Value {
+        // The text was validated when its frame was decoded.
+        self.parse().unwrap_or(Value::Null)
+    }
+}
+
+/// A message whose `result` (if it is a response) is still raw.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RawMessage {
+    /// A request from the server.
+    Request(Request),
+    /// A notification.
+    Notification(Notification),
+    /// A response to one of our requests.
+    Response(RawResponse),
+}
+
+/// A response with its `result` kept raw.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RawResponse {
+    /// The request it answers; `None` only for an error with a `null` id.
+    pub id: Option<Id>,
+    /// The raw `result`, or the `error` object.
+    pub outcome: Result<RawJson, ErrorObject>,
+}
+
+/// What one frame held.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RawDecoded {
+    /// One message.
+    Single(RawMessage),
+    /// A batch array, each element decoded on its own.
+    Batch(Vec<Result<RawMessage, DecodeError>>),
+}
+
+/// Every member a JSON-RPC message may have, as raw slices. `Some(raw)` even for an explicit
+/// `null` (the derive's `Option` would fold `null` into "absent"; `present` keeps them apart).
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    #[serde(borrow, default, deserialize_with = "present")]
+    jsonrpc: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    id: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    method: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    params: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    result: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    error: Option<&'a RawValue>,
+}
+
+fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue>::deserialize(d).map(Some)
+}
+
+/// Decodes one frame without building a tree for `result`.
+///
+/// # Errors
+/// [`DecodeError::Json`] for bad JSON, [`DecodeError::Invalid`] for JSON that is not a JSON-RPC
+/// 2.0 message (same verdicts as [`super::decode`]).
+pub fn decode_raw(frame: &Bytes) -> Result<RawDecoded, DecodeError> {
+    let first = frame.iter().find(|b| !b.is_ascii_whitespace());
+    if first == Some(&b'[') {
+        let items: Vec<&RawValue> = serde_json::from_slice(frame).map_err(json_error)?;
+        if items.is_empty() {
+            return Err(DecodeError::Invalid("empty batch"));
+        }
+        let items = items.into_iter().map(|raw| {
+            let element = frame.slice_ref(raw.get().as_bytes());
+            envelope(&element)
+        });
+        return Ok(RawDecoded::Batch(items.collect()));
+    }
+    envelope(frame).map(RawDecoded::Single)
+}
+
+fn json_error(e: serde_json::Error) -> DecodeError {
+    DecodeError::Json(e.to_string())
+}
+
+fn envelope(frame: &Bytes) -> Result<RawMessage, DecodeError> {
+    let env: Envelope<'_> = match serde_json::from_slice(frame) {
+        Ok(env) => env,
+        // Valid JSON the envelope cannot take: not an object, or an object with a duplicate
+        // member (where JSON leaves the meaning open; the `Value` decoder keeps the last one).
+        // Rare, so defer to the `Value` decoder for exactly the same verdict.
+        Err(e) if e.classify() == serde_json::error::Category::Data => {
+            let value: Value = serde_json::from_slice(frame).map_err(json_error)?;
+            return super::classify(value).map(|m| match m {
+                super::Message::Request(r) => RawMessage::Request(r),
+                super::Message::Notification(n) => RawMessage::Notification(n),
+                super::Message::Response(r) => RawMessage::Response(RawResponse {
+                    id: r.id,
+                    outcome: r.outcome.map(|v| RawJson::from_value(&v)),
+                }),
+            });
+        }
+        Err(e) => return Err(json_error(e)),
+    };
+    match env.jsonrpc.map(|v| serde_json::from_str::<Cow<'_, str>>(v.get())) {
+        Some(Ok(v)) if v == "2.0" => {}
+        _ => return Err(DecodeError::Invalid("missing or wrong \"jsonrpc\":\"2.0\"")),
+    }
+    let id = match env.id {
+        None => None,
+        Some(raw) if raw.get() == "null" => Some(None),
+        Some(raw) => Some(Some(parse_id(raw)?)),
+    };
+    let method = match env.method {
+        None => None,
+        Some(raw) => Some(
+            serde_json::from_str::<String>(raw.get())
+                .map_err(|_| DecodeError::Invalid("\"method\" is not a string"))?,
+        ),
+    };
+    let params = match env.params {
+        None => None,
+        Some(raw) if raw.get().starts_with(['{', '[']) => {
+            Some(serde_json::from_str::<Value>(raw.get()).map_err(json_error)?)
+        }
+        Some(_) => return Err(DecodeError::Invalid("\"params\" is not an object or array")),
+    };
+    if let Some(method) = method {
+        return match id {
+            None => Ok(RawMessage::Notification(Notification { method, params })),
+            Some(Some(id)) => Ok(RawMessage::Request(Request { id, method, params })),
+            Some(None) => Err(DecodeError::Invalid("request id is null")),
+        };
+    }
+    let id = id.ok_or(DecodeError::Invalid("response without \"id\""))?;
+    let outcome = match (env.result, env.error) {
+        (Some(result), None) => Ok(RawJson(frame.slice_ref(result.get().as_bytes()))),
+        (None, Some(error)) => Err(serde_json::from_str::<ErrorObject>(error.get())
+            .map_err(|_| DecodeError::Invalid("malformed \"error\" object"))?),
+        (Some(_), Some(_)) => return Err(DecodeError::Invalid("both \"result\" and \"error\"")),
+        (None, None) => {
+            return Err(DecodeError::Invalid("neither \"method\", \"result\" nor \"error\""));
+        }
+    };
+    if id.is_none() && outcome.is_ok() {
+        return Err(DecodeError::Invalid("result with a null id"));
+    }
+    Ok(RawMessage::Response(RawResponse { id, outcome }))
+}
+
+fn parse_id(raw: &RawValue) -> Result<Id, DecodeError> {
+    match serde_json::from_str::<Value>(raw.get()) {
+        Ok(Value::String(s)) => Ok(Id::String(s)),
+        Ok(Value::Number(n)) => {
+            n.as_i64().map(Id::Number).ok_or(DecodeError::Invalid("id is not an integer"))
+        }
+        _ => Err(DecodeError::Invalid("id is not a string or integer")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::jsonrpc::{Decoded, Message, decode};
+
+    /// The raw decoder agrees with the `Value` decoder on every verdict and every field.
+    fn agree(frame: &[u8]) {
+        let bytes = Bytes::copy_from_slice(frame);
+        let (raw, full) = (decode_raw(&bytes), decode(frame));
+        let text = String::from_utf8_lossy(frame);
+        match (raw, full) {
+            (Ok(RawDecoded::Single(r)), Ok(Decoded::Single(m))) => same(&r, &m, &text),
+            (Ok(RawDecoded::Batch(rs)), Ok(Decoded::Batch(ms))) => {
+                assert_eq!(rs.len(), ms.len(), "{text}");
+                for (r, m) in rs.iter().zip(&ms) {
+                    match (r, m) {
+                        (Ok(r), Ok(m)) => same(r, m, &text),
+                        (Err(a), Err(b)) => assert_eq!(a, b, "{text}"),
+                        _ => panic!("verdicts differ on an element of {text}: {r:?} vs {m:?}"),
+                    }
+                }
+            }
+            (Err(DecodeError::Json(_)), Err(DecodeError::Json(_))) => {}
+            (Err(a), Err(b)) => assert_eq!(a, b, "{text}"),
+            (a, b) => panic!("verdicts differ on {text}: {a:?} vs {b:?}"),
+        }
+    }
+
+    fn same(r: &RawMessage, m: &Message, text: &str) {
+        match (r, m) {
+            (RawMessage::Request(a), Message::Request(b)) => assert_eq!(a, b, "{text}"),
+            (RawMessage::Notification(a), Message::Notification(b)) => assert_eq!(a, b, "{text}"),
+            (RawMessage::Response(a), Message::Response(b)) => {
+                assert_eq!(a.id, b.id, "{text}");
+                match (&a.outcome, &b.outcome) {
+                    (Ok(raw), Ok(value)) => assert_eq!(&raw.to_value(), value, "{text}"),
+                    (Err(x), Err(y)) => assert_eq!(x, y, "{text}"),
+                    _ => panic!("outcomes differ on {text}"),
+                }
+            }
+            _ => panic!("kinds differ on {text}"),
+        }
+    }
+
+    #[test]
+    fn agrees_with_the_value_decoder() {
+        for frame in [
+            r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"a\"b"}]}}"#,
+            r#"{"result":null,"jsonrpc":"2.0","id":"s"}"#,
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"bad"}}"#,
+            r#"{"jsonrpc":"2.0","id":7,"method":"roots/list"}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info"}}"#,
+            r#"[{"jsonrpc":"2.0","id":1,"result":{}},{"bogus":1},{"jsonrpc":"2.0","method":"m"}]"#,
+            r#"{"id":1,"result":{}}"#,
+            r#"{"jsonrpc":"1.0","id":1,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":1,"error":{"code":1,"message":"x"}}"#,
+            r#"{"jsonrpc":"2.0","id":1.5,"result":1}"#,
+            r#"{"jsonrpc":"2.0","id":null,"method":"x"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"error":{"code":"x","message":"m"}}"#,
+            r#"{"jsonrpc":"2.0","method":"x","params":3}"#,
+            r#"{"jsonrpc":"2.0","method":7}"#,
+            r#"{"jsonrpc":"2.0","id":null,"result":{}}"#,
+            r#"{"jsonrpc":"2\u002e0","id":1,"result":[]}"#,
+            r#"{"jsonrpc":"2.0","id":1,"id":2,"result":{}}"#,
+            "[]",
+            "7",
+            "\"x\"",
+            "{not json",
+        ] {
+            agree(frame.as_bytes());
+        }
+    }
+
+    #[test]
+    fn numbers_beyond_f64_stay_raw_until_the_caller_parses() {
+        // The Value decoder rejects the whole frame; the raw one routes it, so the caller gets
+        // a precise error for its own request when it parses the result.
+        let frame = Bytes::from_static(br#"{"jsonrpc":"2.0","id":1,"result":{"n":1e400}}"#);
+        let Ok(RawDecoded::Single(RawMessage::Response(r))) = decode_raw(&frame) else { panic!() };
+        assert!(r.outcome.unwrap().parse::<Value>().is_err());
+    }
+
+    #[test]
+    fn results_are_slices_of_the_frame() {
+        let frame = Bytes::from_static(br#"{"jsonrpc":"2.0","id":3,"result":{"big":"payload"}}"#);
+        let Ok(RawDecoded::Single(RawMessage::Response(r))) = decode_raw(&frame) else { panic!() };
+        let raw = r.outcome.unwrap();
+        assert_eq!(&raw.bytes()[..], br#"{"big":"payload"}"#);
+        let start = raw.bytes().as_ptr() as usize - frame.as_ptr() as usize;
+        assert_eq!(start, 33, "no copy: the result points into the frame");
+    }
+}
