@@ -15,6 +15,8 @@
 //!
 //! * `serde_json`: `serde_json::from_slice::<serde_json::Value>`;
 //! * `ringmcp_decode`: [`ringmcp::jsonrpc::decode`] (serde_json plus envelope classification);
+//! * `ringmcp_envelope`: [`ringmcp::jsonrpc::decode_raw`], what the reactor runs: the envelope
+//!   is checked and the result kept as a raw slice (no tree built);
 //! * `simd_owned`: `simd_json::to_owned_value`;
 //! * `simd_borrowed`: `simd_json::to_borrowed_value` (strings without escapes borrow the input);
 //! * `simd_serde`: `simd_json::serde::from_slice::<serde_json::Value>`;
@@ -308,6 +310,14 @@ fn bench_parse(c: &mut Criterion) {
         group.bench_with_input(BenchmarkId::from_parameter("ringmcp_decode"), input, |b, input| {
             b.iter(|| ringmcp::jsonrpc::decode(input).expect("decode"));
         });
+        let frame = bytes::Bytes::copy_from_slice(input);
+        group.bench_with_input(
+            BenchmarkId::from_parameter("ringmcp_envelope"),
+            &frame,
+            |b, frame| {
+                b.iter(|| ringmcp::jsonrpc::decode_raw(frame).expect("decode_raw"));
+            },
+        );
         group.bench_with_input(BenchmarkId::from_parameter("simd_owned"), input, |b, input| {
             b.iter_batched_ref(
                 || input.to_vec(),

@@ -86,7 +86,7 @@ impl Future for ResponseFuture {
         Pin::new(&mut this.raw).poll(cx).map(|r| {
             let raw = r?;
             Parser::new(this.parser)
-                .typed(raw.bytes())
+                .result(raw)
                 .map_err(|e| malformed(&this.raw.server, &this.method, e.to_string()))
         })
     }
@@ -228,9 +228,7 @@ impl Client {
         let (server, parser) = (self.inner.name.clone(), self.inner.parser);
         async move {
             let raw = sent?.await?;
-            Parser::new(parser)
-                .typed(raw.bytes())
-                .map_err(|e| malformed(&server, method, e.to_string()))
+            Parser::new(parser).result(raw).map_err(|e| malformed(&server, method, e.to_string()))
         }
     }
 

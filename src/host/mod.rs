@@ -207,7 +207,7 @@ impl HostBuilder {
                 queue.push(p);
                 sys::eventfd_signal(&*wake);
             });
-            Some(ParsePool::new(self.parse_threads, deliver).map_err(Error::Reactor)?)
+            Some(ParsePool::new(self.parse_threads, self.parser, deliver).map_err(Error::Reactor)?)
         };
         let (tx, rx) = channel();
         let config = DriverConfig {

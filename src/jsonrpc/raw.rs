@@ -19,52 +19,74 @@ use serde_json::value::RawValue;
 
 use super::{DecodeError, ErrorObject, Id, Notification, Request};
 
-/// A valid JSON text, kept as the bytes it arrived as (a slice of its frame, no copy).
-#[derive(Clone, PartialEq, Eq)]
-pub struct RawJson(Bytes);
+/// A JSON `result` on its way to the caller: normally the raw bytes it arrived as (a slice of
+/// its frame, no copy, parsed by the caller into its own type); for frames that were parsed
+/// whole on the worker pool, the parsed tree (so the caller does not scan it a second time).
+#[derive(Clone, PartialEq)]
+pub struct RawJson(JsonRepr);
+
+/// The two forms of a [`RawJson`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum JsonRepr {
+    /// A valid JSON text.
+    Raw(Bytes),
+    /// An already parsed value.
+    Parsed(Value),
+}
 
 impl fmt::Debug for RawJson {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         const SHOWN: usize = 200;
-        let text = String::from_utf8_lossy(&self.0[..self.0.len().min(SHOWN)]);
-        let more = if self.0.len() > SHOWN { "…" } else { "" };
-        write!(f, "RawJson({text}{more})")
+        match &self.0 {
+            JsonRepr::Raw(bytes) => {
+                let text = String::from_utf8_lossy(&bytes[..bytes.len().min(SHOWN)]);
+                let more = if bytes.len() > SHOWN { "…" } else { "" };
+                write!(f, "RawJson({text}{more})")
+            }
+            JsonRepr::Parsed(value) => write!(f, "RawJson(parsed {value:.200})"),
+        }
     }
 }
 
 impl RawJson {
-    /// The JSON text's bytes.
-    pub fn bytes(&self) -> &Bytes {
+    /// A raw JSON text (the caller vouches that it is valid JSON).
+    pub fn raw(bytes: Bytes) -> RawJson {
+        RawJson(JsonRepr::Raw(bytes))
+    }
+
+    /// An already parsed value.
+    pub fn from_value(value: Value) -> RawJson {
+        RawJson(JsonRepr::Parsed(value))
+    }
+
+    /// Its form.
+    pub fn repr(&self) -> &JsonRepr {
         &self.0
     }
 
-    /// Length in bytes.
-    pub fn len(&self) -> usize {
-        self.0.len()
+    /// Its form, by value.
+    pub fn into_repr(self) -> JsonRepr {
+        self.0
     }
 
-    /// Whether the text is empty (never, for a decoded value).
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-
-    /// Serialises a value (for tests and for callers that build answers themselves).
-    pub fn from_value(value: &Value) -> RawJson {
-        RawJson(Bytes::from(serde_json::to_vec(value).expect("Value serialises")))
-    }
-
-    /// Parses the text into `T` with serde_json.
+    /// Parses (or converts) into `T` with serde_json.
     ///
     /// # Errors
     /// When the JSON does not have `T`'s shape.
     pub fn parse<T: DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
-        serde_json::from_slice(&self.0)
+        match &self.0 {
+            JsonRepr::Raw(bytes) => serde_json::from_slice(bytes),
+            JsonRepr::Parsed(value) => T::deserialize(value),
+        }
     }
 
-    /// Parses the text into a `serde_json::Value`.
+    /// The value as a `serde_json::Value` (`Null` if the raw text holds a number beyond the
+    /// range `Value` can represent).
     pub fn to_value(&self) -> Value {
-        // The text was validated when its frame was decoded.
-        self.parse().unwrap_or(Value::Null)
+        match &self.0 {
+            JsonRepr::Raw(_) => self.parse().unwrap_or(Value::Null),
+            JsonRepr::Parsed(value) => value.clone(),
+        }
     }
 }
 
@@ -95,6 +117,31 @@ pub enum RawDecoded {
     Single(RawMessage),
     /// A batch array, each element decoded on its own.
     Batch(Vec<Result<RawMessage, DecodeError>>),
+}
+
+impl From<super::Message> for RawMessage {
+    fn from(m: super::Message) -> Self {
+        match m {
+            super::Message::Request(r) => RawMessage::Request(r),
+            super::Message::Notification(n) => RawMessage::Notification(n),
+            super::Message::Response(r) => RawMessage::Response(RawResponse {
+                id: r.id,
+                outcome: r.outcome.map(RawJson::from_value),
+            }),
+        }
+    }
+}
+
+impl From<super::Decoded> for RawDecoded {
+    /// A frame decoded whole (results already parsed into `Value`s).
+    fn from(d: super::Decoded) -> Self {
+        match d {
+            super::Decoded::Single(m) => RawDecoded::Single(m.into()),
+            super::Decoded::Batch(items) => {
+                RawDecoded::Batch(items.into_iter().map(|i| i.map(RawMessage::from)).collect())
+            }
+        }
+    }
 }
 
 /// Every member a JSON-RPC message may have, as raw slices. `Some(raw)` even for an explicit
@@ -152,14 +199,7 @@ fn envelope(frame: &Bytes) -> Result<RawMessage, DecodeError> {
         // Rare, so defer to the `Value` decoder for exactly the same verdict.
         Err(e) if e.classify() == serde_json::error::Category::Data => {
             let value: Value = serde_json::from_slice(frame).map_err(json_error)?;
-            return super::classify(value).map(|m| match m {
-                super::Message::Request(r) => RawMessage::Request(r),
-                super::Message::Notification(n) => RawMessage::Notification(n),
-                super::Message::Response(r) => RawMessage::Response(RawResponse {
-                    id: r.id,
-                    outcome: r.outcome.map(|v| RawJson::from_value(&v)),
-                }),
-            });
+            return super::classify(value).map(RawMessage::from);
         }
         Err(e) => return Err(json_error(e)),
     };
@@ -195,7 +235,7 @@ fn envelope(frame: &Bytes) -> Result<RawMessage, DecodeError> {
     }
     let id = id.ok_or(DecodeError::Invalid("response without \"id\""))?;
     let outcome = match (env.result, env.error) {
-        (Some(result), None) => Ok(RawJson(frame.slice_ref(result.get().as_bytes()))),
+        (Some(result), None) => Ok(RawJson::raw(frame.slice_ref(result.get().as_bytes()))),
         (None, Some(error)) => Err(serde_json::from_str::<ErrorObject>(error.get())
             .map_err(|_| DecodeError::Invalid("malformed \"error\" object"))?),
         (Some(_), Some(_)) => return Err(DecodeError::Invalid("both \"result\" and \"error\"")),
@@ -306,9 +346,9 @@ mod tests {
     fn results_are_slices_of_the_frame() {
         let frame = Bytes::from_static(br#"{"jsonrpc":"2.0","id":3,"result":{"big":"payload"}}"#);
         let Ok(RawDecoded::Single(RawMessage::Response(r))) = decode_raw(&frame) else { panic!() };
-        let raw = r.outcome.unwrap();
-        assert_eq!(&raw.bytes()[..], br#"{"big":"payload"}"#);
-        let start = raw.bytes().as_ptr() as usize - frame.as_ptr() as usize;
+        let JsonRepr::Raw(raw) = r.outcome.unwrap().into_repr() else { panic!("not raw") };
+        assert_eq!(&raw[..], br#"{"big":"payload"}"#);
+        let start = raw.as_ptr() as usize - frame.as_ptr() as usize;
         assert_eq!(start, 33, "no copy: the result points into the frame");
     }
 }

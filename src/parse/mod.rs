@@ -1,7 +1,12 @@
-//! JSON parsing of what servers send: simd-json (default) or serde_json, inline on the reactor
-//! for small frames and on a worker [`pool`] for large ones.
+//! JSON parsing of what servers send, in two stages:
 //!
-//! Both parsers produce `serde_json::Value`, the type of the public API. Measured on this
+//! 1. **Envelope** (reactor thread, or the worker [`pool`] for large frames):
+//!    [`decode_raw`](crate::jsonrpc::decode_raw) validates the frame and routes it by id; a
+//!    result stays a raw slice of the frame.
+//! 2. **Result** (the caller's thread): [`Parser::typed`] parses that slice straight into the
+//!    type the caller asked for, with serde_json or simd-json.
+//!
+//! Both parsers deserialise through serde. Measured on this
 //! project's 2-core machines (`benches/parse.rs`, PERFORMANCE.md), into `serde_json::Value`:
 //! simd-json is about 1.6x faster on escape-heavy text (file contents, embedded JSON: 1.0 vs
 //! 0.63 GB/s), on par for small messages and object-heavy lists, and about 20 % slower on
@@ -10,9 +15,9 @@
 //! and escape-dense, which a `memchr` count of backslashes over its first 64 KiB tells at
 //! 10+ GB/s.
 //!
-//! simd-json parses in place and clobbers its input, so [`Parser`] copies each frame into a
-//! reused scratch buffer first: the frame itself stays intact for diagnostics (id sniffing of
-//! an unreadable answer) at the cost of one memcpy, an order of magnitude cheaper than parsing.
+//! simd-json parses in place and clobbers its input, so [`Parser`] copies the bytes into a
+//! scratch buffer first (the frame is shared and stays intact) at the cost of one memcpy, an
+//! order of magnitude cheaper than parsing.
 
 #![forbid(unsafe_code)]
 
@@ -21,7 +26,7 @@ pub mod pool;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::jsonrpc::{self, DecodeError, Decoded};
+use crate::jsonrpc::{self, DecodeError, Decoded, JsonRepr, RawJson};
 
 /// Which JSON parser reads server bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -98,6 +103,20 @@ impl Parser {
                     self.buffers = None;
                 }
                 value
+            }
+        }
+    }
+
+    /// Turns a result into `T`: parses raw bytes with this parser, or converts an already
+    /// parsed value (moving its strings, no copy).
+    ///
+    /// # Errors
+    /// As [`typed`](Self::typed).
+    pub fn result<T: DeserializeOwned>(&mut self, result: RawJson) -> Result<T, DecodeError> {
+        match result.into_repr() {
+            JsonRepr::Raw(bytes) => self.typed(&bytes),
+            JsonRepr::Parsed(value) => {
+                serde_json::from_value(value).map_err(|e| DecodeError::Json(e.to_string()))
             }
         }
     }

@@ -1,7 +1,7 @@
 //! A worker pool for large frames, so that scanning one huge answer never stalls the reactor
-//! (and with it every other server). Workers run the envelope scan
-//! ([`decode_raw`](crate::jsonrpc::decode_raw)): they validate the frame and slice out its
-//! `result`, which the caller then parses into its own type on its own thread.
+//! (and with it every other server). A worker parses the whole frame into a tree once (with
+//! the pool's [`JsonParser`], simd-json for escape-dense text), so the caller only converts
+//! the result into its own type instead of scanning a huge text a second time.
 //!
 //! The reactor hands a frame to [`ParsePool::submit`] and carries on; a worker parses it and
 //! passes the [`Parsed`] result to the `deliver` callback (the host pushes it on a queue and
@@ -13,7 +13,8 @@ use std::thread::JoinHandle;
 
 use bytes::Bytes;
 
-use crate::jsonrpc::{DecodeError, RawDecoded, decode_raw};
+use super::{JsonParser, Parser};
+use crate::jsonrpc::{DecodeError, RawDecoded};
 
 /// One frame to parse.
 #[derive(Debug)]
@@ -47,12 +48,14 @@ pub struct ParsePool {
 }
 
 impl ParsePool {
-    /// Starts `threads` workers (at least one); each result goes to `deliver`.
+    /// Starts `threads` workers (at least one) parsing with `kind`; each result goes to
+    /// `deliver`.
     ///
     /// # Errors
     /// When a thread cannot be started.
     pub fn new(
         threads: usize,
+        kind: JsonParser,
         deliver: Arc<dyn Fn(Parsed) + Send + Sync>,
     ) -> std::io::Result<ParsePool> {
         let (tx, rx) = crossbeam_channel::unbounded::<Job>();
@@ -62,8 +65,9 @@ impl ParsePool {
             let deliver = deliver.clone();
             let worker = std::thread::Builder::new().name(format!("ringmcp-parse-{i}")).spawn(
                 move || {
+                    let mut parser = Parser::new(kind);
                     for Job { conn, seq, frame } in rx {
-                        let decoded = decode_raw(&frame);
+                        let decoded = parser.decode(&frame).map(RawDecoded::from);
                         deliver(Parsed { conn, seq, frame, decoded });
                     }
                 },
@@ -104,8 +108,12 @@ mod tests {
     fn parses_off_thread_and_tags_results() {
         let out = Arc::new(Mutex::new(Vec::new()));
         let sink = out.clone();
-        let pool =
-            ParsePool::new(2, Arc::new(move |p: Parsed| sink.lock().unwrap().push(p))).unwrap();
+        let pool = ParsePool::new(
+            2,
+            JsonParser::Auto,
+            Arc::new(move |p: Parsed| sink.lock().unwrap().push(p)),
+        )
+        .unwrap();
         for seq in 0..50 {
             let frame = Bytes::from(format!(r#"{{"jsonrpc":"2.0","id":{seq},"result":{{}}}}"#));
             pool.submit(Job { conn: 9, seq, frame }).unwrap();

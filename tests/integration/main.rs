@@ -2,6 +2,7 @@
 
 #![allow(unreachable_pub)]
 
+mod bench_cli;
 mod everything;
 mod faults;
 mod json_suite;

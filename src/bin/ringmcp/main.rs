@@ -5,6 +5,7 @@
 
 #![forbid(unsafe_code)]
 
+mod bench;
 mod call;
 mod inspect;
 mod serve;
@@ -31,6 +32,8 @@ enum Command {
     Call(call::Args),
     /// Run the reference MCP server on stdin/stdout.
     Serve(serve::Args),
+    /// Measure calls/s, latency, CPU per call and memory against one or more servers.
+    Bench(bench::Args),
 }
 
 fn main() -> ExitCode {
@@ -39,6 +42,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Inspect(args) => return inspect::run(args),
         Command::Call(args) => return call::run(args),
+        Command::Bench(args) => return bench::run(args),
         Command::Serve(args) => serve::run(args),
     };
     match result {

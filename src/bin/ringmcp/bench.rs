@@ -1,0 +1,331 @@
+//! `ringmcp bench`: throughput, latency, CPU and memory of calls through one host.
+//!
+//! N copies of the server run on one [`Host`] (one reactor thread); one bench thread keeps
+//! exactly C `tools/call`s in flight, spread round-robin, and records each call's latency.
+//! `--baseline` bounces the same request line off `cat` for the floor the kernel sets, and
+//! `--idle-servers` measures what idle servers cost the host.
+
+mod baseline;
+mod drive;
+mod kind;
+mod measure;
+mod plot;
+mod report;
+mod servers;
+mod size;
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
+use ringmcp::host::Client;
+use serde_json::{Value, json};
+
+use crate::target::{Failure, ServerArgs, exit};
+
+use drive::{Load, Stop, drive};
+use measure::{CpuTime, Latencies, peak_rss_bytes};
+use report::{BaselineResult, Report, Setup};
+
+/// Measure calls/s, latency percentiles, CPU per call and memory through one host.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// Copies of the server to start on the one host; calls are spread round-robin.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    servers: u64,
+    /// Calls in flight at any time, in total.
+    #[arg(long, value_name = "C", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    concurrency: u64,
+    /// Measured calls (default 10000).
+    #[arg(long, value_name = "R", conflicts_with = "duration", value_parser = clap::value_parser!(u64).range(1..))]
+    requests: Option<u64>,
+    /// Measure for this many seconds instead of a number of calls.
+    #[arg(long, value_name = "SECS")]
+    duration: Option<f64>,
+    /// The tool to call.
+    #[arg(long, value_name = "NAME", default_value = "echo")]
+    tool: String,
+    /// The tool's arguments as a JSON object (default: `{"text":"hello"}` for echo, else `{}`).
+    #[arg(long, value_name = "JSON", conflicts_with = "payload")]
+    args: Option<String>,
+    /// Payload size (B, KB, MB, GB, KiB, MiB, GiB): the text echo sends, or the bytes blob returns.
+    #[arg(long, value_name = "BYTES", value_parser = size::parse_size)]
+    payload: Option<u64>,
+    /// Calls made before measuring, not counted.
+    #[arg(long, value_name = "R", default_value_t = 200)]
+    warmup: u64,
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    json: bool,
+    /// Also time the same request line bounced off `cat` over pipes (the raw floor).
+    #[arg(long)]
+    baseline: bool,
+    /// Plot the latency percentiles to this .svg or .html file.
+    #[arg(long, value_name = "FILE")]
+    report: Option<PathBuf>,
+    /// Start this many more servers that stay idle, and measure the host's CPU meanwhile.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    idle_servers: u64,
+    /// How long to measure the host's CPU with the idle servers.
+    #[arg(long, value_name = "SECS", default_value_t = 3.0)]
+    idle_seconds: f64,
+    #[command(flatten)]
+    server: ServerArgs,
+}
+
+/// Calls measured when neither `--requests` nor `--duration` is given.
+const DEFAULT_REQUESTS: u64 = 10_000;
+/// The default `echo` text.
+const DEFAULT_TEXT: &str = "hello";
+
+pub(crate) fn run(args: Args) -> ExitCode {
+    match bench(&args) {
+        Ok(()) => ExitCode::from(exit::OK),
+        Err(f) => f.report(),
+    }
+}
+
+/// The validated plan of a run.
+struct Plan {
+    arguments: Value,
+    payload_bytes: Option<u64>,
+    requests: Option<u64>,
+    duration: Option<Duration>,
+    report: Option<(PathBuf, plot::Format)>,
+}
+
+fn plan(args: &Args) -> Result<Plan, Failure> {
+    let (arguments, payload_bytes) = arguments(&args.tool, args.args.as_deref(), args.payload)?;
+    let duration = args.duration.map(|d| positive_secs("--duration", d)).transpose()?;
+    let requests = match duration {
+        Some(_) => None,
+        None => Some(args.requests.unwrap_or(DEFAULT_REQUESTS)),
+    };
+    positive_secs("--idle-seconds", args.idle_seconds)?;
+    let report = match &args.report {
+        Some(path) => Some((path.clone(), plot::Format::of(path).map_err(Failure::usage)?)),
+        None => None,
+    };
+    Ok(Plan { arguments, payload_bytes, requests, duration, report })
+}
+
+fn positive_secs(flag: &str, secs: f64) -> Result<Duration, Failure> {
+    Duration::try_from_secs_f64(secs)
+        .ok()
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| Failure::usage(format!("{flag} must be a positive number of seconds")))
+}
+
+/// The tool's arguments and the payload size they carry.
+fn arguments(
+    tool: &str,
+    args: Option<&str>,
+    payload: Option<u64>,
+) -> Result<(Value, Option<u64>), Failure> {
+    if let Some(text) = args {
+        let value: Value = serde_json::from_str(text)
+            .map_err(|e| Failure::usage(format!("--args is not JSON: {e}")))?;
+        if !value.is_object() {
+            return Err(Failure::usage(format!("--args must be a JSON object, got {value}")));
+        }
+        return Ok((value, None));
+    }
+    match (tool, payload) {
+        ("echo", Some(n)) => {
+            let len = usize::try_from(n)
+                .map_err(|_| Failure::usage(format!("--payload {n} does not fit in memory")))?;
+            Ok((json!({ "text": "x".repeat(len) }), Some(n)))
+        }
+        ("echo", None) => Ok((json!({ "text": DEFAULT_TEXT }), Some(DEFAULT_TEXT.len() as u64))),
+        ("blob", Some(n)) => Ok((json!({ "bytes": n }), Some(n))),
+        (_, Some(_)) => Err(Failure::usage(format!(
+            "--payload applies to the echo and blob tools; give --args for {tool:?}"
+        ))),
+        (_, None) => Ok((json!({}), None)),
+    }
+}
+
+fn bench(args: &Args) -> Result<(), Failure> {
+    let plan = plan(args)?;
+    let spec = args.server.spec()?;
+    let servers = args.servers as usize;
+    let concurrency = args.concurrency as usize;
+    let idle_count = args.idle_servers as usize;
+    let fd_limit = match servers::raise_fd_limit(args.servers + args.idle_servers) {
+        Ok(limit) => Some(limit),
+        Err(e) => {
+            eprintln!("ringmcp: warning: could not raise RLIMIT_NOFILE: {e}");
+            None
+        }
+    };
+    let host = args.server.host()?;
+    let clients = servers::spawn_copies(&host, &spec, 0, servers)?;
+
+    let mut idle = None;
+    let mut idle_clients = Vec::new();
+    if idle_count > 0 {
+        let started = Instant::now();
+        idle_clients = servers::spawn_copies(&host, &spec, servers, idle_count)?;
+        let window = Duration::from_secs_f64(args.idle_seconds);
+        idle = Some(servers::measure_idle(idle_count, started.elapsed(), window));
+    }
+
+    let load =
+        Load { clients: &clients, tool: &args.tool, arguments: &plan.arguments, concurrency };
+    if args.warmup > 0 {
+        drive(&load, Stop::After(args.warmup), None);
+    }
+    let bytes_before = host_bytes(&clients);
+    let stop = match (plan.requests, plan.duration) {
+        (_, Some(d)) => Stop::At(Instant::now() + d),
+        (n, None) => Stop::After(n.unwrap_or(DEFAULT_REQUESTS)),
+    };
+    let bar = progress(plan.requests, "calls");
+    let cpu_before = CpuTime::now();
+    let outcome = drive(&load, stop, bar.as_ref());
+    let cpu = CpuTime::now().since(cpu_before);
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    let bytes = host_bytes(&clients).zip(bytes_before).map(|(after, before)| after - before);
+
+    let estimated_id = (args.warmup + outcome.calls()) / args.servers + 1;
+    let line = baseline::request_line(estimated_id as i64, &args.tool, &plan.arguments);
+    let raw = if args.baseline {
+        let bar = progress(Some(outcome.calls()), "raw pipe");
+        let raw = baseline::run(&line, args.warmup, outcome.calls(), bar.as_ref())
+            .map_err(|e| Failure { code: exit::TRANSPORT, message: e.to_string() })?;
+        if let Some(bar) = bar {
+            bar.finish_and_clear();
+        }
+        Some(raw)
+    } else {
+        None
+    };
+
+    let report = Report {
+        setup: Setup {
+            servers,
+            concurrency,
+            requests: plan.requests,
+            duration: plan.duration,
+            warmup: args.warmup,
+            tool: args.tool.clone(),
+            payload_bytes: plan.payload_bytes,
+            request_bytes: line.len(),
+        },
+        ok: outcome.ok,
+        elapsed: outcome.elapsed,
+        latency: outcome.latencies.summary(),
+        cpu,
+        peak_rss_bytes: peak_rss_bytes(),
+        errors: outcome.errors.clone(),
+        host_bytes_received: bytes,
+        baseline: raw.as_ref().map(|b| BaselineResult {
+            latency: b.latencies.summary(),
+            writer_thread: b.writer_thread,
+        }),
+        idle,
+        fd_limit,
+    };
+    if args.json {
+        println!("{}", report.to_json());
+    } else {
+        print!("{}", report.to_text());
+    }
+    if let Some((path, format)) = &plan.report {
+        write_plot(path, *format, &report, &outcome.latencies, raw.as_ref().map(|b| &b.latencies))?;
+    }
+    drop(idle_clients);
+    drop(clients);
+    drop(host);
+    Ok(())
+}
+
+/// Bytes the host has read from these servers' stdout so far (`None` if a server is gone).
+fn host_bytes(clients: &[Client]) -> Option<u64> {
+    clients.iter().map(|c| c.stats_blocking().ok().map(|s| s.stdout_bytes)).sum()
+}
+
+/// A progress bar on stderr, only when stderr is a terminal.
+fn progress(len: Option<u64>, what: &'static str) -> Option<ProgressBar> {
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = ProgressBar::with_draw_target(len, ProgressDrawTarget::stderr());
+    let template = if len.is_some() {
+        "{prefix:>8} [{bar:30}] {pos}/{len} {rate} eta {eta}"
+    } else {
+        "{prefix:>8} {spinner} {pos} {rate} {elapsed}"
+    };
+    if let Ok(style) = ProgressStyle::with_template(template) {
+        let rate = |state: &ProgressState, w: &mut dyn std::fmt::Write| {
+            let _ = write!(w, "{:.0}/s", state.per_sec());
+        };
+        bar.set_style(style.progress_chars("=> ").with_key("rate", rate));
+    }
+    bar.set_prefix(what);
+    Some(bar)
+}
+
+fn write_plot(
+    path: &std::path::Path,
+    format: plot::Format,
+    report: &Report,
+    ringmcp: &Latencies,
+    raw: Option<&Latencies>,
+) -> Result<(), Failure> {
+    let s = &report.setup;
+    let title = format!(
+        "ringmcp bench: {} on {} server{}, concurrency {}, {} calls",
+        s.tool,
+        s.servers,
+        if s.servers == 1 { "" } else { "s" },
+        s.concurrency,
+        report.calls()
+    );
+    let mut curves = vec![plot::Curve { label: "ringmcp tools/call", latencies: ringmcp }];
+    if let Some(raw) = raw {
+        curves.push(plot::Curve { label: "raw pipe ping-pong (cat)", latencies: raw });
+    }
+    let svg = plot::svg(&title, &curves).map_err(|e| Failure {
+        code: exit::TRANSPORT,
+        message: format!("drawing {}: {e}", path.display()),
+    })?;
+    let text = match format {
+        plot::Format::Svg => svg,
+        plot::Format::Html => plot::html(&title, &report.to_text(), &svg),
+    };
+    std::fs::write(path, text)
+        .map_err(|e| Failure::usage(format!("writing --report {}: {e}", path.display())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn payload_sets_the_reference_tools_arguments() {
+        let (v, p) = arguments("echo", None, Some(4)).unwrap();
+        assert_eq!((v, p), (json!({"text": "xxxx"}), Some(4)));
+        let (v, p) = arguments("blob", None, Some(10_000_000)).unwrap();
+        assert_eq!((v, p), (json!({"bytes": 10_000_000}), Some(10_000_000)));
+        let (v, p) = arguments("echo", None, None).unwrap();
+        assert_eq!((v, p), (json!({"text": "hello"}), Some(5)));
+        let (v, p) = arguments("add", Some(r#"{"a":1,"b":2}"#), None).unwrap();
+        assert_eq!((v, p), (json!({"a": 1, "b": 2}), None));
+        assert_eq!(arguments("fail", None, None).unwrap().0, json!({}));
+    }
+
+    #[test]
+    fn bad_arguments_are_usage_errors() {
+        for (tool, args, payload) in
+            [("add", None, Some(5)), ("echo", Some("[1]"), None), ("echo", Some("{"), None)]
+        {
+            let f = arguments(tool, args, payload).unwrap_err();
+            assert_eq!(f.code, exit::USAGE, "{}", f.message);
+        }
+    }
+}

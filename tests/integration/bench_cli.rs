@@ -1,0 +1,108 @@
+//! `ringmcp bench` end to end: the built binary, its reference servers, its JSON report.
+
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::util::ringmcp_bin;
+
+fn bench(args: &[&str]) -> (Option<i32>, String, String) {
+    let out = Command::new(ringmcp_bin()).arg("bench").args(args).output().expect("run ringmcp");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn number(report: &Value, path: &[&str]) -> f64 {
+    let mut v = report;
+    for key in path {
+        v = &v[key];
+    }
+    v.as_f64().unwrap_or_else(|| panic!("{} is not a number in {report}", path.join(".")))
+}
+
+#[test]
+fn json_report_of_two_servers_with_baseline() {
+    let args =
+        ["--requests", "200", "--concurrency", "4", "--servers", "2", "--json", "--baseline"];
+    let (code, stdout, stderr) = bench(&args);
+    assert_eq!(code, Some(0), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let report: Value = serde_json::from_str(stdout.trim())
+        .unwrap_or_else(|e| panic!("stdout is not one JSON object ({e}):\n{stdout}"));
+    assert_eq!(report["servers"], 2);
+    assert_eq!(report["concurrency"], 4);
+    assert_eq!(report["requests"], 200);
+    assert_eq!(report["tool"], "echo");
+    assert_eq!(report["payload_bytes"], 5);
+    assert_eq!(report["calls"], 200);
+    assert_eq!(report["ok"], 200);
+    assert_eq!(report["errors"], serde_json::json!({}), "{report}");
+    assert!(number(&report, &["calls_per_s"]) > 0.0, "{report}");
+    assert!(number(&report, &["cpu_us_per_call"]) >= 0.0, "{report}");
+    assert!(number(&report, &["peak_rss_bytes"]) > 0.0, "{report}");
+    assert!(number(&report, &["host_bytes_received"]) > 0.0, "{report}");
+    let p = |k: &str| number(&report, &["latency_us", k]);
+    assert!(p("p50") > 0.0, "{report}");
+    assert!(p("p50") <= p("p90") && p("p90") <= p("p99"), "{report}");
+    assert!(p("p99") <= p("p999") && p("p999") <= p("max"), "{report}");
+    let b = |k: &str| number(&report, &["baseline", k]);
+    assert!(b("p50_us") > 0.0 && b("p50_us") <= b("p99_us"), "{report}");
+    assert!(b("ratio_p50") > 0.0, "{report}");
+}
+
+#[test]
+fn svg_report_and_table() {
+    let dir = std::env::temp_dir().join(format!("ringmcp-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let svg = dir.join("lat.svg");
+    let svg_arg = svg.to_str().unwrap();
+    let (code, stdout, stderr) = bench(&[
+        "--requests",
+        "100",
+        "--warmup",
+        "0",
+        "--tool",
+        "blob",
+        "--payload",
+        "2KiB",
+        "--report",
+        svg_arg,
+    ]);
+    assert_eq!(code, Some(0), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    for needle in ["calls/s", "latency µs", "p99.9", "errors", "none"] {
+        assert!(stdout.contains(needle), "{needle:?} not in:\n{stdout}");
+    }
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.starts_with("<svg") && text.contains("ringmcp tools/call"), "{text:.200}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn usage_errors_and_unstartable_servers() {
+    let (code, _, stderr) = bench(&["--tool", "add", "--payload", "1KB"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    let (code, _, stderr) = bench(&["--payload", "10XB"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    let (code, _, stderr) = bench(&["--report", "/tmp/x.png"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    let (code, _, stderr) =
+        bench(&["--requests", "1", "--", "/nonexistent/ringmcp-no-such-server"]);
+    assert_eq!(code, Some(3), "{stderr}");
+}
+
+#[test]
+fn failed_calls_are_counted_by_kind() {
+    // An unknown tool is a JSON-RPC error on every call; the run still completes.
+    let (code, stdout, stderr) =
+        bench(&["--requests", "50", "--warmup", "0", "--tool", "no_such_tool", "--json"]);
+    assert_eq!(code, Some(0), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let report: Value = serde_json::from_str(stdout.trim()).unwrap();
+    assert_eq!(report["ok"], 0, "{report}");
+    let errors = report["errors"].as_object().unwrap();
+    assert_eq!(errors.len(), 1, "{report}");
+    let (kind, count) = errors.iter().next().unwrap();
+    assert!(kind.starts_with("rpc -326"), "{report}");
+    assert_eq!(count, 50);
+}
