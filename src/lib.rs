@@ -5,37 +5,42 @@
 //! MCP with them.
 //!
 //! ```text
-//!  host code ── Client::call_tool ──▶ host/      public API, runtime-agnostic futures + blocking twins
-//!                                       │
-//!                                       ▼
-//!                                     uring/     reactor thread: one io_uring, every server's pipes,
-//!                                       │        exits (pidfd), timers, eventfd wake-ups
-//!                                       ▼
-//!                                     frame/     bounded newline framer (memchr, zero-copy Bytes)
-//!                                       ▼
-//!                                     jsonrpc/   JSON-RPC 2.0 envelope decode / encode
-//!                                       ▼
-//!                                     protocol/  sans-IO MCP session: lifecycle, versions, pending
-//!                                                requests and deadlines (time passed in)
+//!  host code ── Client::call_tool ──▶ host/      public API: runtime-agnostic futures + blocking
+//!       ▲                               │        twins; results parsed on the caller's thread
+//!       │                               ▼
+//!       │                             queue/     per-server lock-free request queue, admission
+//!       │                               │        bound, -32000 + retryAfterSeconds when full
+//!       │                               ▼
+//!       │                             uring/     reactor thread: one io_uring, multishot reads
+//!       │                               │        into shared provided buffers, writes, pidfds,
+//!       │                               │        timers, eventfd wake-ups
+//!       │                               ▼
+//!       │                             frame/     bounded newline framer (memchr, zero-copy Bytes)
+//!       │                               ▼
+//!       │                             jsonrpc/   envelope decode (results stay raw) / encode
+//!       │                               │        (parse/ pool: huge frames off the reactor)
+//!       │                               ▼
+//!       └──── oneshot completion ──── protocol/  sans-IO MCP session: lifecycle, versions,
+//!                                                pending requests, deadlines (time passed in)
 //! ```
 //!
 //! `frame`, `jsonrpc` and `protocol` are the sans-IO core: pure functions of their inputs, no
-//! clock, no syscalls, no `unsafe`. Only `uring/` (and later `sandbox/`, `queue/`) use `unsafe`,
-//! each block with a `SAFETY:` comment.
+//! clock, no syscalls, no `unsafe`. `unsafe` lives only in `uring/`, `sandbox/` and `queue/`,
+//! each block with a `SAFETY:` comment; `sandbox/` spawns server processes.
 
 pub mod frame;
+pub mod host;
 pub mod jsonrpc;
 pub mod parse;
+pub mod protocol;
+pub mod queue;
+pub mod sandbox;
+pub mod uring;
 
 #[doc(hidden)]
 pub mod fuzzing;
-pub mod host;
-pub mod protocol;
-pub mod sandbox;
-pub mod uring;
 
 /// The README's examples, compiled as doc-tests.
 #[doc = include_str!("../README.md")]
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
-pub mod queue;

@@ -21,7 +21,7 @@ use crate::uring::{Buffer, Completion, Ring};
 
 use super::driver::{QueuedRequest, Reply};
 use super::error::Error;
-use super::events::ServerEvent;
+use super::events::{EventSink, ServerEvent};
 use super::stderr::StderrLog;
 
 /// Grace after the process exits for its last stdout bytes to arrive before pending requests
@@ -93,7 +93,7 @@ pub(crate) struct Conn {
     outq: VecDeque<Bytes>,
     writing: bool,
     stderr_log: StderrLog,
-    events: async_channel::Sender<ServerEvent>,
+    events: EventSink,
     events_dropped: u64,
     /// Read operations still armed.
     stdout_open: bool,
@@ -142,7 +142,7 @@ pub(crate) struct ConnParts {
     pub(crate) read_size: usize,
     pub(crate) queue: Arc<RequestQueue<QueuedRequest>>,
     pub(crate) offload_threshold: usize,
-    pub(crate) events: async_channel::Sender<ServerEvent>,
+    pub(crate) events: EventSink,
     pub(crate) init_reply: oneshot::Sender<Result<ServerDetails, Error>>,
 }
 

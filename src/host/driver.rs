@@ -26,7 +26,7 @@ use crate::uring::{Buffer, Completion, Ring, sys};
 use super::config::ServerSpec;
 use super::conn::{Conn, ConnParts, EXIT, KIND_BITS, STDERR, STDIN, STDOUT, ServerStats};
 use super::error::Error;
-use super::events::ServerEvent;
+use super::events::EventSink;
 
 /// The tag of the eventfd read (server ids start at 1, so id 0 is free).
 const WAKE: u64 = 7;
@@ -68,7 +68,7 @@ pub(crate) enum Command {
         id: u64,
         spec: Box<ServerSpec>,
         queue: Arc<RequestQueue<QueuedRequest>>,
-        events: async_channel::Sender<ServerEvent>,
+        events: EventSink,
         reply: oneshot::Sender<Result<ServerDetails, Error>>,
     },
     Notify {
@@ -362,7 +362,7 @@ impl Driver {
         id: u64,
         spec: ServerSpec,
         queue: Arc<RequestQueue<QueuedRequest>>,
-        events: async_channel::Sender<ServerEvent>,
+        events: EventSink,
         reply: oneshot::Sender<Result<ServerDetails, Error>>,
         now: Instant,
     ) {

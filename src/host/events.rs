@@ -21,3 +21,33 @@ pub enum ServerEvent {
 /// events are kept and new ones dropped and counted in
 /// [`ServerStats::events_dropped`](super::ServerStats::events_dropped).
 pub type EventStream = async_channel::Receiver<ServerEvent>;
+
+/// The reactor's end of an event stream. Bounded by a length check rather than by the channel
+/// (a bounded channel preallocates every slot: with 1,000 servers that was megabytes for
+/// streams that are mostly empty). Only the reactor sends, so the check cannot race.
+#[derive(Debug)]
+pub(crate) struct EventSink {
+    tx: async_channel::Sender<ServerEvent>,
+    capacity: usize,
+}
+
+impl EventSink {
+    /// A sink holding at most `capacity` undelivered events, and its stream.
+    pub(crate) fn new(capacity: usize) -> (EventSink, EventStream) {
+        let (tx, rx) = async_channel::unbounded();
+        (EventSink { tx, capacity: capacity.max(1) }, rx)
+    }
+
+    /// Sends, unless the stream is full or nobody listens any more.
+    pub(crate) fn try_send(&self, event: ServerEvent) -> Result<(), ServerEvent> {
+        if self.tx.len() >= self.capacity {
+            return Err(event);
+        }
+        self.tx.try_send(event).map_err(async_channel::TrySendError::into_inner)
+    }
+
+    /// Whether every receiver is gone.
+    pub(crate) fn is_closed(&self) -> bool {
+        self.tx.is_closed()
+    }
+}

@@ -15,6 +15,8 @@
 //! # Ok(()) }
 //! ```
 
+#![forbid(unsafe_code)]
+
 mod client;
 mod config;
 mod conn;
@@ -43,6 +45,7 @@ pub use client::{Client, ResponseFuture};
 pub use config::{Config, ConfigError, ServerSpec};
 pub use conn::ServerStats;
 pub use error::{Error, Result};
+use events::EventSink;
 pub use events::{EventStream, ServerEvent};
 
 use client::{ClientInner, block_on};
@@ -303,7 +306,7 @@ impl Host {
         // Relaxed: the counter only needs to hand out distinct values.
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let name: Arc<str> = spec.name.as_str().into();
-        let (events_tx, events_rx) = async_channel::bounded(self.events_capacity);
+        let (events_tx, events_rx) = EventSink::new(self.events_capacity);
         let (tx, rx) = oneshot::channel();
         let queue = Arc::new(RequestQueue::new(id, self.queue_limit));
         let spec = Box::new(spec);

@@ -17,12 +17,7 @@ pub(crate) struct StderrLog {
 
 impl StderrLog {
     pub(crate) fn new(capacity: usize) -> Self {
-        StderrLog {
-            tail: VecDeque::with_capacity(capacity.min(1 << 16)),
-            capacity,
-            line: Vec::new(),
-            total: 0,
-        }
+        StderrLog { tail: VecDeque::new(), capacity, line: Vec::new(), total: 0 }
     }
 
     /// Takes a chunk read from stderr: keeps its tail and logs every complete line.

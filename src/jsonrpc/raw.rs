@@ -236,7 +236,9 @@ fn envelope(frame: &Bytes) -> Result<RawMessage, DecodeError> {
     let id = id.ok_or(DecodeError::Invalid("response without \"id\""))?;
     let outcome = match (env.result, env.error) {
         (Some(result), None) => Ok(RawJson::raw(frame.slice_ref(result.get().as_bytes()))),
-        (None, Some(error)) => Err(serde_json::from_str::<ErrorObject>(error.get())
+        // Through `Value`, like the `Value` decoder: duplicate members resolve the same way.
+        (None, Some(error)) => Err(serde_json::from_str::<Value>(error.get())
+            .and_then(serde_json::from_value::<ErrorObject>)
             .map_err(|_| DecodeError::Invalid("malformed \"error\" object"))?),
         (Some(_), Some(_)) => return Err(DecodeError::Invalid("both \"result\" and \"error\"")),
         (None, None) => {
@@ -324,6 +326,7 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":null,"result":{}}"#,
             r#"{"jsonrpc":"2\u002e0","id":1,"result":[]}"#,
             r#"{"jsonrpc":"2.0","id":1,"id":2,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":"abc","error":{"code":1,"code":-651204,"message":"m","data":{"x":[0,2.5e10]}}}"#,
             "[]",
             "7",
             "\"x\"",

@@ -1,7 +1,9 @@
 //! Per-server request queues with back-pressure.
 //!
-//! A caller's request reaches the reactor through its server's [`RequestQueue`]: a bounded
-//! lock-free ring (crossbeam's `ArrayQueue`) plus an admission counter. At most `limit` requests
+//! A caller's request reaches the reactor through its server's [`RequestQueue`]: a lock-free
+//! queue (crossbeam's `SegQueue`, which allocates in small blocks as it fills, so an idle
+//! server costs a few bytes rather than `limit` preallocated slots) behind an admission
+//! counter that bounds it. At most `limit` requests
 //! per server are *outstanding* (queued for the reactor, or sent and unanswered). One more is
 //! refused at once, before anything is queued, with [`QueueFull`]: JSON-RPC `-32000` "Server
 //! queue limit reached. Backpressure applied." and a `retryAfterSeconds` estimated from the
@@ -12,12 +14,14 @@
 //! syscall. The reactor unschedules a queue *before* draining it, so a push either is seen by
 //! that drain or schedules the queue again (see [`RequestQueue::push`] for the orderings).
 
+#![forbid(unsafe_code)]
+
 use std::sync::Arc;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use crossbeam_queue::{ArrayQueue, SegQueue};
+use crossbeam_queue::SegQueue;
 
 use crate::protocol::CloseReason;
 
@@ -62,7 +66,8 @@ impl Default for RateMeter {
 #[derive(Debug)]
 pub struct RequestQueue<T> {
     id: u64,
-    ring: ArrayQueue<T>,
+    /// Bounded by admission: it never holds more than `limit` requests.
+    ring: SegQueue<T>,
     limit: usize,
     /// Requests admitted and not yet finished (in the ring, or sent and unanswered).
     outstanding: AtomicUsize,
@@ -80,7 +85,7 @@ impl<T> RequestQueue<T> {
         let limit = limit.max(1);
         RequestQueue {
             id,
-            ring: ArrayQueue::new(limit),
+            ring: SegQueue::new(),
             limit,
             outstanding: AtomicUsize::new(0),
             scheduled: AtomicBool::new(false),
@@ -142,12 +147,8 @@ impl<T> RequestQueue<T> {
     /// * the reactor's first: our swap reads `false`, we return `true`, and the caller
     ///   schedules the queue again, so a later drain sees it.
     ///
-    /// # Panics
-    /// Never in practice: admission bounds the ring's occupancy by its capacity.
     pub fn push(&self, request: T) -> bool {
-        if self.ring.push(request).is_err() {
-            unreachable!("admission keeps the ring's occupancy within its capacity");
-        }
+        self.ring.push(request);
         !self.scheduled.swap(true, Ordering::AcqRel)
     }
 
