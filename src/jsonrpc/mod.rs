@@ -68,34 +68,35 @@ pub struct Notification {
     pub params: Option<Value>,
 }
 
-/// A response to one of our requests.
+/// A response to one of our requests. `R` is how its `result` is held: a parsed `Value`, or
+/// [`RawJson`] straight from the frame.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Response {
+pub struct Response<R = Value> {
     /// The request it answers; `None` only for an error response with a `null` id
     /// (the peer could not read the request's id).
     pub id: Option<Id>,
     /// The `result`, or the `error` object.
-    pub outcome: Result<Value, ErrorObject>,
+    pub outcome: Result<R, ErrorObject>,
 }
 
-/// Any JSON-RPC message.
+/// Any JSON-RPC message (responses holding their result as `R`).
 #[derive(Debug, Clone, PartialEq)]
-pub enum Message {
+pub enum Message<R = Value> {
     /// A request.
     Request(Request),
     /// A notification.
     Notification(Notification),
     /// A response (result or error).
-    Response(Response),
+    Response(Response<R>),
 }
 
 /// What one frame held: a single message or a batch array.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Decoded {
+pub enum Decoded<R = Value> {
     /// One message.
-    Single(Message),
+    Single(Message<R>),
     /// A batch: each element decoded on its own.
-    Batch(Vec<Result<Message, DecodeError>>),
+    Batch(Vec<Result<Message<R>, DecodeError>>),
 }
 
 /// Decodes one frame (one line without its newline).

@@ -91,33 +91,13 @@ impl RawJson {
 }
 
 /// A message whose `result` (if it is a response) is still raw.
-#[derive(Debug, Clone, PartialEq)]
-pub enum RawMessage {
-    /// A request from the server.
-    Request(Request),
-    /// A notification.
-    Notification(Notification),
-    /// A response to one of our requests.
-    Response(RawResponse),
-}
+pub type RawMessage = super::Message<RawJson>;
 
 /// A response with its `result` kept raw.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RawResponse {
-    /// The request it answers; `None` only for an error with a `null` id.
-    pub id: Option<Id>,
-    /// The raw `result`, or the `error` object.
-    pub outcome: Result<RawJson, ErrorObject>,
-}
+pub type RawResponse = super::Response<RawJson>;
 
-/// What one frame held.
-#[derive(Debug, Clone, PartialEq)]
-pub enum RawDecoded {
-    /// One message.
-    Single(RawMessage),
-    /// A batch array, each element decoded on its own.
-    Batch(Vec<Result<RawMessage, DecodeError>>),
-}
+/// What one frame held, results kept raw.
+pub type RawDecoded = super::Decoded<RawJson>;
 
 impl From<super::Message> for RawMessage {
     fn from(m: super::Message) -> Self {
@@ -307,31 +287,20 @@ mod tests {
 
     #[test]
     fn agrees_with_the_value_decoder() {
-        for frame in [
+        let valid_or_odd = [
             r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"a\"b"}]}}"#,
             r#"{"result":null,"jsonrpc":"2.0","id":"s"}"#,
             r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"bad"}}"#,
             r#"{"jsonrpc":"2.0","id":7,"method":"roots/list"}"#,
             r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info"}}"#,
             r#"[{"jsonrpc":"2.0","id":1,"result":{}},{"bogus":1},{"jsonrpc":"2.0","method":"m"}]"#,
-            r#"{"id":1,"result":{}}"#,
-            r#"{"jsonrpc":"1.0","id":1,"result":{}}"#,
-            r#"{"jsonrpc":"2.0","id":1}"#,
-            r#"{"jsonrpc":"2.0","id":1,"result":1,"error":{"code":1,"message":"x"}}"#,
-            r#"{"jsonrpc":"2.0","id":1.5,"result":1}"#,
-            r#"{"jsonrpc":"2.0","id":null,"method":"x"}"#,
-            r#"{"jsonrpc":"2.0","id":1,"error":{"code":"x","message":"m"}}"#,
-            r#"{"jsonrpc":"2.0","method":"x","params":3}"#,
-            r#"{"jsonrpc":"2.0","method":7}"#,
-            r#"{"jsonrpc":"2.0","id":null,"result":{}}"#,
             r#"{"jsonrpc":"2\u002e0","id":1,"result":[]}"#,
             r#"{"jsonrpc":"2.0","id":1,"id":2,"result":{}}"#,
             r#"{"jsonrpc":"2.0","id":"abc","error":{"code":1,"code":-651204,"message":"m","data":{"x":[0,2.5e10]}}}"#,
-            "[]",
-            "7",
             "\"x\"",
             "{not json",
-        ] {
+        ];
+        for frame in valid_or_odd.iter().chain(crate::jsonrpc::tests::BROKEN_ENVELOPES) {
             agree(frame.as_bytes());
         }
     }

@@ -34,21 +34,25 @@ fn classifies_each_kind() {
     );
 }
 
+/// Valid JSON that breaks a JSON-RPC rule: every decoder must call these `Invalid`.
+pub(super) const BROKEN_ENVELOPES: &[&str] = &[
+    r#"{"id":1,"result":{}}"#,
+    r#"{"jsonrpc":"1.0","id":1,"result":{}}"#,
+    r#"{"jsonrpc":"2.0","id":1}"#,
+    r#"{"jsonrpc":"2.0","id":1,"result":1,"error":{"code":1,"message":"x"}}"#,
+    r#"{"jsonrpc":"2.0","id":1.5,"result":1}"#,
+    r#"{"jsonrpc":"2.0","id":null,"method":"x"}"#,
+    r#"{"jsonrpc":"2.0","id":1,"error":{"code":"x","message":"m"}}"#,
+    r#"{"jsonrpc":"2.0","method":"x","params":3}"#,
+    r#"{"jsonrpc":"2.0","id":null,"result":{}}"#,
+    r#"{"jsonrpc":"2.0","method":7}"#,
+    r#"[]"#,
+    r#"7"#,
+];
+
 #[test]
 fn rejects_broken_envelopes() {
-    for bad in [
-        r#"{"id":1,"result":{}}"#,
-        r#"{"jsonrpc":"1.0","id":1,"result":{}}"#,
-        r#"{"jsonrpc":"2.0","id":1}"#,
-        r#"{"jsonrpc":"2.0","id":1,"result":1,"error":{"code":1,"message":"x"}}"#,
-        r#"{"jsonrpc":"2.0","id":1.5,"result":1}"#,
-        r#"{"jsonrpc":"2.0","id":null,"method":"x"}"#,
-        r#"{"jsonrpc":"2.0","id":1,"error":{"code":"x","message":"m"}}"#,
-        r#"{"jsonrpc":"2.0","method":"x","params":3}"#,
-        r#"{"jsonrpc":"2.0","id":null,"result":{}}"#,
-        r#"[]"#,
-        r#"7"#,
-    ] {
+    for bad in BROKEN_ENVELOPES {
         assert!(matches!(decode(bad.as_bytes()), Err(DecodeError::Invalid(_))), "accepted {bad}");
     }
     assert!(matches!(decode(b"{not json"), Err(DecodeError::Json(_))));
