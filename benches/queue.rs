@@ -14,7 +14,10 @@ use std::thread;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use crossbeam_queue::{ArrayQueue, SegQueue};
-use ringmcp::queue::{RequestQueue, Ticket};
+use ringmcp::queue::{ReadyList, RequestQueue, Ticket};
+
+/// What the bench's callers queue: a sequence number and the admission slot it holds.
+type Item = (usize, Ticket<()>);
 
 /// Items moved per iteration.
 const MESSAGES: usize = 100_000;
@@ -24,9 +27,9 @@ const LIMIT: usize = 4096;
 /// ringmcp's queue: admit (quota), push, schedule on the ready list on the idle→busy edge;
 /// the consumer pops ready queues, drains them and drops the tickets (freeing the quota).
 fn ringmcp_queue(producers: usize) {
-    let queue = Arc::new(RequestQueue::<(usize, Ticket<()>)>::new(1, LIMIT));
+    let queue = Arc::new(RequestQueue::<Item>::new(1, LIMIT));
     let quota = Arc::new(RequestQueue::<()>::new(0, LIMIT));
-    let ready: Arc<SegQueue<Arc<RequestQueue<(usize, Ticket<()>)>>>> = Arc::new(SegQueue::new());
+    let ready: Arc<ReadyList<Item>> = Arc::new(SegQueue::new());
     let per = MESSAGES / producers;
     let handles: Vec<_> = (0..producers)
         .map(|_| {
