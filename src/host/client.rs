@@ -32,6 +32,7 @@ const MAX_PAGES: usize = 10_000;
 pub(crate) struct ClientInner {
     pub(crate) id: u64,
     pub(crate) parser: JsonParser,
+    pub(crate) max_request: usize,
     pub(crate) queue: Arc<RequestQueue<QueuedRequest>>,
     pub(crate) name: Arc<str>,
     pub(crate) details: ServerDetails,
@@ -189,6 +190,11 @@ impl Client {
             state: Waiting::Refused(Some(Error::Server { server: server.clone(), source })),
             server: server.clone(),
         };
+        // The envelope around the params adds well under 256 bytes.
+        let len = params.as_ref().map_or(0, |p| p.get().len()) + method.len() + 64;
+        if len > self.inner.max_request {
+            return refuse(RequestError::RequestTooLarge { len, max: self.inner.max_request });
+        }
         let queue = &self.inner.queue;
         if let Some(reason) = queue.closed() {
             return refuse(RequestError::Closed(reason.clone()));

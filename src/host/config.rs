@@ -20,6 +20,8 @@ pub struct ServerSpec {
     pub launch: Launch,
     /// Deadline for this server's requests, if not the host's default.
     pub request_timeout: Option<Duration>,
+    /// Largest request this server is sent, if not the host's default.
+    pub max_request_bytes: Option<usize>,
 }
 
 impl ServerSpec {
@@ -29,6 +31,7 @@ impl ServerSpec {
             name: name.into(),
             launch: Launch { program: program.into(), ..Launch::default() },
             request_timeout: None,
+            max_request_bytes: None,
         }
     }
 
@@ -53,6 +56,13 @@ impl ServerSpec {
     /// Sets the working directory.
     pub fn cwd(mut self, dir: impl Into<PathBuf>) -> Self {
         self.launch.cwd = Some(dir.into());
+        self
+    }
+
+    /// Sets the largest request this server is sent (a larger one fails before sending with
+    /// [`RequestError::RequestTooLarge`](crate::protocol::RequestError::RequestTooLarge)).
+    pub fn max_request_bytes(mut self, bytes: usize) -> Self {
+        self.max_request_bytes = Some(bytes);
         self
     }
 

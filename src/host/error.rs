@@ -76,6 +76,7 @@ impl From<&Error> for ErrorObject {
                     .with_data(json!({ "retryAfterSeconds": secs }));
             }
             Some(RequestError::Timeout { .. }) => codes::REQUEST_TIMEOUT,
+            Some(RequestError::RequestTooLarge { .. }) => codes::INVALID_PARAMS,
             Some(RequestError::Closed(_) | RequestError::TooManyPending(_)) => codes::SERVER_ERROR,
             Some(_) => codes::INTERNAL_ERROR,
             None if matches!(e, Error::InvalidArgument(_)) => codes::INVALID_PARAMS,

@@ -51,6 +51,9 @@ pub use events::{EventStream, ServerEvent};
 use client::{ClientInner, block_on};
 use driver::{Command, Driver, DriverConfig, ParsedQueue, QueuedRequest};
 
+/// Default largest request: 8 MiB, under the 10 MiB the TypeScript SDK's servers accept.
+pub const DEFAULT_MAX_REQUEST: usize = 8 << 20;
+
 /// The caller side of the reactor: a command channel plus the eventfd that wakes it.
 pub(crate) struct ReactorHandle {
     commands: Sender<Command>,
@@ -89,6 +92,7 @@ pub struct HostBuilder {
     offload_threshold: usize,
     buffers: Option<BufferPool>,
     parser: JsonParser,
+    max_request: usize,
 }
 
 impl Default for HostBuilder {
@@ -104,6 +108,7 @@ impl Default for HostBuilder {
             offload_threshold: 256 * 1024,
             buffers: Some(BufferPool::default()),
             parser: JsonParser::default(),
+            max_request: DEFAULT_MAX_REQUEST,
         }
     }
 }
@@ -187,6 +192,13 @@ impl HostBuilder {
         self
     }
 
+    /// Largest request sent to a server (default 8 MiB; per server:
+    /// [`ServerSpec::max_request_bytes`]). A larger one fails before it is sent.
+    pub fn max_request_bytes(mut self, bytes: usize) -> Self {
+        self.max_request = bytes;
+        self
+    }
+
     /// The `clientInfo` sent in `initialize`.
     pub fn client_info(mut self, info: Implementation) -> Self {
         self.session.client_info = info;
@@ -259,6 +271,7 @@ impl HostBuilder {
             queue_limit: self.queue_limit,
             features,
             parser: self.parser,
+            max_request: self.max_request,
         })
     }
 }
@@ -277,6 +290,7 @@ pub struct Host {
     queue_limit: usize,
     features: Features,
     parser: JsonParser,
+    max_request: usize,
 }
 
 impl std::fmt::Debug for ReactorHandle {
@@ -309,6 +323,7 @@ impl Host {
         let (events_tx, events_rx) = EventSink::new(self.events_capacity);
         let (tx, rx) = oneshot::channel();
         let queue = Arc::new(RequestQueue::new(id, self.queue_limit));
+        let max_request = spec.max_request_bytes.unwrap_or(self.max_request);
         let spec = Box::new(spec);
         let command =
             Command::Spawn { id, spec, queue: queue.clone(), events: events_tx, reply: tx };
@@ -325,6 +340,7 @@ impl Host {
                 reactor,
                 events: events_rx,
                 parser,
+                max_request,
             }))
         }
     }

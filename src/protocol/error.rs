@@ -77,6 +77,15 @@ pub enum RequestError {
         /// Estimated from the server's recent service rate.
         retry_after: Duration,
     },
+    /// The request is larger than the server accepts; it was not sent (the TypeScript SDK's
+    /// servers exit on an 11 MB line, which would fail every other request too).
+    #[error("request of {len} bytes exceeds this server's {max}-byte request limit; not sent")]
+    RequestTooLarge {
+        /// The serialised request's size.
+        len: usize,
+        /// The limit in force.
+        max: usize,
+    },
     /// The pending-request table is full.
     #[error("too many requests in flight (limit {0})")]
     TooManyPending(usize),

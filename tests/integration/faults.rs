@@ -207,3 +207,17 @@ fn queue_full_is_refused_at_once_with_retry_after_and_loses_nothing() {
         "again"
     );
 }
+
+#[test]
+fn an_oversized_request_fails_before_sending_and_the_server_lives_on() {
+    let host = host();
+    let spec = reference("small-requests", &[]).max_request_bytes(64 * 1024);
+    let client = host.spawn_blocking(spec).unwrap();
+    let err = client.call_tool_blocking("echo", json!({"text": "x".repeat(100_000)})).unwrap_err();
+    let Some(RequestError::RequestTooLarge { len, max }) = err.request_error() else {
+        panic!("{err}")
+    };
+    assert!(*len > 100_000 && *max == 64 * 1024, "{err}");
+    assert_eq!(client.stats_blocking().unwrap().session.requests, 1, "only initialize was sent");
+    assert_eq!(client.call_tool_blocking("echo", json!({"text": "fits"})).unwrap().text(), "fits");
+}
