@@ -48,7 +48,7 @@ fn frame_all(framer: &mut LineFramer, input: &[u8], chunk: usize) -> usize {
         while let Some(event) = framer.next_event() {
             match event {
                 FrameEvent::Frame(frame) => seen += frame.len(),
-                FrameEvent::Oversized(o) => panic!("unexpected oversized line: {o:?}"),
+                other => panic!("unexpected framer event: {other:?}"),
             }
         }
     }

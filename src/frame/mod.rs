@@ -34,6 +34,16 @@ pub enum FrameEvent {
     Frame(Bytes),
     /// A line longer than the bound was seen and discarded.
     Oversized(Oversized),
+    /// (Spilling framers only.) A line grew past the spill threshold: its first bytes. The
+    /// rest follows as [`SpillData`](Self::SpillData) events, then [`SpillEnd`](Self::SpillEnd).
+    SpillStart(Bytes),
+    /// More bytes of the line being spilled (never including its `\n`).
+    SpillData(Bytes),
+    /// The spilled line ended; `len` is its raw length (without the `\n`).
+    SpillEnd {
+        /// Bytes in the line.
+        len: u64,
+    },
 }
 
 /// Facts about a discarded, oversized line.
@@ -65,6 +75,12 @@ pub struct LineFramer {
     max_frame: usize,
     /// `Some` while discarding an oversized line: bytes counted so far and the id sniffer.
     discard: Option<(u64, IdSniffer)>,
+    /// Lines over `max_frame` are streamed out (spilled) instead of discarded.
+    spill: bool,
+    /// `Some(bytes so far)` while streaming a long line out.
+    spilling: Option<u64>,
+    /// A `SpillEnd` owed for a long line that arrived whole.
+    spill_end: Option<u64>,
 }
 
 impl LineFramer {
@@ -80,7 +96,20 @@ impl LineFramer {
             scanned: 0,
             max_frame,
             discard: None,
+            spill: false,
+            spilling: None,
+            spill_end: None,
         }
+    }
+
+    /// A framer that buffers lines of up to `threshold` bytes and streams longer ones out as
+    /// [`FrameEvent::SpillStart`], [`FrameEvent::SpillData`]… [`FrameEvent::SpillEnd`], holding
+    /// at most `threshold` bytes plus one chunk of any line.
+    ///
+    /// # Panics
+    /// If `threshold` is zero.
+    pub fn spilling(threshold: usize) -> Self {
+        LineFramer { spill: true, ..LineFramer::new(threshold) }
     }
 
     /// The bound on one line.
@@ -123,7 +152,11 @@ impl LineFramer {
     }
 
     /// A complete raw line (without its `\n`): the event it makes, or `None` to skip it.
-    fn line_event(&self, mut line: Bytes) -> Option<FrameEvent> {
+    fn line_event(&mut self, mut line: Bytes) -> Option<FrameEvent> {
+        if line.len() > self.max_frame && self.spill {
+            self.spill_end = Some(line.len() as u64);
+            return Some(FrameEvent::SpillStart(line));
+        }
         if line.len() > self.max_frame {
             let mut sniffer = IdSniffer::new();
             sniffer.feed(&line);
@@ -141,6 +174,43 @@ impl LineFramer {
 
     /// Returns the next complete event, or `None` when more bytes are needed.
     pub fn next_event(&mut self) -> Option<FrameEvent> {
+        if let Some(len) = self.spill_end.take() {
+            return Some(FrameEvent::SpillEnd { len });
+        }
+        if let Some(count) = &mut self.spilling {
+            let from_head = !self.head.is_empty();
+            let data: &[u8] = if from_head { &self.head } else { &self.buf };
+            if data.is_empty() {
+                return None;
+            }
+            let (take, ends) = match memchr::memchr(b'\n', data) {
+                Some(nl) => (nl, true),
+                None => (data.len(), false),
+            };
+            *count += take as u64;
+            let chunk = if from_head {
+                let chunk = self.head.split_to(take);
+                if ends {
+                    self.head.advance(1);
+                }
+                chunk
+            } else {
+                let chunk = self.buf.split_to(take).freeze();
+                if ends {
+                    self.buf.advance(1);
+                }
+                chunk
+            };
+            if ends {
+                self.spill_end = Some(*count);
+                self.spilling = None;
+                self.scanned = 0;
+            }
+            if chunk.is_empty() {
+                return self.next_event();
+            }
+            return Some(FrameEvent::SpillData(chunk));
+        }
         loop {
             if let Some((count, sniffer)) = &mut self.discard {
                 let data: &[u8] = if self.head.is_empty() { &self.buf } else { &self.head };
@@ -195,6 +265,12 @@ impl LineFramer {
                         return Some(event);
                     }
                 }
+                None if self.buf.len() > self.max_frame && self.spill => {
+                    // Too long to hold: hand out what we have and stream the rest.
+                    self.spilling = Some(self.buf.len() as u64);
+                    self.scanned = 0;
+                    return Some(FrameEvent::SpillStart(self.buf.split().freeze()));
+                }
                 None if self.buf.len() > self.max_frame => {
                     // Too long already and no end in sight: stop buffering, keep counting.
                     let mut sniffer = IdSniffer::new();
@@ -216,10 +292,11 @@ impl LineFramer {
     pub fn finish(&mut self) -> Option<u64> {
         let held = (self.head.len() + self.buf.len()) as u64;
         let blank = self.head.iter().chain(self.buf.iter()).all(u8::is_ascii_whitespace);
-        let pending = match self.discard.take() {
-            Some((count, _)) => Some(count + held),
-            None if blank => None,
-            None => Some(held),
+        self.spill_end = None;
+        let pending = match (self.discard.take(), self.spilling.take()) {
+            (Some((count, _)), _) | (None, Some(count)) => Some(count + held),
+            (None, None) if blank => None,
+            (None, None) => Some(held),
         };
         self.head = Bytes::new();
         self.buf.clear();
@@ -252,6 +329,51 @@ pub fn oracle(input: &[u8], max_frame: usize) -> Vec<FrameEvent> {
     events
 }
 
+/// The reference semantics of a spilling framer ([`LineFramer::spilling`]): a line longer than
+/// `threshold` is one `SpillStart` with the whole raw line, then `SpillEnd`. Compare with
+/// [`merge_spills`] applied to the framer's events (which may split a line across several
+/// `SpillData` events).
+#[doc(hidden)]
+pub fn oracle_spilling(input: &[u8], threshold: usize) -> Vec<FrameEvent> {
+    let mut events = Vec::new();
+    let mut parts: Vec<&[u8]> = input.split(|&b| b == b'\n').collect();
+    let tail = parts.pop().unwrap_or_default();
+    for line in parts {
+        if line.len() > threshold {
+            events.push(FrameEvent::SpillStart(Bytes::copy_from_slice(line)));
+            events.push(FrameEvent::SpillEnd { len: line.len() as u64 });
+            continue;
+        }
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if !line.iter().all(u8::is_ascii_whitespace) {
+            events.push(FrameEvent::Frame(Bytes::copy_from_slice(line)));
+        }
+    }
+    // An unterminated tail is streamed out as soon as it outgrows the threshold (the framer
+    // cannot know it will never end); it then has no `SpillEnd`.
+    if tail.len() > threshold {
+        events.push(FrameEvent::SpillStart(Bytes::copy_from_slice(tail)));
+    }
+    events
+}
+
+/// Folds every `SpillStart` + `SpillData`… into one `SpillStart` holding the whole line.
+#[doc(hidden)]
+pub fn merge_spills(events: Vec<FrameEvent>) -> Vec<FrameEvent> {
+    let mut out: Vec<FrameEvent> = Vec::new();
+    for event in events {
+        match (out.last_mut(), event) {
+            (Some(FrameEvent::SpillStart(acc)), FrameEvent::SpillData(more)) => {
+                let mut joined = BytesMut::from(&acc[..]);
+                joined.extend_from_slice(&more);
+                *acc = joined.freeze();
+            }
+            (_, event) => out.push(event),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -260,7 +382,10 @@ mod tests {
     /// Feeds `input` cut at `cuts`, alternating `push` and `push_bytes`, and sometimes pushing
     /// twice before pulling events, so every path through the framer is compared to the oracle.
     fn run_chunked(input: &[u8], cuts: &[usize], max: usize) -> Vec<FrameEvent> {
-        let mut framer = LineFramer::new(max);
+        run_with(LineFramer::new(max), input, cuts)
+    }
+
+    fn run_with(mut framer: LineFramer, input: &[u8], cuts: &[usize]) -> Vec<FrameEvent> {
         let mut out = Vec::new();
         let mut start = 0;
         let mut points: Vec<usize> = cuts.iter().map(|c| c % (input.len() + 1)).collect();
@@ -372,6 +497,57 @@ mod tests {
             input.extend(tail.iter().filter(|&&b| b != b'\n'));
             prop_assert_eq!(run_chunked(&input, &cuts, max), oracle(&input, max));
         }
+    }
+
+    proptest! {
+        #[test]
+        fn spilling_matches_oracle_under_every_chunking(
+            lines in proptest::collection::vec(line_strategy(), 0..12),
+            tail in proptest::collection::vec(any::<u8>(), 0..10),
+            cuts in proptest::collection::vec(any::<usize>(), 0..20),
+            threshold in 1usize..64,
+        ) {
+            let mut input = Vec::new();
+            for l in &lines {
+                input.extend_from_slice(l);
+                input.push(b'\n');
+            }
+            input.extend(tail.iter().filter(|&&b| b != b'\n'));
+            let got = merge_spills(run_with(LineFramer::spilling(threshold), &input, &cuts));
+            prop_assert_eq!(got, oracle_spilling(&input, threshold));
+        }
+    }
+
+    #[test]
+    fn spilled_lines_are_streamed_not_held() {
+        let mut f = LineFramer::spilling(16);
+        let line = format!("{{\"id\":1,\"result\":\"{}\"}}", "x".repeat(1000));
+        let mut streamed = Vec::new();
+        let mut ended = None;
+        for chunk in line.as_bytes().chunks(10) {
+            f.push(chunk);
+            while let Some(ev) = f.next_event() {
+                match ev {
+                    FrameEvent::SpillStart(b) | FrameEvent::SpillData(b) => {
+                        streamed.extend_from_slice(&b)
+                    }
+                    FrameEvent::SpillEnd { len } => ended = Some(len),
+                    other => panic!("{other:?}"),
+                }
+            }
+            assert!(f.buffered() <= 16 + 10, "held {} bytes", f.buffered());
+        }
+        f.push(b"\n{\"id\":2}\n");
+        while let Some(ev) = f.next_event() {
+            match ev {
+                FrameEvent::SpillData(b) => streamed.extend_from_slice(&b),
+                FrameEvent::SpillEnd { len } => ended = Some(len),
+                FrameEvent::Frame(b) => assert_eq!(&b[..], b"{\"id\":2}"),
+                other => panic!("{other:?}"),
+            }
+        }
+        assert_eq!(streamed, line.as_bytes());
+        assert_eq!(ended, Some(line.len() as u64));
     }
 
     #[test]

@@ -455,6 +455,12 @@ impl Conn {
             Slot::Event(FrameEvent::Oversized(o)) => self.session.handle_oversized(&o),
             Slot::Parsed(frame, decoded) => self.session.handle_decoded(&frame, decoded, now),
             Slot::Parsing(_) => unreachable!("only delivered once parsed"),
+            // The host's framer is not a spilling one (LineFramer::new), so these never come.
+            Slot::Event(
+                FrameEvent::SpillStart(_) | FrameEvent::SpillData(_) | FrameEvent::SpillEnd { .. },
+            ) => {
+                unreachable!("the host's framer does not spill")
+            }
         }
     }
 

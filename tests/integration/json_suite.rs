@@ -106,6 +106,7 @@ fn frame_whole(bytes: &[u8]) {
                     total += frame.len() as u64;
                 }
                 FrameEvent::Oversized(o) => total += o.len,
+                other => panic!("a non-spilling framer produced {other:?}"),
             }
         }
         assert!(total <= bytes.len() as u64);

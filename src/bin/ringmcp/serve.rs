@@ -113,6 +113,7 @@ where
                     server.handle_oversized(&o, &mut *out)?;
                     Vec::new()
                 }
+                other => unreachable!("a non-spilling framer produced {other:?}"),
             };
             for deferred in later {
                 match deferred {
