@@ -227,3 +227,19 @@ fn fast_paths_and_fallbacks_agree() {
         }
     }
 }
+
+/// Large outputs by reference, server side: `export` answers with a resource_link, and the link
+/// is read back with resources/read.
+#[test]
+fn export_returns_a_link_that_reads_back() {
+    let host = host();
+    let client = host.spawn_blocking(reference("export", &[])).unwrap();
+    let r = client.call_tool_blocking("export", json!({"bytes": 3_000_000})).unwrap();
+    assert_eq!(r.content[0].kind(), "resource_link");
+    let ringmcp::protocol::Content::Other { raw, .. } = &r.content[0] else { panic!() };
+    assert_eq!(raw["size"], 3_000_000);
+    let read = client.read_resource_blocking(raw["uri"].as_str().unwrap()).unwrap();
+    let text = read.contents[0].text.as_deref().unwrap();
+    assert_eq!(text.len(), 3_000_000);
+    assert!(text.bytes().enumerate().all(|(i, b)| b == blob_byte(i)));
+}

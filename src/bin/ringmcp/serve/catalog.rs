@@ -9,6 +9,10 @@ use serde_json::{Map, Value, json};
 /// The URI of the only resource.
 pub(crate) const README_URI: &str = "ringmcp://reference/readme";
 
+/// Prefix of the resources the `export` tool links to: `EXPORT_PREFIX` + the size in bytes.
+/// Their text is the blob pattern, generated when read, so an export costs no memory.
+pub(crate) const EXPORT_PREFIX: &str = "ringmcp://reference/export/";
+
 /// The text of the only resource.
 pub(crate) const README_TEXT: &str = "ringmcp reference server\n\
 \n\
@@ -126,6 +130,14 @@ fn standard_tools() -> Vec<Value> {
             &["ms"],
         ),
         tool("fail", "Always fails: returns a result with isError: true.", json!({}), &[]),
+        tool(
+            "export",
+            "Returns a resource_link to a text resource of exactly `bytes` bytes (the blob \
+             pattern), to be fetched with resources/read: large outputs by reference, as MCP \
+             recommends.",
+            json!({"bytes": {"type": "integer", "minimum": 0, "description": "Size of the resource."}}),
+            &["bytes"],
+        ),
         add,
     ]
 }

@@ -17,7 +17,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
-use super::catalog::{Catalog, README_TEXT, README_URI};
+use super::catalog::{Catalog, EXPORT_PREFIX, README_TEXT, README_URI};
 use super::tools::text_result;
 
 /// Protocol versions the server speaks, newest last.
@@ -176,7 +176,17 @@ impl<E: Write> Server<E> {
                 "resources/templates/list" => {
                     parse::<ListParams>(&method, params).map(|_| json!({"resourceTemplates": []}))
                 }
-                "resources/read" => parse::<ReadParams>(&method, params).and_then(read_resource),
+                "resources/read" => match parse::<ReadParams>(&method, params) {
+                    Ok(p) => match p.uri.strip_prefix(EXPORT_PREFIX).map(str::parse::<u64>) {
+                        // Export resources are streamed, like blobs.
+                        Some(Ok(len)) => {
+                            super::tools::write_export(out, &id, &p.uri, len)?;
+                            return Ok(None);
+                        }
+                        _ => read_resource(p),
+                    },
+                    Err(e) => Err(e),
+                },
                 "prompts/list" => parse::<ListParams>(&method, params)
                     .and_then(|p| self.catalog.prompts(p.cursor())),
                 "prompts/get" => parse::<PromptParams>(&method, params).and_then(get_prompt),

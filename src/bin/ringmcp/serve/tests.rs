@@ -525,3 +525,19 @@ fn slow_calls_do_not_block_other_requests() {
     drop(tx);
     assert_eq!(looping.join().unwrap().unwrap(), Ended::Eof);
 }
+
+#[test]
+fn export_links_to_a_streamed_resource_of_exact_size() {
+    let mut server = ready(Config::default());
+    let answer = call(&mut server, "export", json!({"bytes": 100_000}));
+    let link = &answer["result"]["content"][0];
+    assert_eq!(link["type"], "resource_link");
+    assert_eq!(link["size"], 100_000);
+    let uri = link["uri"].as_str().unwrap().to_owned();
+    let read = ask(&mut server, 8, "resources/read", json!({"uri": uri}));
+    let text = read["result"]["contents"][0]["text"].as_str().unwrap();
+    assert_eq!(text.len(), 100_000);
+    assert!(text.bytes().enumerate().all(|(i, b)| b == super::tools::blob_byte(i)));
+    let bad = ask(&mut server, 9, "resources/read", json!({"uri": "ringmcp://reference/export/x"}));
+    assert_eq!(bad["error"]["code"], -32002);
+}

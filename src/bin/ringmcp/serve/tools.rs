@@ -1,5 +1,6 @@
 //! The tools: `tools/call` validation and each tool's behaviour, including the streamed `blob`.
 
+use super::catalog::EXPORT_PREFIX;
 use std::borrow::Cow;
 use std::io::{self, Write};
 
@@ -68,6 +69,7 @@ pub(crate) fn text_result<'a>(text: impl Into<Cow<'a, str>>, is_error: bool) -> 
 enum Call {
     Echo(String),
     Blob(u64),
+    Export(u64),
     Slow(u64),
     Fail,
     Add(Number, Number),
@@ -99,6 +101,12 @@ impl<E: Write> Server<E> {
         match call {
             Call::Echo(text) => write_result(out, &id, &text_result(text, false))?,
             Call::Blob(len) => write_blob(out, &id, len)?,
+            Call::Export(len) => {
+                let uri = format!("{EXPORT_PREFIX}{len}");
+                let link = json!({"content": [{"type": "resource_link", "uri": uri,
+                    "name": format!("export-{len}"), "mimeType": "text/plain", "size": len}]});
+                write_result(out, &id, &link)?;
+            }
             Call::Slow(ms) => return Ok(Some(Deferred::Sleep { id, ms })),
             Call::Fail => {
                 let text = "The fail tool always fails (this is its expected behaviour).";
@@ -183,6 +191,7 @@ fn validate(name: &str, args: Map<String, Value>, fault_tools: bool) -> Result<C
     Ok(match name {
         "echo" => Call::Echo(arguments::<EchoArgs>(name, args)?.text),
         "blob" => Call::Blob(arguments::<BytesArgs>(name, args)?.bytes),
+        "export" => Call::Export(arguments::<BytesArgs>(name, args)?.bytes),
         "slow" => Call::Slow(arguments::<SlowArgs>(name, args)?.ms),
         "fail" => arguments::<NoArgs>(name, args).map(|_| Call::Fail)?,
         "add" => arguments::<AddArgs>(name, args).map(|a| Call::Add(a.a, a.b))?,
@@ -225,6 +234,22 @@ fn write_blob(out: &mut impl Write, id: &Id, len: u64) -> io::Result<()> {
     out.write_all(br#"{"jsonrpc":"2.0","id":"#)?;
     serde_json::to_writer(&mut *out, id)?;
     out.write_all(br#","result":{"content":[{"type":"text","text":""#)?;
+    let mut left = len;
+    while left > 0 {
+        let n = usize::try_from(left).map_or(PIECE, |l| l.min(PIECE));
+        out.write_all(&BLOB_PIECE[..n])?;
+        left -= n as u64;
+    }
+    out.write_all(b"\"}]}}\n")
+}
+
+/// Writes the `resources/read` answer for an export of `len` bytes, streamed like a blob.
+pub(crate) fn write_export(out: &mut impl Write, id: &Id, uri: &str, len: u64) -> io::Result<()> {
+    out.write_all(br#"{"jsonrpc":"2.0","id":"#)?;
+    serde_json::to_writer(&mut *out, id)?;
+    out.write_all(br#","result":{"contents":[{"uri":"#)?;
+    serde_json::to_writer(&mut *out, uri)?;
+    out.write_all(br#","mimeType":"text/plain","text":""#)?;
     let mut left = len;
     while left > 0 {
         let n = usize::try_from(left).map_or(PIECE, |l| l.min(PIECE));
