@@ -35,6 +35,7 @@ pub mod parse;
 pub mod protocol;
 pub mod queue;
 pub mod sandbox;
+pub mod spill;
 pub mod uring;
 
 #[doc(hidden)]
