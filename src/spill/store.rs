@@ -252,6 +252,29 @@ impl SpillStore {
         }))
     }
 
+    /// The process-wide store for `config`: the one already open (and still in use) when its
+    /// settings match, else a newly opened one. Several hosts in one process share it, since a
+    /// process has one folder per base.
+    ///
+    /// # Errors
+    /// As [`open`](Self::open), and [`SpillError::AlreadyOpen`] when the open store has a
+    /// different base or quota.
+    pub fn shared(config: StoreConfig) -> Result<Arc<SpillStore>, SpillError> {
+        static SHARED: Mutex<Option<(StoreConfig, Weak<SpillStore>)>> = Mutex::new(None);
+        let mut shared = SHARED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((open_config, weak)) = shared.as_ref()
+            && let Some(store) = weak.upgrade()
+        {
+            if *open_config == config {
+                return Ok(store);
+            }
+            return Err(SpillError::AlreadyOpen { path: store.dir.clone() });
+        }
+        let store = SpillStore::open(config.clone())?;
+        *shared = Some((config, Arc::downgrade(&store)));
+        Ok(store)
+    }
+
     /// Starts a new payload: a file created exclusively (0600) in the store's folder, named
     /// after a unique id and `name_hint` (only `[A-Za-z0-9._-]` kept, at most 48 bytes; the hint
     /// is for people looking at the folder and never leaves it).

@@ -178,7 +178,10 @@ fn tools_list_has_schemas_and_fault_tools_only_on_request() {
         }
         tools.iter().map(|t| t["name"].as_str().unwrap().to_owned()).collect()
     };
-    assert_eq!(names(&mut ready(Config::default())), ["echo", "blob", "slow", "fail", "add"]);
+    assert_eq!(
+        names(&mut ready(Config::default())),
+        ["echo", "blob", "slow", "fail", "export", "add"]
+    );
     assert_eq!(
         names(&mut faulty()),
         [
@@ -186,6 +189,7 @@ fn tools_list_has_schemas_and_fault_tools_only_on_request() {
             "blob",
             "slow",
             "fail",
+            "export",
             "add",
             "exit",
             "noise",
@@ -218,7 +222,7 @@ fn lists_paginate_with_opaque_cursors() {
             None => break,
         }
     }
-    assert_eq!((names.len(), pages), (11, 6));
+    assert_eq!((names.len(), pages), (12, 6));
     let answer = ask(&mut server, 1, "tools/list", json!({"cursor": "bogus"}));
     assert_eq!(error_code(&answer), -32602);
     let resources = ask(&mut server, 2, "resources/list", json!({}))["result"].clone();
