@@ -158,6 +158,18 @@ pub fn classify(value: Value) -> Result<Message, DecodeError> {
         Some(p @ (Value::Object(_) | Value::Array(_))) => Some(p),
         Some(_) => return Err(DecodeError::Invalid("\"params\" is not an object or array")),
     };
+    assemble(id, method, params, map.remove("result"), map.remove("error"))
+}
+
+/// The JSON-RPC rules once a message's members are extracted (`id`: absent, `null` or an id),
+/// shared by [`decode`] and [`decode_raw`] so both give the same verdicts.
+fn assemble<R>(
+    id: Option<Option<Id>>,
+    method: Option<String>,
+    params: Option<Value>,
+    result: Option<R>,
+    error: Option<Value>,
+) -> Result<Message<R>, DecodeError> {
     if let Some(method) = method {
         return match id {
             None => Ok(Message::Notification(Notification { method, params })),
@@ -166,7 +178,7 @@ pub fn classify(value: Value) -> Result<Message, DecodeError> {
         };
     }
     let id = id.ok_or(DecodeError::Invalid("response without \"id\""))?;
-    let outcome = match (map.remove("result"), map.remove("error")) {
+    let outcome = match (result, error) {
         (Some(result), None) => Ok(result),
         (None, Some(error)) => Err(serde_json::from_value::<ErrorObject>(error)
             .map_err(|_| DecodeError::Invalid("malformed \"error\" object"))?),

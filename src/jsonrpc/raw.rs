@@ -17,7 +17,7 @@ use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::{DecodeError, ErrorObject, Id, Notification, Request};
+use super::{DecodeError, Id};
 
 /// A JSON `result` on its way to the caller: normally the raw bytes it arrived as (a slice of
 /// its frame, no copy, parsed by the caller into its own type); for frames that were parsed
@@ -206,29 +206,14 @@ fn envelope(frame: &Bytes) -> Result<RawMessage, DecodeError> {
         }
         Some(_) => return Err(DecodeError::Invalid("\"params\" is not an object or array")),
     };
-    if let Some(method) = method {
-        return match id {
-            None => Ok(RawMessage::Notification(Notification { method, params })),
-            Some(Some(id)) => Ok(RawMessage::Request(Request { id, method, params })),
-            Some(None) => Err(DecodeError::Invalid("request id is null")),
-        };
-    }
-    let id = id.ok_or(DecodeError::Invalid("response without \"id\""))?;
-    let outcome = match (env.result, env.error) {
-        (Some(result), None) => Ok(RawJson::raw(frame.slice_ref(result.get().as_bytes()))),
-        // Through `Value`, like the `Value` decoder: duplicate members resolve the same way.
-        (None, Some(error)) => Err(serde_json::from_str::<Value>(error.get())
-            .and_then(serde_json::from_value::<ErrorObject>)
-            .map_err(|_| DecodeError::Invalid("malformed \"error\" object"))?),
-        (Some(_), Some(_)) => return Err(DecodeError::Invalid("both \"result\" and \"error\"")),
-        (None, None) => {
-            return Err(DecodeError::Invalid("neither \"method\", \"result\" nor \"error\""));
-        }
+    let result = env.result.map(|r| RawJson::raw(frame.slice_ref(r.get().as_bytes())));
+    // Through `Value`, like the `Value` decoder: duplicate members resolve the same way.
+    let error = match env.error.map(|e| serde_json::from_str::<Value>(e.get())) {
+        None => None,
+        Some(Ok(error)) => Some(error),
+        Some(Err(_)) => return Err(DecodeError::Invalid("malformed \"error\" object")),
     };
-    if id.is_none() && outcome.is_ok() {
-        return Err(DecodeError::Invalid("result with a null id"));
-    }
-    Ok(RawMessage::Response(RawResponse { id, outcome }))
+    super::assemble(id, method, params, result, error)
 }
 
 fn parse_id(raw: &RawValue) -> Result<Id, DecodeError> {

@@ -234,13 +234,19 @@ fn write_blob(out: &mut impl Write, id: &Id, len: u64) -> io::Result<()> {
     out.write_all(br#"{"jsonrpc":"2.0","id":"#)?;
     serde_json::to_writer(&mut *out, id)?;
     out.write_all(br#","result":{"content":[{"type":"text","text":""#)?;
+    write_pattern(out, len)?;
+    out.write_all(b"\"}]}}\n")
+}
+
+/// Writes `len` bytes of the blob pattern (it needs no JSON escaping) in static pieces.
+fn write_pattern(out: &mut impl Write, len: u64) -> io::Result<()> {
     let mut left = len;
     while left > 0 {
         let n = usize::try_from(left).map_or(PIECE, |l| l.min(PIECE));
         out.write_all(&BLOB_PIECE[..n])?;
         left -= n as u64;
     }
-    out.write_all(b"\"}]}}\n")
+    Ok(())
 }
 
 /// Writes the `resources/read` answer for an export of `len` bytes, streamed like a blob.
@@ -250,12 +256,7 @@ pub(crate) fn write_export(out: &mut impl Write, id: &Id, uri: &str, len: u64) -
     out.write_all(br#","result":{"contents":[{"uri":"#)?;
     serde_json::to_writer(&mut *out, uri)?;
     out.write_all(br#","mimeType":"text/plain","text":""#)?;
-    let mut left = len;
-    while left > 0 {
-        let n = usize::try_from(left).map_or(PIECE, |l| l.min(PIECE));
-        out.write_all(&BLOB_PIECE[..n])?;
-        left -= n as u64;
-    }
+    write_pattern(out, len)?;
     out.write_all(b"\"}]}}\n")
 }
 
