@@ -72,6 +72,25 @@ pub fn jsonrpc_decode(data: &[u8]) {
     }
 }
 
+/// The spill scanner against serde_json: the first byte picks the threshold (low 3 bits) and the
+/// chunk sizes, the rest is the line. Never panics on its own; panics when the scan disagrees
+/// with serde_json (accepts what it rejects, rejects a valid message for another reason than
+/// non-canonical base64 or depth, or loses or alters anything in the skeleton and spills).
+pub fn spill_scan(data: &[u8]) {
+    let [ctl, line @ ..] = data else { return };
+    let threshold = [0, 1, 2, 3, 5, 8, 64, usize::MAX][usize::from(ctl & 7)];
+    let chunk = 1 + usize::from(ctl >> 3);
+    // Chunks of chunk, 2*chunk, 3*chunk, ... (mod 31), as for the framer.
+    let mut cuts = Vec::new();
+    let (mut at, mut step) = (0, chunk);
+    while at < line.len() {
+        at += step;
+        cuts.push(at.min(line.len()));
+        step = step % 31 + chunk;
+    }
+    crate::spill::scan::oracle::check(line, threshold, &cuts);
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -82,5 +101,12 @@ mod tests {
         super::jsonrpc_decode(br#"{"jsonrpc":"2.0","id":1,"result":{"a":[1,2]}}"#);
         super::jsonrpc_decode(br#"{"jsonrpc":"2.0","id":null,"error":{"code":1,"message":"m"}}"#);
         super::jsonrpc_decode(b"\xff\xfe");
+        super::spill_scan(
+            &[&b"\x01"[..], br#"{"jsonrpc":"2.0","id":1,"result":{"text":"abc","data":"QUJD"}}"#]
+                .concat(),
+        );
+        super::spill_scan(b"\x00{\"result\":\"\\ud83d\\ude00\"} ");
+        super::spill_scan(b"\x09[1]");
+        super::spill_scan(b"");
     }
 }
