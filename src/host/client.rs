@@ -19,6 +19,7 @@ use crate::protocol::{
 use crate::jsonrpc::RawJson;
 use crate::parse::{JsonParser, Parser};
 use crate::queue::{QueueFull, RequestQueue};
+use crate::spill::store::{SpillError, SpillFile};
 
 use super::ReactorHandle;
 use super::conn::ServerStats;
@@ -33,6 +34,7 @@ pub(crate) struct ClientInner {
     pub(crate) id: u64,
     pub(crate) parser: JsonParser,
     pub(crate) max_request: usize,
+    pub(crate) spilled: Arc<super::spilling::SpillRegistry>,
     pub(crate) queue: Arc<RequestQueue<QueuedRequest>>,
     pub(crate) name: Arc<str>,
     pub(crate) details: ServerDetails,
@@ -359,6 +361,30 @@ impl Client {
     pub fn ping(&self) -> impl Future<Output = Result<()>> + Send + 'static {
         let sent = self.request("ping", None, None);
         async move { sent.await.map(drop) }
+    }
+
+    /// A spilled payload this client received (a `ringmcp-spill://` URI from a result), as a
+    /// handle: `read_at`, `read_range`, or `reader()` for `std::io::Read + Seek`.
+    pub fn spilled(&self, uri: &str) -> Option<SpillFile> {
+        self.inner.spilled.get(uri)
+    }
+
+    /// Reads up to `len` bytes of a spilled payload from `offset` (fewer at its end).
+    ///
+    /// # Errors
+    /// [`Error::Spill`] when the URI is unknown (or released) or the file cannot be read.
+    pub fn read_spilled(&self, uri: &str, offset: u64, len: usize) -> Result<Vec<u8>> {
+        let file = self
+            .inner
+            .spilled
+            .get(uri)
+            .ok_or_else(|| Error::Spill(SpillError::NotFound(uri.into())))?;
+        file.read_range(offset, len).map_err(Error::Spill)
+    }
+
+    /// Lets go of a spilled payload: its file is removed once no handle to it is left.
+    pub fn release_spilled(&self, uri: &str) -> Option<SpillFile> {
+        self.inner.spilled.remove(uri)
     }
 
     /// Counters, pid and the tail of stderr.

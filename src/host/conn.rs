@@ -22,7 +22,16 @@ use crate::uring::{Buffer, Completion, Ring};
 use super::driver::{QueuedRequest, Reply};
 use super::error::Error;
 use super::events::{EventSink, ServerEvent};
+use super::spilling::{SpillJob, SpillOutcome, SpillRegistry};
 use super::stderr::StderrLog;
+
+/// A server's share of the host's spill settings.
+pub(crate) struct SpillContext {
+    pub(crate) store: Arc<crate::spill::store::SpillStore>,
+    pub(crate) line_threshold: usize,
+    pub(crate) string_threshold: usize,
+    pub(crate) registry: Arc<SpillRegistry>,
+}
 
 /// Grace after the process exits for its last stdout bytes to arrive before pending requests
 /// fail (answers written just before exiting still reach their callers).
@@ -67,6 +76,8 @@ pub struct ServerStats {
     pub events_dropped: u64,
     /// Frames parsed on the worker pool rather than the reactor thread.
     pub frames_offloaded: u64,
+    /// Answers streamed to the spill store.
+    pub answers_spilled: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -119,6 +130,11 @@ pub(crate) struct Conn {
     close_when_parsed: Option<CloseReason>,
     /// The deadline this server has registered in the reactor's timer heap.
     pub(crate) timer_at: Option<Instant>,
+    /// Where oversized answers go, when the host spills.
+    spill: Option<SpillContext>,
+    /// The answer being spilled now, with its `in_order` sequence number.
+    spilling: Option<(u64, SpillJob)>,
+    answers_spilled: u64,
     frames_offloaded: u64,
 }
 
@@ -128,8 +144,10 @@ enum Slot {
     Event(FrameEvent),
     /// On the parse pool, with this sequence number.
     Parsing(u64),
-    /// Back from the pool.
+    /// Back from the pool (or from the spill store, with an empty frame).
     Parsed(Bytes, Result<RawDecoded, DecodeError>),
+    /// An answer that could not be read, with its raw id token if one was found.
+    Failed(Option<Vec<u8>>, RequestError),
 }
 
 pub(crate) struct ConnParts {
@@ -142,6 +160,7 @@ pub(crate) struct ConnParts {
     pub(crate) read_size: usize,
     pub(crate) queue: Arc<RequestQueue<QueuedRequest>>,
     pub(crate) offload_threshold: usize,
+    pub(crate) spill: Option<SpillContext>,
     pub(crate) events: EventSink,
     pub(crate) init_reply: oneshot::Sender<Result<ServerDetails, Error>>,
 }
@@ -158,7 +177,10 @@ impl Conn {
             stdin: Some(Arc::new(s.stdin)),
             stdout: Arc::new(s.stdout),
             stderr: Arc::new(s.stderr),
-            framer: LineFramer::new(parts.max_frame),
+            framer: match &parts.spill {
+                Some(spill) => LineFramer::spilling(spill.line_threshold),
+                None => LineFramer::new(parts.max_frame),
+            },
             session: parts.session,
             outq: VecDeque::new(),
             writing: false,
@@ -182,6 +204,9 @@ impl Conn {
             offload_threshold: parts.offload_threshold,
             close_when_parsed: None,
             timer_at: None,
+            spill: parts.spill,
+            spilling: None,
+            answers_spilled: 0,
             frames_offloaded: 0,
         };
         let armed = conn
@@ -366,6 +391,8 @@ impl Conn {
         if let Some(len) = self.framer.finish() {
             self.session.handle_truncated(len);
         }
+        self.abandon_spill();
+        self.deliver_ready_slots(now);
         match &self.exit {
             Some(reason) => self.close_session(reason.clone()),
             None => self.close_at = Some((now + EOF_GRACE, CloseReason::StdoutClosed)),
@@ -398,6 +425,10 @@ impl Conn {
     /// behind a frame still being parsed waits its turn, so the session sees the server's
     /// messages in the order they were sent.
     fn on_frame(&mut self, event: FrameEvent, pool: Option<&ParsePool>, now: Instant) {
+        let event = match self.on_spill_event(event, now) {
+            Some(event) => event,
+            None => return,
+        };
         let event = match (event, pool) {
             (FrameEvent::Frame(frame), Some(pool)) if frame.len() >= self.offload_threshold => {
                 let seq = self.next_seq;
@@ -426,14 +457,83 @@ impl Conn {
         }
     }
 
-    /// A frame came back from the parse pool.
-    pub(crate) fn on_parsed(&mut self, ring: &mut Ring, parsed: Parsed, now: Instant) {
-        let Parsed { seq, frame, decoded, .. } = parsed;
+    /// Streams the events of an oversized line into the spill store; hands other events back.
+    /// A spilled answer takes its place in `in_order` like a frame on the parse pool.
+    fn on_spill_event(&mut self, event: FrameEvent, now: Instant) -> Option<FrameEvent> {
+        match event {
+            FrameEvent::SpillStart(bytes) => {
+                let Some(spill) = &self.spill else {
+                    unreachable!("only a spilling framer starts spills")
+                };
+                let mut job = SpillJob::new(spill.store.clone(), spill.string_threshold);
+                job.feed(&bytes);
+                let seq = self.next_seq;
+                self.next_seq += 1;
+                self.in_order.push_back(Slot::Parsing(seq));
+                self.spilling = Some((seq, job));
+                self.answers_spilled += 1;
+                None
+            }
+            FrameEvent::SpillData(bytes) => {
+                if let Some((_, job)) = &mut self.spilling {
+                    job.feed(&bytes);
+                }
+                None
+            }
+            FrameEvent::SpillEnd { .. } => {
+                if let Some((seq, job)) = self.spilling.take() {
+                    let slot = match job.finish() {
+                        SpillOutcome::Decoded(decoded, files) => {
+                            if let Some(spill) = &self.spill {
+                                spill.registry.insert(files);
+                            }
+                            Slot::Parsed(Bytes::new(), Ok(decoded))
+                        }
+                        SpillOutcome::Failed { id, reason } => {
+                            Slot::Failed(id, RequestError::SpillFailed { reason })
+                        }
+                    };
+                    self.fill(seq, slot);
+                    self.deliver_ready_slots(now);
+                }
+                None
+            }
+            other => Some(other),
+        }
+    }
+
+    /// Stdout ended inside a spilled line: its request fails.
+    fn abandon_spill(&mut self) {
+        if let Some((seq, job)) = self.spilling.take() {
+            let reason = "the server's stdout ended inside the answer".to_owned();
+            self.fill(seq, Slot::Failed(job.id(), RequestError::SpillFailed { reason }));
+        }
+    }
+
+    /// Puts a finished slot in place of `Parsing(seq)`.
+    fn fill(&mut self, seq: u64, done: Slot) {
         if let Some(slot) =
             self.in_order.iter_mut().find(|s| matches!(s, Slot::Parsing(n) if *n == seq))
         {
-            *slot = Slot::Parsed(frame, decoded);
+            *slot = done;
         }
+    }
+
+    /// A frame came back from the parse pool.
+    pub(crate) fn on_parsed(&mut self, ring: &mut Ring, parsed: Parsed, now: Instant) {
+        let Parsed { seq, frame, decoded, .. } = parsed;
+        self.fill(seq, Slot::Parsed(frame, decoded));
+        self.deliver_ready(ring, now);
+    }
+
+    /// Delivers the slots at the front of `in_order` that are ready.
+    fn deliver_ready(&mut self, ring: &mut Ring, now: Instant) {
+        self.deliver_ready_slots(now);
+        self.flush(ring, now);
+    }
+
+    /// Delivers the ready slots at the front of `in_order` to the session (no flush).
+    fn deliver_ready_slots(&mut self, now: Instant) {
         while let Some(front) = self.in_order.front() {
             if matches!(front, Slot::Parsing(_)) {
                 break;
@@ -446,7 +546,6 @@ impl Conn {
         {
             self.session.handle_closed(reason);
         }
-        self.flush(ring, now);
     }
 
     fn deliver(&mut self, slot: Slot, now: Instant) {
@@ -454,13 +553,12 @@ impl Conn {
             Slot::Event(FrameEvent::Frame(frame)) => self.session.handle_frame(&frame, now),
             Slot::Event(FrameEvent::Oversized(o)) => self.session.handle_oversized(&o),
             Slot::Parsed(frame, decoded) => self.session.handle_decoded(&frame, decoded, now),
+            Slot::Failed(id, error) => self.session.handle_failed_answer(id.as_deref(), error),
             Slot::Parsing(_) => unreachable!("only delivered once parsed"),
-            // The host's framer is not a spilling one (LineFramer::new), so these never come.
+            // Spill events are consumed by `on_spill_event` before any slot is made.
             Slot::Event(
                 FrameEvent::SpillStart(_) | FrameEvent::SpillData(_) | FrameEvent::SpillEnd { .. },
-            ) => {
-                unreachable!("the host's framer does not spill")
-            }
+            ) => unreachable!("spill events never become slots"),
         }
     }
 
@@ -658,6 +756,7 @@ impl Conn {
             stderr_tail: self.stderr_log.tail(),
             events_dropped: self.events_dropped,
             frames_offloaded: self.frames_offloaded,
+            answers_spilled: self.answers_spilled,
         }
     }
 }

@@ -68,6 +68,7 @@ pub(crate) enum Command {
         id: u64,
         spec: Box<ServerSpec>,
         queue: Arc<RequestQueue<QueuedRequest>>,
+        registry: Arc<super::spilling::SpillRegistry>,
         events: EventSink,
         reply: oneshot::Sender<Result<ServerDetails, Error>>,
     },
@@ -96,6 +97,7 @@ pub(crate) struct DriverConfig {
     pub(crate) read_size: usize,
     pub(crate) pipe_size: usize,
     pub(crate) offload_threshold: usize,
+    pub(crate) spill: Option<(super::SpillConfig, Arc<crate::spill::store::SpillStore>)>,
 }
 
 /// Frames parsed off the reactor thread, waiting to be delivered in order.
@@ -325,8 +327,8 @@ impl Driver {
 
     fn on_command(&mut self, command: Command, now: Instant) {
         match command {
-            Command::Spawn { id, spec, queue, events, reply } => {
-                self.spawn(id, *spec, queue, events, reply, now);
+            Command::Spawn { id, spec, queue, registry, events, reply } => {
+                self.spawn(id, *spec, (queue, registry), events, reply, now);
             }
             Command::Notify { id, method, params } => {
                 if let Some(conn) = self.conns.get_mut(&id) {
@@ -361,7 +363,7 @@ impl Driver {
         &mut self,
         id: u64,
         spec: ServerSpec,
-        queue: Arc<RequestQueue<QueuedRequest>>,
+        (queue, registry): (Arc<RequestQueue<QueuedRequest>>, Arc<super::spilling::SpillRegistry>),
         events: EventSink,
         reply: oneshot::Sender<Result<ServerDetails, Error>>,
         now: Instant,
@@ -405,6 +407,12 @@ impl Driver {
             stderr_capacity: self.config.stderr_capacity,
             read_size: self.config.read_size,
             offload_threshold: self.config.offload_threshold,
+            spill: self.config.spill.as_ref().map(|(config, store)| super::conn::SpillContext {
+                store: store.clone(),
+                line_threshold: config.line_threshold,
+                string_threshold: config.string_threshold,
+                registry,
+            }),
             queue,
             events,
             init_reply: reply,

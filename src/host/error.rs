@@ -44,6 +44,9 @@ pub enum Error {
     /// The configuration is unusable.
     #[error(transparent)]
     Config(#[from] ConfigError),
+    /// The spill store could not be opened or read.
+    #[error("spill store: {0}")]
+    Spill(#[source] crate::spill::store::SpillError),
     /// The reactor could not be started (e.g. io_uring is unavailable).
     #[error("starting the io_uring reactor: {0}")]
     Reactor(#[source] std::io::Error),

@@ -23,6 +23,7 @@ mod conn;
 mod driver;
 mod error;
 mod events;
+mod spilling;
 mod stderr;
 
 use std::future::Future;
@@ -47,6 +48,7 @@ pub use conn::ServerStats;
 pub use error::{Error, Result};
 use events::EventSink;
 pub use events::{EventStream, ServerEvent};
+pub use spilling::SpillConfig;
 
 use client::{ClientInner, block_on};
 use driver::{Command, Driver, DriverConfig, ParsedQueue, QueuedRequest};
@@ -93,6 +95,7 @@ pub struct HostBuilder {
     buffers: Option<BufferPool>,
     parser: JsonParser,
     max_request: usize,
+    spill: Option<SpillConfig>,
 }
 
 impl Default for HostBuilder {
@@ -109,6 +112,7 @@ impl Default for HostBuilder {
             buffers: Some(BufferPool::default()),
             parser: JsonParser::default(),
             max_request: DEFAULT_MAX_REQUEST,
+            spill: None,
         }
     }
 }
@@ -199,6 +203,14 @@ impl HostBuilder {
         self
     }
 
+    /// Streams answers longer than `config.line_threshold` to a spill store instead of
+    /// buffering them (off by default for now): large strings in their results become
+    /// `resource_link`s to `ringmcp-spill://` URIs, read with [`Client::read_spilled`].
+    pub fn spill(mut self, config: Option<SpillConfig>) -> Self {
+        self.spill = config;
+        self
+    }
+
     /// The `clientInfo` sent in `initialize`.
     pub fn client_info(mut self, info: Implementation) -> Self {
         self.session.client_info = info;
@@ -231,6 +243,12 @@ impl HostBuilder {
             read_size: self.read_size,
             pipe_size: sys::pipe_max_size(),
             offload_threshold: self.offload_threshold,
+            spill: match &self.spill {
+                Some(config) => {
+                    Some((config.clone(), spilling::open_store(config).map_err(Error::Spill)?))
+                }
+                None => None,
+            },
         };
         // The ring is built on the reactor thread itself: with SINGLE_ISSUER only the thread
         // that created it may submit. Its outcome comes back before `build` returns.
@@ -325,8 +343,15 @@ impl Host {
         let queue = Arc::new(RequestQueue::new(id, self.queue_limit));
         let max_request = spec.max_request_bytes.unwrap_or(self.max_request);
         let spec = Box::new(spec);
-        let command =
-            Command::Spawn { id, spec, queue: queue.clone(), events: events_tx, reply: tx };
+        let registry = Arc::new(spilling::SpillRegistry::default());
+        let command = Command::Spawn {
+            id,
+            spec,
+            queue: queue.clone(),
+            registry: registry.clone(),
+            events: events_tx,
+            reply: tx,
+        };
         self.reactor.send(command);
         let reactor = self.reactor.clone();
         let parser = self.parser;
@@ -341,6 +366,7 @@ impl Host {
                 events: events_rx,
                 parser,
                 max_request,
+                spilled: registry,
             }))
         }
     }

@@ -86,6 +86,13 @@ pub enum RequestError {
         /// The limit in force.
         max: usize,
     },
+    /// An oversized answer could not be streamed to the spill store (quota exhausted, disk
+    /// full, malformed JSON, ...). The stream resynchronised at the next line.
+    #[error("the answer could not be spilled: {reason}")]
+    SpillFailed {
+        /// What went wrong.
+        reason: String,
+    },
     /// The pending-request table is full.
     #[error("too many requests in flight (limit {0})")]
     TooManyPending(usize),

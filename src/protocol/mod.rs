@@ -289,6 +289,15 @@ impl<T> Session<T> {
         }
     }
 
+    /// Fails the request an answer was for (by its raw id token, when one was found) with
+    /// `error`; an answer that names no pending request is a violation.
+    pub fn handle_failed_answer(&mut self, id: Option<&[u8]>, error: RequestError) {
+        match id.and_then(Id::from_token) {
+            Some(Id::Number(n)) if self.pending.contains_key(&n) => self.complete(n, Err(error)),
+            _ => self.violation(Violation::InvalidMessage(error.to_string())),
+        }
+    }
+
     /// Reports that stdout ended inside a line of `len` bytes.
     pub fn handle_truncated(&mut self, len: u64) {
         self.violation(Violation::TruncatedLine(len));

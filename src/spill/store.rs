@@ -257,21 +257,25 @@ impl SpillStore {
     /// process has one folder per base.
     ///
     /// # Errors
-    /// As [`open`](Self::open), and [`SpillError::AlreadyOpen`] when the open store has a
-    /// different base or quota.
+    /// As [`open`](Self::open), and [`SpillError::AlreadyOpen`] when the store open on the same
+    /// base has a different quota.
     pub fn shared(config: StoreConfig) -> Result<Arc<SpillStore>, SpillError> {
-        static SHARED: Mutex<Option<(StoreConfig, Weak<SpillStore>)>> = Mutex::new(None);
+        static SHARED: Mutex<Vec<(StoreConfig, Weak<SpillStore>)>> = Mutex::new(Vec::new());
         let mut shared = SHARED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some((open_config, weak)) = shared.as_ref()
-            && let Some(store) = weak.upgrade()
-        {
-            if *open_config == config {
-                return Ok(store);
+        shared.retain(|(_, weak)| weak.strong_count() > 0);
+        for (open_config, weak) in shared.iter() {
+            if open_config.base_dir != config.base_dir {
+                continue;
             }
-            return Err(SpillError::AlreadyOpen { path: store.dir.clone() });
+            if let Some(store) = weak.upgrade() {
+                if *open_config == config {
+                    return Ok(store);
+                }
+                return Err(SpillError::AlreadyOpen { path: store.dir.clone() });
+            }
         }
         let store = SpillStore::open(config.clone())?;
-        *shared = Some((config, Arc::downgrade(&store)));
+        shared.push((config, Arc::downgrade(&store)));
         Ok(store)
     }
 

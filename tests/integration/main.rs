@@ -9,4 +9,5 @@ mod json_suite;
 mod leaks;
 mod python_sdk;
 mod reference;
+mod spill;
 mod util;
