@@ -2,6 +2,9 @@
 
 use std::process::ExitCode;
 
+use std::path::{Path, PathBuf};
+
+use ringmcp::host::Client;
 use ringmcp::protocol::{CallToolResult, Content};
 use serde_json::Value;
 
@@ -18,6 +21,10 @@ pub(crate) struct Args {
     /// The tool's arguments as a JSON object (default `{}`).
     #[arg(value_name = "ARGS_JSON")]
     args: Option<String>,
+    /// Write spilled payloads (results too large to hold, streamed to disk as they arrived)
+    /// into this folder.
+    #[arg(long, value_name = "DIR")]
+    save: Option<PathBuf>,
     #[command(flatten)]
     server: ServerArgs,
 }
@@ -45,8 +52,36 @@ fn call(args: &Args) -> Result<CallToolResult, Failure> {
     let host = args.server.host()?;
     let client = host.spawn_blocking(spec)?;
     let result = client.call_tool_blocking(&args.tool, arguments)?;
+    if let Some(dir) = &args.save {
+        save_spilled(&client, &result, dir)?;
+    }
     client.shutdown_blocking();
     Ok(result)
+}
+
+/// Copies every spilled payload the result links to into `dir`, named after its URI.
+fn save_spilled(client: &Client, result: &CallToolResult, dir: &Path) -> Result<(), Failure> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| Failure::usage(format!("creating {}: {e}", dir.display())))?;
+    for block in &result.content {
+        let Content::Other { raw, .. } = block else { continue };
+        let Some(uri) = raw.get("uri").and_then(Value::as_str) else { continue };
+        let Some(file) = client.spilled(uri) else { continue };
+        let name: String = uri
+            .rsplit('/')
+            .next()
+            .unwrap_or("payload")
+            .chars()
+            .filter(char::is_ascii_alphanumeric)
+            .collect();
+        let dest = dir.join(format!("spilled-{name}"));
+        let mut out = std::fs::File::create(&dest)
+            .map_err(|e| Failure::usage(format!("creating {}: {e}", dest.display())))?;
+        std::io::copy(&mut file.reader(), &mut out)
+            .map_err(|e| Failure::usage(format!("writing {}: {e}", dest.display())))?;
+        eprintln!("saved {uri} ({} bytes) to {}", file.len(), dest.display());
+    }
+    Ok(())
 }
 
 fn print_result(result: &CallToolResult, json: bool) {

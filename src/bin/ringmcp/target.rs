@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use ringmcp::host::{Config, Error, Host, ServerSpec};
+use ringmcp::frame::DEFAULT_MAX_FRAME;
+use ringmcp::host::{Config, Error, Host, ServerSpec, SpillConfig};
 
 /// Exit codes of the client subcommands.
 pub(crate) mod exit {
@@ -98,7 +99,13 @@ impl ServerArgs {
     }
 
     /// A host with this invocation's timeout.
+    /// Answers longer than the frame limit (16 MiB) are streamed to a spill store rather than
+    /// refused, so `call` and `bench` handle results of any size in flat memory.
     pub(crate) fn host(&self) -> Result<Host, Failure> {
-        Ok(Host::builder().request_timeout(Duration::from_secs_f64(self.timeout)).build()?)
+        let spill = SpillConfig { line_threshold: DEFAULT_MAX_FRAME, ..SpillConfig::default() };
+        Ok(Host::builder()
+            .request_timeout(Duration::from_secs_f64(self.timeout))
+            .spill(Some(spill))
+            .build()?)
     }
 }
