@@ -77,6 +77,7 @@ impl std::fmt::Debug for Client {
 #[must_use = "futures do nothing unless polled"]
 pub struct ResponseFuture {
     raw: RawFuture,
+    spilled: Arc<super::spilling::SpillRegistry>,
     method: Box<str>,
     parser: JsonParser,
 }
@@ -87,7 +88,8 @@ impl Future for ResponseFuture {
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = &mut *self;
         Pin::new(&mut this.raw).poll(cx).map(|r| {
-            let raw = r?;
+            let mut raw = r?;
+            this.spilled.adopt(raw.take_attachments());
             Parser::new(this.parser)
                 .result(raw)
                 .map_err(|e| malformed(&this.raw.server, &this.method, e.to_string()))
@@ -178,7 +180,8 @@ impl Client {
         timeout: Option<Duration>,
     ) -> ResponseFuture {
         let raw = self.send(method, params, timeout);
-        ResponseFuture { raw, method: method.into(), parser: self.inner.parser }
+        let spilled = self.inner.spilled.clone();
+        ResponseFuture { raw, spilled, method: method.into(), parser: self.inner.parser }
     }
 
     /// Queues a request; the future yields its raw `result`.
@@ -234,8 +237,10 @@ impl Client {
     ) -> impl Future<Output = Result<T>> + Send + 'static {
         let sent = params.map(|p| self.send(method, Some(p), timeout));
         let (server, parser) = (self.inner.name.clone(), self.inner.parser);
+        let spilled = self.inner.spilled.clone();
         async move {
-            let raw = sent?.await?;
+            let mut raw = sent?.await?;
+            spilled.adopt(raw.take_attachments());
             Parser::new(parser).result(raw).map_err(|e| malformed(&server, method, e.to_string()))
         }
     }

@@ -12,7 +12,7 @@ use futures_channel::oneshot;
 use serde_json::Value;
 
 use crate::frame::{FrameEvent, LineFramer};
-use crate::jsonrpc::{DecodeError, RawDecoded};
+use crate::jsonrpc::{Attachment, DecodeError, RawDecoded, RawMessage, RawResponse};
 use crate::parse::pool::{Job, ParsePool, Parsed};
 use crate::protocol::{CloseReason, Event, RequestError, ServerDetails, Session, SessionStats};
 use crate::queue::{RateMeter, RequestQueue};
@@ -22,7 +22,7 @@ use crate::uring::{Buffer, Completion, Ring};
 use super::driver::{QueuedRequest, Reply};
 use super::error::Error;
 use super::events::{EventSink, ServerEvent};
-use super::spilling::{SpillJob, SpillOutcome, SpillRegistry};
+use super::spilling::{SpillJob, SpillOutcome};
 use super::stderr::StderrLog;
 
 /// A server's share of the host's spill settings.
@@ -30,7 +30,6 @@ pub(crate) struct SpillContext {
     pub(crate) store: Arc<crate::spill::store::SpillStore>,
     pub(crate) line_threshold: usize,
     pub(crate) string_threshold: usize,
-    pub(crate) registry: Arc<SpillRegistry>,
 }
 
 /// Grace after the process exits for its last stdout bytes to arrive before pending requests
@@ -483,9 +482,15 @@ impl Conn {
             FrameEvent::SpillEnd { .. } => {
                 if let Some((seq, job)) = self.spilling.take() {
                     let slot = match job.finish() {
-                        SpillOutcome::Decoded(decoded, files) => {
-                            if let Some(spill) = &self.spill {
-                                spill.registry.insert(files);
+                        SpillOutcome::Decoded(mut decoded, files) => {
+                            // The files travel with the result: if its caller is gone, they
+                            // are dropped (and removed) with it.
+                            if let RawDecoded::Single(RawMessage::Response(RawResponse {
+                                outcome: Ok(raw),
+                                ..
+                            })) = &mut decoded
+                            {
+                                raw.attach(files.into_iter().map(|f| Arc::new(f) as Attachment));
                             }
                             Slot::Parsed(Bytes::new(), Ok(decoded))
                         }

@@ -68,7 +68,6 @@ pub(crate) enum Command {
         id: u64,
         spec: Box<ServerSpec>,
         queue: Arc<RequestQueue<QueuedRequest>>,
-        registry: Arc<super::spilling::SpillRegistry>,
         events: EventSink,
         reply: oneshot::Sender<Result<ServerDetails, Error>>,
     },
@@ -327,8 +326,8 @@ impl Driver {
 
     fn on_command(&mut self, command: Command, now: Instant) {
         match command {
-            Command::Spawn { id, spec, queue, registry, events, reply } => {
-                self.spawn(id, *spec, (queue, registry), events, reply, now);
+            Command::Spawn { id, spec, queue, events, reply } => {
+                self.spawn(id, *spec, queue, events, reply, now);
             }
             Command::Notify { id, method, params } => {
                 if let Some(conn) = self.conns.get_mut(&id) {
@@ -363,7 +362,7 @@ impl Driver {
         &mut self,
         id: u64,
         spec: ServerSpec,
-        (queue, registry): (Arc<RequestQueue<QueuedRequest>>, Arc<super::spilling::SpillRegistry>),
+        queue: Arc<RequestQueue<QueuedRequest>>,
         events: EventSink,
         reply: oneshot::Sender<Result<ServerDetails, Error>>,
         now: Instant,
@@ -411,7 +410,6 @@ impl Driver {
                 store: store.clone(),
                 line_threshold: config.line_threshold,
                 string_threshold: config.string_threshold,
-                registry,
             }),
             queue,
             events,

@@ -344,14 +344,8 @@ impl Host {
         let max_request = spec.max_request_bytes.unwrap_or(self.max_request);
         let spec = Box::new(spec);
         let registry = Arc::new(spilling::SpillRegistry::default());
-        let command = Command::Spawn {
-            id,
-            spec,
-            queue: queue.clone(),
-            registry: registry.clone(),
-            events: events_tx,
-            reply: tx,
-        };
+        let command =
+            Command::Spawn { id, spec, queue: queue.clone(), events: events_tx, reply: tx };
         self.reactor.send(command);
         let reactor = self.reactor.clone();
         let parser = self.parser;

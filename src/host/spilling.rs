@@ -49,6 +49,12 @@ impl SpillRegistry {
         }
     }
 
+    /// Keeps the spill files among a result's attachments (other attachments are dropped).
+    pub(crate) fn adopt(&self, attachments: Vec<crate::jsonrpc::Attachment>) {
+        let files = attachments.into_iter().filter_map(|a| a.downcast::<SpillFile>().ok());
+        self.insert(files.map(std::sync::Arc::unwrap_or_clone).collect());
+    }
+
     pub(crate) fn get(&self, uri: &str) -> Option<SpillFile> {
         self.files.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(uri).cloned()
     }

@@ -20,7 +20,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 pub use error::{DecodeError, ErrorObject, codes};
-pub use raw::{JsonRepr, RawDecoded, RawJson, RawMessage, RawResponse, decode_raw};
+pub use raw::{Attachment, JsonRepr, RawDecoded, RawJson, RawMessage, RawResponse, decode_raw};
 
 /// A JSON-RPC request id: a string or an integer (MCP forbids `null`).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]

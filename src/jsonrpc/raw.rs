@@ -22,8 +22,21 @@ use super::{DecodeError, Id};
 /// A JSON `result` on its way to the caller: normally the raw bytes it arrived as (a slice of
 /// its frame, no copy, parsed by the caller into its own type); for frames that were parsed
 /// whole on the worker pool, the parsed tree (so the caller does not scan it a second time).
-#[derive(Clone, PartialEq)]
-pub struct RawJson(JsonRepr);
+///
+/// It can carry attachments that must live exactly as long as the result is wanted (the spill
+/// files its links point to): if the caller has gone, dropping the result drops them too.
+#[derive(Clone)]
+pub struct RawJson(JsonRepr, Vec<Attachment>);
+
+/// Something kept alive together with a result (e.g. a spill file handle).
+pub type Attachment = std::sync::Arc<dyn std::any::Any + Send + Sync>;
+
+impl PartialEq for RawJson {
+    /// Compares the JSON only.
+    fn eq(&self, other: &Self) -> bool {
+        self.0 == other.0
+    }
+}
 
 /// The two forms of a [`RawJson`].
 #[derive(Debug, Clone, PartialEq)]
@@ -51,12 +64,22 @@ impl fmt::Debug for RawJson {
 impl RawJson {
     /// A raw JSON text (the caller vouches that it is valid JSON).
     pub fn raw(bytes: Bytes) -> RawJson {
-        RawJson(JsonRepr::Raw(bytes))
+        RawJson(JsonRepr::Raw(bytes), Vec::new())
     }
 
     /// An already parsed value.
     pub fn from_value(value: Value) -> RawJson {
-        RawJson(JsonRepr::Parsed(value))
+        RawJson(JsonRepr::Parsed(value), Vec::new())
+    }
+
+    /// Adds attachments that live as long as this result.
+    pub fn attach(&mut self, attachments: impl IntoIterator<Item = Attachment>) {
+        self.1.extend(attachments);
+    }
+
+    /// Takes the attachments out (the caller keeps them alive from now on).
+    pub fn take_attachments(&mut self) -> Vec<Attachment> {
+        std::mem::take(&mut self.1)
     }
 
     /// Its form.

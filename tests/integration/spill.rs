@@ -236,3 +236,19 @@ fn rss_in_isolation() {
     drop((file, client, host));
     let _ = std::fs::remove_dir_all(base);
 }
+
+#[test]
+fn a_caller_that_stops_waiting_leaves_no_spilled_file() {
+    let (host, base) = spilling_host(1 << 30);
+    let client = host.spawn_blocking(reference("dropper", &[])).unwrap();
+    drop(client.call_tool("blob", json!({"bytes": 24 << 20}))); // sent, then abandoned
+    // The server answers in order: once this echo is back, the big answer was fully received.
+    assert_eq!(
+        client.call_tool_blocking("echo", json!({"text": "after"})).unwrap().text(),
+        "after"
+    );
+    assert_eq!(client.stats_blocking().unwrap().answers_spilled, 1);
+    assert_eq!(spill_files(&base), 0, "the abandoned answer's file went with it");
+    drop((client, host));
+    let _ = std::fs::remove_dir_all(base);
+}
