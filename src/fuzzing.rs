@@ -110,3 +110,9 @@ mod tests {
         super::spill_scan(b"");
     }
 }
+
+/// The epoch of the protocol simulator's virtual clock: tests take one real instant as time
+/// zero and then only add durations to it, so the session under test never reads a clock.
+pub fn epoch() -> std::time::Instant {
+    std::time::Instant::now()
+}

@@ -54,7 +54,7 @@ fn active(version: &str, t0: Instant) -> TestSession {
 
 #[test]
 fn handshake_accepts_every_released_version() {
-    let t0 = Instant::now();
+    let t0 = crate::fuzzing::epoch();
     for v in ProtocolVersion::ALL {
         let s = active(v.as_str(), t0);
         assert_eq!(s.server().unwrap().version, v);
@@ -65,7 +65,7 @@ fn handshake_accepts_every_released_version() {
 
 #[test]
 fn unsupported_counter_offer_closes_with_clear_error() {
-    let t0 = Instant::now();
+    let t0 = crate::fuzzing::epoch();
     let mut s = TestSession::new(SessionConfig::default());
     s.initialize(t0, 7);
     let id = sent(&mut s)[0]["id"].clone();
@@ -90,7 +90,7 @@ fn unsupported_counter_offer_closes_with_clear_error() {
 
 #[test]
 fn initialize_error_is_reported() {
-    let t0 = Instant::now();
+    let t0 = crate::fuzzing::epoch();
     let mut s = TestSession::new(SessionConfig::default());
     s.initialize(t0, 1);
     let id = sent(&mut s)[0]["id"].clone();
@@ -108,7 +108,7 @@ fn initialize_error_is_reported() {
 
 #[test]
 fn only_ping_before_initialized() {
-    let t0 = Instant::now();
+    let t0 = crate::fuzzing::epoch();
     let mut s = TestSession::new(SessionConfig::default());
     assert!(matches!(
         s.request("tools/list", None, t0, None, 1),
@@ -124,7 +124,7 @@ fn only_ping_before_initialized() {
 
 #[test]
 fn out_of_order_answers_reach_their_callers() {
-    let t0 = Instant::now();
+    let t0 = crate::fuzzing::epoch();
     let mut s = active("2025-11-25", t0);
     let ids: Vec<i64> = (0..100)
         .map(|t| s.request("tools/call", Some(&raw(json!({"n": t}))), t0, None, t).unwrap())
@@ -145,7 +145,7 @@ fn out_of_order_answers_reach_their_callers() {
 
 #[test]
 fn timeout_fails_request_and_sends_cancelled_then_late_answer_is_a_violation() {
-    let t0 = Instant::now();
+    let t0 = crate::fuzzing::epoch();
     let mut s = active("2025-06-18", t0);
     let id = s.request("tools/call", None, t0, Some(Duration::from_secs(5)), 1).unwrap();
     let long = s.request("tools/call", None, t0, Some(Duration::from_secs(50)), 2).unwrap();
@@ -174,7 +174,7 @@ fn timeout_fails_request_and_sends_cancelled_then_late_answer_is_a_violation() {
 
 #[test]
 fn initialize_timeout_is_never_cancelled() {
-    let t0 = Instant::now();
+    let t0 = crate::fuzzing::epoch();
     let mut s = TestSession::new(SessionConfig::default());
     s.initialize(t0, 0);
     sent(&mut s);
@@ -189,7 +189,7 @@ fn initialize_timeout_is_never_cancelled() {
 
 #[test]
 fn server_requests_are_answered() {
-    let t0 = Instant::now();
+    let t0 = crate::fuzzing::epoch();
     let mut s = active("2025-11-25", t0);
     feed(&mut s, json!({"jsonrpc":"2.0","id":"p1","method":"ping"}), t0);
     feed(&mut s, json!({"jsonrpc":"2.0","id":5,"method":"sampling/createMessage","params":{}}), t0);
@@ -214,7 +214,7 @@ fn server_requests_are_answered() {
 
 #[test]
 fn garbage_is_counted_and_later_answers_still_arrive() {
-    let t0 = Instant::now();
+    let t0 = crate::fuzzing::epoch();
     let mut s = active("2025-11-25", t0);
     let id = s.request("ping", None, t0, None, 1).unwrap();
     raw_frame(&mut s, b"Starting server on stdio...", t0);
@@ -232,7 +232,7 @@ fn garbage_is_counted_and_later_answers_still_arrive() {
 
 #[test]
 fn oversized_answer_fails_exactly_its_request() {
-    let t0 = Instant::now();
+    let t0 = crate::fuzzing::epoch();
     let mut s = active("2025-11-25", t0);
     let a = s.request("tools/call", None, t0, None, 1).unwrap();
     let _b = s.request("tools/call", None, t0, None, 2).unwrap();
@@ -249,7 +249,7 @@ fn oversized_answer_fails_exactly_its_request() {
 
 #[test]
 fn close_fails_everything_pending_once() {
-    let t0 = Instant::now();
+    let t0 = crate::fuzzing::epoch();
     let mut s = active("2025-11-25", t0);
     for t in 1..=3 {
         s.request("tools/call", None, t0, None, t).unwrap();
@@ -268,7 +268,7 @@ fn close_fails_everything_pending_once() {
 
 #[test]
 fn pending_table_is_bounded() {
-    let t0 = Instant::now();
+    let t0 = crate::fuzzing::epoch();
     let mut s = TestSession::new(SessionConfig { max_pending: 2, ..Default::default() });
     s.initialize(t0, 0);
     let id = sent(&mut s)[0]["id"].clone();
@@ -280,7 +280,7 @@ fn pending_table_is_bounded() {
 
 #[test]
 fn an_unparsable_answer_fails_its_request_at_once() {
-    let t0 = Instant::now();
+    let t0 = crate::fuzzing::epoch();
     let mut s = active("2025-11-25", t0);
     let id = s.request("tools/call", None, t0, None, 1).unwrap();
     let other = s.request("tools/call", None, t0, None, 2).unwrap();
@@ -319,7 +319,7 @@ fn an_unparsable_answer_fails_its_request_at_once() {
 
 #[test]
 fn deadline_heap_stays_proportional_to_pending_requests() {
-    let t0 = Instant::now();
+    let t0 = crate::fuzzing::epoch();
     let mut s = active("2025-11-25", t0);
     // One request that never ends keeps its deadline at the top of the heap...
     s.request("tools/call", None, t0, None, 0).unwrap();
