@@ -91,6 +91,12 @@ pub fn spill_scan(data: &[u8]) {
     crate::spill::scan::oracle::check(line, threshold, &cuts);
 }
 
+/// The epoch of the protocol simulator's virtual clock: tests take one real instant as time
+/// zero and then only add durations to it, so the session under test never reads a clock.
+pub fn epoch() -> std::time::Instant {
+    std::time::Instant::now()
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -109,10 +115,4 @@ mod tests {
         super::spill_scan(b"\x09[1]");
         super::spill_scan(b"");
     }
-}
-
-/// The epoch of the protocol simulator's virtual clock: tests take one real instant as time
-/// zero and then only add durations to it, so the session under test never reads a clock.
-pub fn epoch() -> std::time::Instant {
-    std::time::Instant::now()
 }
