@@ -51,6 +51,10 @@ impl SpillRegistry {
 
     /// Keeps the spill files among a result's attachments (other attachments are dropped).
     pub(crate) fn adopt(&self, attachments: Vec<crate::jsonrpc::Attachment>) {
+        // Nearly every result has none: do not take the lock on the hot path.
+        if attachments.is_empty() {
+            return;
+        }
         let files = attachments.into_iter().filter_map(|a| a.downcast::<SpillFile>().ok());
         self.insert(files.map(std::sync::Arc::unwrap_or_clone).collect());
     }
