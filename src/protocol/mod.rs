@@ -269,32 +269,43 @@ impl<T> Session<T> {
     fn fail_unreadable_answer(&mut self, frame: &[u8], reason: String) {
         let mut sniffer = IdSniffer::new();
         sniffer.feed(frame);
-        if let Some(Id::Number(id)) = sniffer.id().and_then(Id::from_token)
-            && let Some(p) = self.pending.get(&id)
-        {
-            let method = p.method.to_string();
-            self.complete(id, Err(RequestError::MalformedResult { method, reason }));
+        self.fail_by_token(sniffer.id(), |method| RequestError::MalformedResult { method, reason });
+    }
+
+    /// Fails the pending request whose id is the raw JSON `token`, with the error `make`
+    /// builds from its method. Returns whether there was one.
+    fn fail_by_token(
+        &mut self,
+        token: Option<&[u8]>,
+        make: impl FnOnce(String) -> RequestError,
+    ) -> bool {
+        match token.and_then(Id::from_token) {
+            Some(Id::Number(n)) if self.pending.contains_key(&n) => {
+                let method = self.pending[&n].method.to_string();
+                self.complete(n, Err(make(method)));
+                true
+            }
+            _ => false,
         }
     }
 
     /// Reports a line the framer discarded for being over the limit: the request it answered
     /// (if its id could be sniffed) fails with [`RequestError::FrameTooLarge`].
     pub fn handle_oversized(&mut self, oversized: &Oversized) {
-        let max = self.config.max_frame;
-        let id = oversized.id.as_deref().and_then(Id::from_token);
-        let error = RequestError::FrameTooLarge { len: oversized.len, max };
-        match id {
-            Some(Id::Number(n)) if self.pending.contains_key(&n) => self.complete(n, Err(error)),
-            _ => self.violation(Violation::OversizedWithoutId { len: oversized.len, max }),
+        let (len, max) = (oversized.len, self.config.max_frame);
+        if !self
+            .fail_by_token(oversized.id.as_deref(), |_| RequestError::FrameTooLarge { len, max })
+        {
+            self.violation(Violation::OversizedWithoutId { len, max });
         }
     }
 
     /// Fails the request an answer was for (by its raw id token, when one was found) with
     /// `error`; an answer that names no pending request is a violation.
     pub fn handle_failed_answer(&mut self, id: Option<&[u8]>, error: RequestError) {
-        match id.and_then(Id::from_token) {
-            Some(Id::Number(n)) if self.pending.contains_key(&n) => self.complete(n, Err(error)),
-            _ => self.violation(Violation::InvalidMessage(error.to_string())),
+        let message = error.to_string();
+        if !self.fail_by_token(id, |_| error) {
+            self.violation(Violation::InvalidMessage(message));
         }
     }
 
