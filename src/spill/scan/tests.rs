@@ -205,42 +205,45 @@ fn sink_errors_stop_the_scan() {
     assert_eq!(scanner.finish(), Err(ScanError::Aborted { offset: 0 }));
 }
 
+/// A sink that only counts what it is given.
+#[derive(Default)]
+struct Count {
+    writes: usize,
+    bytes: u64,
+}
+
+impl SpillSink for Count {
+    type Error = Infallible;
+    fn begin(&mut self, _: usize, _: &[PathSegment], _: SpillEncoding) -> Result<(), Infallible> {
+        Ok(())
+    }
+    fn write(&mut self, _: usize, bytes: &[u8]) -> Result<(), Infallible> {
+        std::hint::black_box(bytes);
+        self.writes += 1;
+        self.bytes += bytes.len() as u64;
+        Ok(())
+    }
+    fn end(&mut self, _: usize, _: u64) -> Result<(), Infallible> {
+        Ok(())
+    }
+}
+
 #[test]
 fn large_runs_reach_the_sink_in_few_writes() {
-    struct Count(usize, u64);
-    impl SpillSink for Count {
-        type Error = Infallible;
-        fn begin(
-            &mut self,
-            _: usize,
-            _: &[PathSegment],
-            _: SpillEncoding,
-        ) -> Result<(), Infallible> {
-            Ok(())
-        }
-        fn write(&mut self, _: usize, bytes: &[u8]) -> Result<(), Infallible> {
-            self.0 += 1;
-            self.1 += bytes.len() as u64;
-            Ok(())
-        }
-        fn end(&mut self, _: usize, _: u64) -> Result<(), Infallible> {
-            Ok(())
-        }
-    }
     let body = "x".repeat(1 << 20);
     let line = format!(
         r#"{{"id":1,"result":{{"text":"{body}","data":"{}"}}}}"#,
         base64_encode(body.as_bytes())
     );
     let mut scanner = SpillScanner::new(100);
-    let mut sink = Count(0, 0);
+    let mut sink = Count::default();
     for piece in line.as_bytes().chunks(64 * 1024) {
         scanner.feed(piece, &mut sink).map_err(FeedError::into_scan).expect("valid");
         assert!(scanner.held_bytes() <= 100 + HELD_SLACK);
     }
     let scanned = scanner.finish().expect("valid");
-    assert_eq!(sink.1, 2 << 20);
-    assert!(sink.0 < 2 * 16 + (1 << 20) * 2 / STAGING, "{} writes", sink.0);
+    assert_eq!(sink.bytes, 2 << 20);
+    assert!(sink.writes < 2 * 16 + (1 << 20) * 2 / STAGING, "{} writes", sink.writes);
     assert!(scanned.skeleton.len() < 100, "{}", scanned.skeleton.len());
 }
 
@@ -249,26 +252,6 @@ fn large_runs_reach_the_sink_in_few_writes() {
 #[test]
 #[ignore = "a measurement, not a test"]
 fn throughput() {
-    struct Discard(u64);
-    impl SpillSink for Discard {
-        type Error = Infallible;
-        fn begin(
-            &mut self,
-            _: usize,
-            _: &[PathSegment],
-            _: SpillEncoding,
-        ) -> Result<(), Infallible> {
-            Ok(())
-        }
-        fn write(&mut self, _: usize, bytes: &[u8]) -> Result<(), Infallible> {
-            std::hint::black_box(bytes);
-            self.0 += bytes.len() as u64;
-            Ok(())
-        }
-        fn end(&mut self, _: usize, _: u64) -> Result<(), Infallible> {
-            Ok(())
-        }
-    }
     let n = 100_000_000;
     let plain: String = "lorem ipsum dolor sit amet, consectetur adipiscing elit. "
         .chars()
@@ -295,14 +278,14 @@ fn throughput() {
         for _ in 0..3 {
             let start = std::time::Instant::now();
             let mut scanner = SpillScanner::new(4096);
-            let mut sink = Discard(0);
+            let mut sink = Count::default();
             for piece in line.as_bytes().chunks(64 * 1024) {
                 scanner.feed(piece, &mut sink).map_err(FeedError::into_scan).expect("valid");
             }
             let scanned = scanner.finish().expect("valid");
             secs = secs.min(start.elapsed().as_secs_f64());
             assert_eq!(scanned.spills.len(), 1);
-            assert_eq!(scanned.spills[0].len, sink.0);
+            assert_eq!(scanned.spills[0].len, sink.bytes);
         }
         println!(
             "{name} (1 escape per {:.0} bytes): {:.0} MB in {secs:.3} s = {:.2} GB/s",
