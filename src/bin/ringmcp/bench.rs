@@ -278,14 +278,7 @@ fn write_plot(
     raw: Option<&Latencies>,
 ) -> Result<(), Failure> {
     let s = &report.setup;
-    let title = format!(
-        "ringmcp bench: {} on {} server{}, concurrency {}, {} calls",
-        s.tool,
-        s.servers,
-        if s.servers == 1 { "" } else { "s" },
-        s.concurrency,
-        report.calls()
-    );
+    let title = format!("ringmcp bench: {} on {}, {} calls", s.tool, s.shape(), report.calls());
     let mut curves = vec![plot::Curve { label: "ringmcp tools/call", latencies: ringmcp }];
     if let Some(raw) = raw {
         curves.push(plot::Curve { label: "raw pipe ping-pong (cat)", latencies: raw });

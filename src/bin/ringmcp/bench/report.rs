@@ -26,6 +26,14 @@ pub(crate) struct Setup {
     pub(crate) request_bytes: usize,
 }
 
+impl Setup {
+    /// "N server(s), concurrency C": the part every title of a run shares.
+    pub(crate) fn shape(&self) -> String {
+        let plural = if self.servers == 1 { "" } else { "s" };
+        format!("{} server{plural}, concurrency {}", self.servers, self.concurrency)
+    }
+}
+
 /// The raw pipe ping-pong of the same request line.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct BaselineResult {
@@ -146,11 +154,9 @@ impl Report {
         let payload = s.payload_bytes.map(|p| format!(", payload {}", format_bytes(p)));
         let _ = writeln!(
             t,
-            "ringmcp bench: {} × {what} on {} server{}, concurrency {}{} (request line {})",
+            "ringmcp bench: {} × {what} on {}{} (request line {})",
             s.tool,
-            s.servers,
-            if s.servers == 1 { "" } else { "s" },
-            s.concurrency,
+            s.shape(),
             payload.unwrap_or_default(),
             format_bytes(s.request_bytes as u64),
         );
