@@ -129,8 +129,11 @@ impl HostBuilder {
         self
     }
 
-    /// Largest accepted stdout line. A longer answer is discarded and its request fails with
-    /// [`RequestError::FrameTooLarge`](crate::protocol::RequestError::FrameTooLarge).
+    /// Largest accepted stdout line when answers are not spilled. A longer answer is discarded
+    /// and its request fails with
+    /// [`RequestError::FrameTooLarge`](crate::protocol::RequestError::FrameTooLarge). With
+    /// [`spill`](Self::spill) on, lines past the spill threshold are streamed to the store
+    /// instead and this bound does not apply.
     ///
     /// # Panics
     /// If `bytes` is zero.
