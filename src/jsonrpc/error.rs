@@ -27,11 +27,6 @@ pub mod codes {
     pub const RESOURCE_NOT_FOUND: i64 = -32002;
     /// MCP 2025-11-25: URL-mode elicitation required.
     pub const URL_ELICITATION_REQUIRED: i64 = -32042;
-
-    /// True for the range JSON-RPC reserves for implementation-defined server errors.
-    pub fn is_server_error(code: i64) -> bool {
-        (-32099..=-32000).contains(&code)
-    }
 }
 
 /// A JSON-RPC error object (`{"code", "message", "data"?}`).

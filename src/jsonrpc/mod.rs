@@ -122,15 +122,6 @@ pub fn decode_value(value: Value) -> Result<Decoded, DecodeError> {
     }
 }
 
-/// Parses bytes as JSON only (no JSON-RPC rules): the conformance surface for
-/// `JSONTestSuite`-style checks of the parser that reads server bytes.
-///
-/// # Errors
-/// When the bytes are not one valid JSON text.
-pub fn parse_json(bytes: &[u8]) -> Result<Value, DecodeError> {
-    serde_json::from_slice(bytes).map_err(|e| DecodeError::Json(e.to_string()))
-}
-
 /// Classifies one JSON value as a JSON-RPC message.
 ///
 /// # Errors

@@ -40,12 +40,6 @@ impl ProtocolVersion {
             ProtocolVersion::V2025_11_25 => "2025-11-25",
         }
     }
-
-    /// Whether peers may send JSON-RPC batch arrays at this revision (only 2025-03-26 defines
-    /// them; we accept them on receive at every revision, being lenient costs nothing).
-    pub fn defines_batches(self) -> bool {
-        self == ProtocolVersion::V2025_03_26
-    }
 }
 
 impl fmt::Display for ProtocolVersion {
