@@ -209,8 +209,8 @@ impl Conn {
             frames_offloaded: 0,
         };
         let armed = conn
-            .arm(ring, STDOUT, false)
-            .and_then(|()| conn.arm(ring, STDERR, false))
+            .arm(ring, STDOUT, false, None)
+            .and_then(|()| conn.arm(ring, STDERR, false, None))
             .and_then(|()| ring.poll_readable(&conn.pidfd, conn.tag(EXIT)));
         if let Err(e) = armed {
             // Without its reads and exit watch the server cannot be driven: end it now. Reads
@@ -324,10 +324,16 @@ impl Conn {
         }
     }
 
-    /// A read on stdout completed.
     /// Arms the next read on stdout or stderr: a multishot read into the shared buffers when
-    /// the kernel has them (unless `own_buffer`), else a read with a buffer of its own.
-    fn arm(&self, ring: &mut Ring, kind: u64, own_buffer: bool) -> std::io::Result<()> {
+    /// the kernel has them, unless `own_buffer` asks for a plain read (the `ENOBUFS` fallback);
+    /// a plain read reuses `buf` when given.
+    fn arm(
+        &self,
+        ring: &mut Ring,
+        kind: u64,
+        own_buffer: bool,
+        buf: Option<Vec<u8>>,
+    ) -> std::io::Result<()> {
         let (file, size) = match kind {
             STDOUT => (&self.stdout, self.read_size),
             _ => (&self.stderr, 16 * 1024),
@@ -335,20 +341,17 @@ impl Conn {
         if ring.features().multishot_read && !own_buffer {
             ring.read_multishot(file, self.tag(kind))
         } else {
-            ring.read(file, Vec::with_capacity(size), self.tag(kind))
+            ring.read(file, buf.unwrap_or_else(|| Vec::with_capacity(size)), self.tag(kind))
         }
     }
 
-    /// Re-arms a read whose previous operation ended; `ENOBUFS` (every shared buffer busy)
-    /// falls back to one read with its own buffer, so the pipe is drained regardless.
-    fn rearm(&mut self, ring: &mut Ring, kind: u64, result: i32) -> bool {
-        match self.arm(ring, kind, result == -libc::ENOBUFS) {
-            Ok(()) => true,
-            Err(e) => {
-                tracing::error!(server = &*self.name, "re-arming a read: {e}");
-                false
-            }
-        }
+    /// Re-arms a read whose previous operation ended (logging a failure). After `ENOBUFS`
+    /// (every shared buffer busy) it falls back to one plain read, so the pipe is drained
+    /// regardless; a plain read's buffer is reused.
+    fn rearm(&self, ring: &mut Ring, kind: u64, result: i32, buf: Option<Vec<u8>>) -> bool {
+        self.arm(ring, kind, result == -libc::ENOBUFS, buf)
+            .map_err(|e| tracing::error!(server = &*self.name, "re-arming a read: {e}"))
+            .is_ok()
     }
 
     /// A read on stdout completed (one chunk of a multishot read, or a plain read).
@@ -368,7 +371,7 @@ impl Conn {
                 while let Some(event) = self.framer.next_event() {
                     self.on_frame(event, pool, now);
                 }
-                if self.rearm_with(ring, STDOUT, buf) {
+                if self.rearm(ring, STDOUT, 0, Some(buf)) {
                     self.flush(ring, now);
                     return;
                 }
@@ -376,7 +379,8 @@ impl Conn {
             _ => {}
         }
         if c.more
-            || ((c.result > 0 || c.result == -libc::ENOBUFS) && self.rearm(ring, STDOUT, c.result))
+            || ((c.result > 0 || c.result == -libc::ENOBUFS)
+                && self.rearm(ring, STDOUT, c.result, None))
         {
             self.flush(ring, now);
             return;
@@ -397,18 +401,6 @@ impl Conn {
             None => self.close_at = Some((now + EOF_GRACE, CloseReason::StdoutClosed)),
         }
         self.flush(ring, now);
-    }
-
-    /// Re-arms after a plain read: the same buffer again, or back to multishot when that read
-    /// was the `ENOBUFS` fallback.
-    fn rearm_with(&self, ring: &mut Ring, kind: u64, buf: Vec<u8>) -> bool {
-        let file = if kind == STDOUT { &self.stdout } else { &self.stderr };
-        let armed = if ring.features().multishot_read {
-            ring.read_multishot(file, self.tag(kind))
-        } else {
-            ring.read(file, buf, self.tag(kind))
-        };
-        armed.map_err(|e| tracing::error!(server = &*self.name, "re-arming a read: {e}")).is_ok()
     }
 
     /// Frames what a read brought.
@@ -586,14 +578,15 @@ impl Conn {
             }
             Buffer::Read(buf) if c.result > 0 => {
                 self.stderr_log.push(&self.name, &buf);
-                if self.rearm_with(ring, STDERR, buf) {
+                if self.rearm(ring, STDERR, 0, Some(buf)) {
                     return;
                 }
             }
             _ => {}
         }
         if c.more
-            || ((c.result > 0 || c.result == -libc::ENOBUFS) && self.rearm(ring, STDERR, c.result))
+            || ((c.result > 0 || c.result == -libc::ENOBUFS)
+                && self.rearm(ring, STDERR, c.result, None))
         {
             return;
         }
