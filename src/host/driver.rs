@@ -408,7 +408,8 @@ impl Driver {
             offload_threshold: self.config.offload_threshold,
             spill: self.config.spill.as_ref().map(|(config, store)| super::conn::SpillContext {
                 store: store.clone(),
-                line_threshold: config.line_threshold,
+                // No line is held in memory past the frame limit: it is spilled instead.
+                line_threshold: config.line_threshold.min(self.config.session.max_frame),
                 string_threshold: config.string_threshold,
             }),
             queue,

@@ -95,7 +95,8 @@ pub struct HostBuilder {
     buffers: Option<BufferPool>,
     parser: JsonParser,
     max_request: usize,
-    spill: Option<SpillConfig>,
+    /// `None`: the default store, and no spilling if it cannot be opened.
+    spill: Option<Option<SpillConfig>>,
 }
 
 impl Default for HostBuilder {
@@ -129,11 +130,11 @@ impl HostBuilder {
         self
     }
 
-    /// Largest accepted stdout line when answers are not spilled. A longer answer is discarded
-    /// and its request fails with
-    /// [`RequestError::FrameTooLarge`](crate::protocol::RequestError::FrameTooLarge). With
-    /// [`spill`](Self::spill) on, lines past the spill threshold are streamed to the store
-    /// instead and this bound does not apply.
+    /// Most bytes of one stdout line held in memory (default 16 MiB). With
+    /// [`spill`](Self::spill) on (the default), a line past this bound or past the spill
+    /// threshold, whichever is lower, is streamed to the store. With spilling off, a longer
+    /// answer is discarded and its request fails with
+    /// [`RequestError::FrameTooLarge`](crate::protocol::RequestError::FrameTooLarge).
     ///
     /// # Panics
     /// If `bytes` is zero.
@@ -207,10 +208,16 @@ impl HostBuilder {
     }
 
     /// Streams answers longer than `config.line_threshold` to a spill store instead of
-    /// buffering them (off by default for now): large strings in their results become
-    /// `resource_link`s to `ringmcp-spill://` URIs, read with [`Client::read_spilled`].
+    /// buffering them: large strings in their results become `resource_link`s to
+    /// `ringmcp-spill://` URIs, read with [`Client::read_spilled`] or [`Client::spilled`].
+    ///
+    /// On by default with [`SpillConfig::default`] (4 MiB lines, 64 KiB strings, a store under
+    /// the runtime or temp dir); if that default store cannot be opened the host starts without
+    /// spilling and logs why. A store given here must open, or [`build`](Self::build) fails.
+    /// `None` turns spilling off: answers up to [`max_frame`](Self::max_frame) are then
+    /// delivered inline and longer ones fail.
     pub fn spill(mut self, config: Option<SpillConfig>) -> Self {
-        self.spill = config;
+        self.spill = Some(config);
         self
     }
 
@@ -246,13 +253,28 @@ impl HostBuilder {
             read_size: self.read_size,
             pipe_size: sys::pipe_max_size(),
             offload_threshold: self.offload_threshold,
-            spill: match &self.spill {
-                Some(config) => {
-                    Some((config.clone(), spilling::open_store(config).map_err(Error::Spill)?))
+            spill: match self.spill {
+                Some(Some(config)) => {
+                    let store = spilling::open_store(&config).map_err(Error::Spill)?;
+                    Some((config, store))
                 }
-                None => None,
+                Some(None) => None,
+                None => {
+                    let config = SpillConfig::default();
+                    match spilling::open_store(&config) {
+                        Ok(store) => Some((config, store)),
+                        Err(e) => {
+                            tracing::warn!(
+                                "large answers will not be spilled: the default spill store \
+                                 cannot be opened: {e}"
+                            );
+                            None
+                        }
+                    }
+                }
             },
         };
+        let spill_store = config.spill.as_ref().map(|(_, store)| store.clone());
         // The ring is built on the reactor thread itself: with SINGLE_ISSUER only the thread
         // that created it may submit. Its outcome comes back before `build` returns.
         let (entries, buffers) = (self.ring_entries, self.buffers);
@@ -293,6 +315,7 @@ impl HostBuilder {
             features,
             parser: self.parser,
             max_request: self.max_request,
+            spill_store,
         })
     }
 }
@@ -312,6 +335,7 @@ pub struct Host {
     features: Features,
     parser: JsonParser,
     max_request: usize,
+    spill_store: Option<Arc<crate::spill::store::SpillStore>>,
 }
 
 impl std::fmt::Debug for ReactorHandle {
@@ -352,6 +376,7 @@ impl Host {
         self.reactor.send(command);
         let reactor = self.reactor.clone();
         let parser = self.parser;
+        let store = self.spill_store.clone();
         async move {
             let details = rx.await.map_err(|_| Error::ReactorStopped)??;
             Ok(Client::new(ClientInner {
@@ -364,6 +389,7 @@ impl Host {
                 parser,
                 max_request,
                 spilled: registry,
+                store,
             }))
         }
     }

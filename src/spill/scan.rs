@@ -621,3 +621,17 @@ fn syntax(offset: u64, reason: &'static str) -> ScanError {
 
 #[cfg(test)]
 mod tests;
+
+/// Decodes a whole standard-base64 text (padding required, no whitespace, canonical), with the
+/// same strict decoder the scanner uses on streamed blobs.
+///
+/// # Errors
+/// The index of the first byte at which `text` stops being canonical base64 (`text.len()` when
+/// it ends inside a group).
+pub fn decode_base64(text: &[u8]) -> Result<Vec<u8>, usize> {
+    let mut decoder = base64::Base64::default();
+    let mut out = Vec::with_capacity(text.len() / 4 * 3);
+    decoder.push::<true>(text, &mut out)?;
+    decoder.finish().map_err(|()| text.len())?;
+    Ok(out)
+}

@@ -24,6 +24,7 @@
 #![forbid(unsafe_code)]
 
 mod stale;
+mod stream;
 #[cfg(test)]
 mod tests;
 
@@ -36,6 +37,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 
 use stale::ProcessTag;
+pub use stream::{DEFAULT_CHUNK, SpillStream};
 
 /// The scheme of spill URIs: `ringmcp-spill://<pid>-<starttime>/<id>`.
 pub const URI_SCHEME: &str = "ringmcp-spill";
@@ -191,6 +193,20 @@ pub enum SpillError {
     /// No live payload has this URI (never issued by this store, or all handles are gone).
     #[error("no live spill file for {0}")]
     NotFound(String),
+    /// The host was built without a spill store, so there is nowhere to put a payload.
+    #[error("spilling is off for this host (HostBuilder::spill(None)), so there is no store")]
+    Disabled,
+    /// A followed resource's answer held neither a `text` nor a `blob`.
+    #[error("the resources/read answer for {0} holds no text or blob payload")]
+    NoPayload(String),
+    /// A followed resource's `blob` is not canonical base64.
+    #[error("the blob of {uri} is not valid base64 (at byte {at})")]
+    BadBase64 {
+        /// The resource.
+        uri: String,
+        /// Index of the first invalid byte.
+        at: usize,
+    },
 }
 
 /// The spill folder of this host process. Shared as an `Arc`; removed, with anything left in

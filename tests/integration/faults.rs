@@ -82,6 +82,7 @@ fn a_server_that_never_answers_times_out_and_stays_usable() {
 fn oversized_line_fails_its_request_precisely_and_the_stream_recovers() {
     let host = Host::builder()
         .max_frame(64 * 1024)
+        .spill(None)
         .request_timeout(Duration::from_secs(30))
         .build()
         .unwrap();
@@ -94,6 +95,18 @@ fn oversized_line_fails_its_request_precisely_and_the_stream_recovers() {
     assert!(*len > 1_000_000 && *max == 64 * 1024, "{err}");
     assert_eq!(futures_executor::block_on(pending_echo).unwrap().text(), "slept 100 ms");
     assert_eq!(client.call_tool_blocking("echo", json!({"text": "next"})).unwrap().text(), "next");
+}
+
+/// With spilling on (the default), the frame limit caps the spill threshold: a line longer
+/// than `max_frame` is spilled, not refused and not held in memory.
+#[test]
+fn with_spilling_a_line_past_max_frame_is_spilled() {
+    let host = Host::builder().max_frame(64 * 1024).build().unwrap();
+    let client = host.spawn_blocking(reference("capped", &[])).unwrap();
+    let r = client.call_tool_blocking("blob", json!({"bytes": 1_000_000})).unwrap();
+    let ringmcp::protocol::Content::Other { kind, raw } = &r.content[0] else { panic!("{r:?}") };
+    assert_eq!((kind.as_str(), raw["size"].as_u64()), ("resource_link", Some(1_000_000)));
+    assert_eq!(client.stats_blocking().unwrap().answers_spilled, 1);
 }
 
 #[test]

@@ -72,9 +72,11 @@ fn every_page_is_followed() {
     assert_eq!(tools, unpaged);
 }
 
+/// Inline delivery of a big answer, with spilling turned off (by default it would be spilled:
+/// see `spill::the_default_host_spills_big_answers`).
 #[test]
 fn ten_megabyte_blob_arrives_whole() {
-    let host = host();
+    let host = unspilled_host();
     let client = host.spawn_blocking(reference("blob", &[])).unwrap();
     let len = 10 * 1024 * 1024;
     let r = client.call_tool_blocking("blob", json!({"bytes": len})).unwrap();
@@ -176,7 +178,7 @@ fn hundred_thousand_calls_over_sixteen_servers() {
 /// while the big one is under way (no timing thresholds: only what happened, in what order).
 #[test]
 fn a_big_answer_does_not_stall_other_servers() {
-    let host = host();
+    let host = unspilled_host();
     let big = host.spawn_blocking(reference("big", &[])).unwrap();
     let small = host.spawn_blocking(reference("small", &[])).unwrap();
     let mut blob = Box::pin(big.call_tool("blob", json!({"bytes": 10_000_000})));
@@ -242,4 +244,13 @@ fn export_returns_a_link_that_reads_back() {
     let text = read.contents[0].text.as_deref().unwrap();
     assert_eq!(text.len(), 3_000_000);
     assert!(text.bytes().enumerate().all(|(i, b)| b == blob_byte(i)));
+}
+
+/// A host that delivers every answer inline (up to the 16 MiB frame limit).
+fn unspilled_host() -> ringmcp::host::Host {
+    ringmcp::host::Host::builder()
+        .request_timeout(std::time::Duration::from_secs(30))
+        .spill(None)
+        .build()
+        .unwrap()
 }

@@ -252,3 +252,131 @@ fn a_caller_that_stops_waiting_leaves_no_spilled_file() {
     drop((client, host));
     let _ = std::fs::remove_dir_all(base);
 }
+
+fn blob_ok(bytes: &[u8], from: usize) -> bool {
+    bytes.iter().enumerate().all(|(k, b)| *b == blob_byte(from + k))
+}
+
+/// Every chunk of a payload's async stream, concatenated.
+fn streamed(file: &ringmcp::spill::store::SpillFile) -> Vec<u8> {
+    use futures::StreamExt;
+    let chunks: Vec<_> = futures::executor::block_on(file.stream().collect());
+    chunks.into_iter().map(Result::unwrap).fold(Vec::new(), |mut all, c| {
+        all.extend_from_slice(&c);
+        all
+    })
+}
+
+/// Spilling is on by default: a 10 MB answer arrives as a link, not as 10 MB in memory.
+#[test]
+fn the_default_host_spills_big_answers() {
+    let host = crate::util::host();
+    let client = host.spawn_blocking(reference("default-spill", &[])).unwrap();
+    let len = 10_000_000;
+    let r = client.call_tool_blocking("blob", json!({"bytes": len})).unwrap();
+    let (uri, size) = link(&r.content[0]);
+    assert_eq!(size, len as u64);
+    let file = client.spilled(&uri).unwrap();
+    let back = streamed(&file);
+    assert_eq!(back.len(), len);
+    assert!(blob_ok(&back, 0));
+    // Below the 4 MiB line threshold nothing changes.
+    let r = client.call_tool_blocking("blob", json!({"bytes": 1_000_000})).unwrap();
+    assert_eq!(r.content[0].as_text().unwrap().len(), 1_000_000);
+}
+
+/// The server side of the pattern: `export` and `blob {as_link}` answer with a resource_link,
+/// and `fetch_resource` follows it into the same chunked handle a spilled result gets, small
+/// (written to the store) or large (spilled as it arrived).
+#[test]
+fn resource_links_are_followed_through_the_same_chunked_interface() {
+    let (host, base) = spilling_host(1 << 30);
+    let client = host.spawn_blocking(reference("follow", &[])).unwrap();
+    for (tool, args, len) in [
+        ("export", json!({"bytes": 300_000}), 300_000),
+        ("blob", json!({"bytes": 5_000_000, "as_link": true}), 5_000_000),
+        ("export", json!({"bytes": 0}), 0),
+    ] {
+        let r = client.call_tool_blocking(tool, args).unwrap();
+        let (server_uri, size) = link(&r.content[0]);
+        assert!(server_uri.starts_with("ringmcp://"), "a link of the server's: {server_uri}");
+        assert_eq!(size, len as u64);
+        let file = client.fetch_resource_blocking(&server_uri).unwrap();
+        assert_eq!(file.len(), len as u64, "{tool}");
+        assert!(file.uri().starts_with("ringmcp-spill://"));
+        let back = streamed(&file);
+        assert_eq!(back.len(), len);
+        assert!(blob_ok(&back, 0), "{tool} {len}");
+        // Chunked reads by URI, like any spilled payload; the spill URI itself resolves too.
+        let mid = (len / 2) as u64;
+        assert!(blob_ok(&client.read_spilled(file.uri(), mid, 4096).unwrap(), mid as usize));
+        assert_eq!(client.fetch_resource_blocking(file.uri()).unwrap().uri(), file.uri());
+        let (path, uri) = (file.path().to_owned(), file.uri().to_owned());
+        drop(file);
+        assert!(client.release_spilled(&uri).is_some());
+        assert!(!path.exists(), "released with its last handle");
+    }
+    // Unknown resources fail like resources/read does.
+    let err = client.fetch_resource_blocking("ringmcp://reference/export/x").unwrap_err();
+    assert!(matches!(err.request_error(), Some(RequestError::Rpc(e)) if e.code == -32002), "{err}");
+    // Without a store there is nowhere to put a payload.
+    let plain = Host::builder().spill(None).build().unwrap();
+    let c = plain.spawn_blocking(reference("nostore", &[])).unwrap();
+    let err = c.fetch_resource_blocking("ringmcp://reference/export/10").unwrap_err();
+    assert!(err.to_string().contains("spilling is off"), "{err}");
+    drop((client, host));
+    let _ = std::fs::remove_dir_all(base);
+}
+
+/// Unmounts on drop.
+struct Mount(PathBuf);
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+    }
+}
+
+/// The store's disk fills up mid-answer: that answer fails with a precise error, its partial
+/// file is removed, and the session goes on (including spilling again once there is room).
+#[test]
+fn a_full_disk_fails_that_answer_and_the_session_continues() {
+    let base = std::env::temp_dir().join(format!("ringmcp-spill-full-{}", std::process::id()));
+    std::fs::create_dir_all(&base).unwrap();
+    let mounted = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=3m,mode=0700", "tmpfs"])
+        .arg(&base)
+        .output();
+    match mounted {
+        Ok(out) if out.status.success() => {}
+        other => {
+            eprintln!(
+                "SKIPPED: a_full_disk_fails_that_answer_and_the_session_continues: cannot mount \
+                 a tmpfs (not root?): {other:?}"
+            );
+            let _ = std::fs::remove_dir(&base);
+            return;
+        }
+    }
+    let mount = Mount(base.clone());
+    let config = SpillConfig {
+        line_threshold: 1 << 20,
+        string_threshold: 64 << 10,
+        store: StoreConfig::new().base_dir(base.clone()),
+    };
+    let host = Host::builder().spill(Some(config)).build().unwrap();
+    let client = host.spawn_blocking(reference("diskfull", &[])).unwrap();
+    let err = client.call_tool_blocking("blob", json!({"bytes": 8 << 20})).unwrap_err();
+    let Some(RequestError::SpillFailed { reason }) = err.request_error() else { panic!("{err}") };
+    assert!(reason.contains("no space left"), "{reason}");
+    assert_eq!(spill_files(&base), 0, "the partial file is removed");
+    assert_eq!(client.call_tool_blocking("echo", json!({"text": "on"})).unwrap().text(), "on");
+    let r = client.call_tool_blocking("blob", json!({"bytes": 2 << 20})).unwrap();
+    let (uri, _) = link(&r.content[0]);
+    assert!(blob_ok(&client.read_spilled(&uri, 0, 2 << 20).unwrap(), 0));
+    drop(client.release_spilled(&uri));
+    assert_eq!(spill_files(&base), 0);
+    drop((client, host));
+    drop(mount);
+    let _ = std::fs::remove_dir_all(&base);
+}

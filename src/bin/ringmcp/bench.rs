@@ -12,7 +12,7 @@ mod measure;
 mod plot;
 mod report;
 mod servers;
-mod size;
+use crate::size;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;

@@ -9,6 +9,7 @@ mod bench;
 mod call;
 mod inspect;
 mod serve;
+mod size;
 mod target;
 
 use std::process::ExitCode;

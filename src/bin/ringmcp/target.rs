@@ -33,6 +33,13 @@ pub(crate) struct ServerArgs {
     /// Per-request timeout in seconds (also bounds the initialize handshake).
     #[arg(long, value_name = "SECS", default_value_t = 60.0)]
     timeout: f64,
+    /// Answers longer than this (B, KB, MB, KiB, MiB, ...) are streamed to the spill store
+    /// and their large strings handed over as ringmcp-spill:// links (default 4 MiB).
+    #[arg(long, value_name = "BYTES", value_parser = crate::size::parse_size)]
+    spill_threshold: Option<u64>,
+    /// Deliver every answer inline, up to the 16 MiB frame limit, instead of spilling.
+    #[arg(long, conflicts_with = "spill_threshold")]
+    no_spill: bool,
     /// The server command and its arguments, after `--`.
     #[arg(last = true, value_name = "CMD")]
     command: Vec<OsString>,
@@ -98,14 +105,26 @@ impl ServerArgs {
         Ok(spec)
     }
 
-    /// A host with this invocation's timeout.
-    /// Answers longer than the frame limit (16 MiB) are streamed to a spill store rather than
-    /// refused, so `call` and `bench` handle results of any size in flat memory.
+    /// A host with this invocation's timeout and spill settings. Answers past the spill
+    /// threshold are streamed to a spill store rather than buffered, so `call` and `bench`
+    /// handle results of any size in flat memory.
     pub(crate) fn host(&self) -> Result<Host, Failure> {
-        let spill = SpillConfig { line_threshold: DEFAULT_MAX_FRAME, ..SpillConfig::default() };
+        let spill = match (self.no_spill, self.spill_threshold) {
+            (true, _) => None,
+            (false, threshold) => {
+                let mut config = SpillConfig::default();
+                if let Some(t) = threshold {
+                    config.line_threshold = usize::try_from(t).map_err(|_| {
+                        Failure::usage(format!("--spill-threshold {t} does not fit in memory"))
+                    })?;
+                }
+                Some(config)
+            }
+        };
         Ok(Host::builder()
             .request_timeout(Duration::from_secs_f64(self.timeout))
-            .spill(Some(spill))
+            .max_frame(DEFAULT_MAX_FRAME)
+            .spill(spill)
             .build()?)
     }
 }

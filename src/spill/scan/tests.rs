@@ -545,3 +545,17 @@ proptest! {
         oracle::check(&line, threshold, &cuts);
     }
 }
+
+#[test]
+fn decode_base64_agrees_with_the_oracle() {
+    for len in 0..40usize {
+        let bytes: Vec<u8> = (0..len).map(|i| (i * 37 + 11) as u8).collect();
+        let text = super::oracle::base64_encode(&bytes);
+        assert_eq!(super::decode_base64(text.as_bytes()), Ok(bytes));
+    }
+    for (bad, at) in [("QQ", 2), ("QQ=", 3), ("Q===", 1), ("QR==", 2), ("QQ==QQ==", 4), ("Q Q=", 1)]
+    {
+        assert_eq!(super::decode_base64(bad.as_bytes()), Err(at), "{bad}");
+        assert_eq!(super::oracle::base64_decode_canonical(bad), None, "{bad}");
+    }
+}

@@ -4,6 +4,8 @@ use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Barrier};
 
+use bytes::Bytes;
+
 use super::stale::{self, Liveness, ProcessTag};
 use super::*;
 
@@ -473,4 +475,42 @@ fn a_full_disk_is_disk_full_and_leaves_nothing() {
     assert!(!path.exists());
     assert_eq!(store.used_bytes(), 0);
     assert!(names(store.dir()).is_empty());
+}
+
+#[test]
+fn stream_yields_the_range_in_chunks_and_stops_when_dropped() {
+    use futures::StreamExt;
+    let base = TempBase::new("stream");
+    let store = open(&base.0, DEFAULT_QUOTA_BYTES);
+    let data = pattern(3 << 20 | 17);
+    let file = spill(&store, &data);
+
+    let chunks: Vec<Bytes> =
+        futures::executor::block_on(file.stream().map(Result::unwrap).collect());
+    assert_eq!(chunks.iter().map(Bytes::len).collect::<Vec<_>>(), [1 << 20, 1 << 20, 1 << 20, 17]);
+    assert_eq!(chunks.concat(), data);
+
+    // A range: chunk sizes that do not divide it, a length running past the end, past the end.
+    for (offset, len, chunk) in [(5, 1000, 7), (data.len() as u64 - 10, 100, 3), (1 << 40, 5, 4)] {
+        let got: Vec<Bytes> = futures::executor::block_on(
+            file.stream_range(offset, len, chunk).map(Result::unwrap).collect(),
+        );
+        assert!(got.iter().all(|c| c.len() <= chunk));
+        let start = (offset as usize).min(data.len());
+        let end = (offset.saturating_add(len) as usize).min(data.len());
+        assert_eq!(got.concat(), &data[start..end], "{offset} {len} {chunk}");
+    }
+
+    // Dropping the stream early ends its thread, which lets go of the payload: the file goes
+    // with the last handle.
+    let path = file.path().to_owned();
+    let mut stream = file.stream_range(0, data.len() as u64, 1);
+    assert_eq!(futures::executor::block_on(stream.next()).unwrap().unwrap().len(), 1);
+    drop(file);
+    drop(stream);
+    let gone = (0..500).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        !path.exists()
+    });
+    assert!(gone, "the reader thread still holds {}", path.display());
 }

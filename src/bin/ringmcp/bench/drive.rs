@@ -8,7 +8,7 @@ use futures::executor::block_on;
 use futures::stream::FuturesUnordered;
 use indicatif::ProgressBar;
 use ringmcp::host::{Client, Result};
-use ringmcp::protocol::CallToolResult;
+use ringmcp::protocol::{CallToolResult, Content};
 use serde_json::Value;
 
 use super::kind::{TOOL_IS_ERROR, error_kind};
@@ -100,5 +100,18 @@ async fn timed_call(load: &Load<'_>, i: u64) -> (Duration, Result<CallToolResult
     let arguments = load.arguments.clone();
     let started = Instant::now();
     let result = client.call_tool(load.tool, arguments).await;
-    (started.elapsed(), result)
+    let elapsed = started.elapsed();
+    // A spilled answer is complete once on disk; letting go of it (not timed) keeps a long
+    // run within the store's quota, as a real consumer would after reading it.
+    if let Ok(r) = &result {
+        for block in &r.content {
+            if let Content::Other { kind, raw } = block
+                && kind == "resource_link"
+                && let Some(uri) = raw["uri"].as_str()
+            {
+                drop(client.release_spilled(uri));
+            }
+        }
+    }
+    (elapsed, result)
 }

@@ -96,7 +96,7 @@ pub(crate) fn svg(title: &str, curves: &[Curve<'_>]) -> Result<String, String> {
             .configure_mesh()
             .x_labels(5)
             .x_label_formatter(&|x| nines_label(*x))
-            .y_label_formatter(&|y| super::size::sig3(*y))
+            .y_label_formatter(&|y| crate::size::sig3(*y))
             .x_desc("percentile")
             .y_desc("latency (µs)")
             .draw()

@@ -8,7 +8,7 @@ use serde_json::{Map, Value, json};
 
 use super::measure::{CpuTime, LatencySummary};
 use super::servers::{FdLimit, Idle};
-use super::size::{format_bytes, sig3};
+use crate::size::{format_bytes, sig3};
 
 /// What was asked for.
 #[derive(Debug, Clone, PartialEq)]

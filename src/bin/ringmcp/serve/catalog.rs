@@ -118,8 +118,13 @@ fn standard_tools() -> Vec<Value> {
         tool(
             "blob",
             "Returns one text content of exactly `bytes` bytes: the ASCII pattern \
-             \"abcdefghijklmnopqrstuvwxyz0123456789\" repeated, byte i being pattern[i % 36].",
-            json!({"bytes": {"type": "integer", "minimum": 0, "description": "Length of the text."}}),
+             \"abcdefghijklmnopqrstuvwxyz0123456789\" repeated, byte i being pattern[i % 36]. \
+             With `as_link: true` it answers like `export`: a resource_link to that text.",
+            json!({
+                "bytes": {"type": "integer", "minimum": 0, "description": "Length of the text."},
+                "as_link": {"type": "boolean", "default": false,
+                    "description": "Answer with a resource_link to the text instead of the text."},
+            }),
             &["bytes"],
         ),
         tool(

@@ -545,3 +545,16 @@ fn export_links_to_a_streamed_resource_of_exact_size() {
     let bad = ask(&mut server, 9, "resources/read", json!({"uri": "ringmcp://reference/export/x"}));
     assert_eq!(bad["error"]["code"], -32002);
 }
+
+#[test]
+fn blob_as_link_answers_like_export() {
+    let mut server = ready(Config::default());
+    let linked = call(&mut server, "blob", json!({"bytes": 5000, "as_link": true}));
+    let exported = call(&mut server, "export", json!({"bytes": 5000}));
+    assert_eq!(linked["result"], exported["result"]);
+    assert_eq!(linked["result"]["content"][0]["type"], "resource_link");
+    let inline = call(&mut server, "blob", json!({"bytes": 5000, "as_link": false}));
+    assert_eq!(inline["result"]["content"][0]["text"].as_str().unwrap().len(), 5000);
+    let bad = call(&mut server, "blob", json!({"bytes": 1, "as_link": "yes"}));
+    assert_eq!(bad["error"]["code"], -32602);
+}

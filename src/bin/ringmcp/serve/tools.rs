@@ -162,6 +162,15 @@ struct BytesArgs {
     bytes: u64,
 }
 
+/// `blob`'s arguments: `as_link` answers like `export` (by reference) instead of inline.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BlobArgs {
+    bytes: u64,
+    #[serde(default)]
+    as_link: bool,
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct SlowArgs {
@@ -190,7 +199,10 @@ fn validate(name: &str, args: Map<String, Value>, fault_tools: bool) -> Result<C
     let args = Value::Object(args);
     Ok(match name {
         "echo" => Call::Echo(arguments::<EchoArgs>(name, args)?.text),
-        "blob" => Call::Blob(arguments::<BytesArgs>(name, args)?.bytes),
+        "blob" => match arguments::<BlobArgs>(name, args)? {
+            BlobArgs { bytes, as_link: false } => Call::Blob(bytes),
+            BlobArgs { bytes, as_link: true } => Call::Export(bytes),
+        },
         "export" => Call::Export(arguments::<BytesArgs>(name, args)?.bytes),
         "slow" => Call::Slow(arguments::<SlowArgs>(name, args)?.ms),
         "fail" => arguments::<NoArgs>(name, args).map(|_| Call::Fail)?,
