@@ -39,6 +39,12 @@ stamp_of() { # stamp_of FILE... ; then extra strings on stdin
     { cat "$@"; cat; } | sha256sum | cut -d' ' -f1
 }
 
+# ---------------------------------------------------------------------------------------- libseccomp
+# The sandbox's seccomp layer links the C libseccomp; build.rs needs only the runtime library.
+if ! compgen -G '/usr/lib/*/libseccomp.so.2' >/dev/null && ! compgen -G '/lib/*/libseccomp.so.2' >/dev/null; then
+    apt_install libseccomp2
+fi
+
 # ---------------------------------------------------------------------------------------- npm
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
     apt_install nodejs npm
