@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::sandbox::Launch;
+use crate::sandbox::{Launch, SandboxConfig};
 
 /// How to start one server.
 #[derive(Debug, Clone)]
@@ -66,6 +66,18 @@ impl ServerSpec {
         self
     }
 
+    /// Confines the server in a sandbox (namespaces, read-only root, cgroup limits, seccomp,
+    /// Landlock; see [`SandboxConfig`]), or runs it as a plain child process with `None`.
+    pub fn sandbox(mut self, sandbox: Option<SandboxConfig>) -> Self {
+        self.launch.sandbox = sandbox;
+        self
+    }
+
+    /// Whether a sandbox was set for this server.
+    pub fn sandboxed(&self) -> bool {
+        self.launch.sandbox.as_ref().is_some_and(|s| s.profile != crate::sandbox::Profile::Off)
+    }
+
     /// Sets the deadline for this server's requests.
     pub fn request_timeout(mut self, timeout: Duration) -> Self {
         self.request_timeout = Some(timeout);
@@ -116,7 +128,9 @@ struct Entry {
     #[serde(default)]
     env: BTreeMap<String, String>,
     cwd: Option<PathBuf>,
-    /// Other keys (`url`, `type`, `disabled`, `sandbox`, ...), kept for later layers.
+    /// The server's sandbox settings (absent: the host's default).
+    sandbox: Option<SandboxConfig>,
+    /// Other keys (`url`, `type`, `disabled`, ...), kept for later layers.
     #[serde(flatten)]
     _other: BTreeMap<String, Value>,
 }
@@ -170,6 +184,9 @@ impl Config {
         if let Some(cwd) = &entry.cwd {
             spec = spec.cwd(cwd);
         }
+        if let Some(sandbox) = &entry.sandbox {
+            spec = spec.sandbox(Some(sandbox.clone()));
+        }
         Ok(spec)
     }
 }
@@ -195,6 +212,16 @@ mod tests {
         assert_eq!(fs.launch.env, vec![("DEBUG".into(), "1".into())]);
         assert_eq!(fs.launch.cwd.as_deref(), Some(Path::new("/")));
         assert!(matches!(cfg.server("remote"), Err(ConfigError::NoCommand(_))));
+        assert!(!fs.sandboxed());
+        let boxed = Config::parse(
+            br#"{"mcpServers": {"s": {"command": "x", "sandbox": {"profile": "strict", "memory": "128M"}}}}"#,
+        )
+        .unwrap()
+        .server("s")
+        .unwrap();
+        let sb = boxed.launch.sandbox.clone().unwrap();
+        assert_eq!((sb.profile, sb.memory_max()), (crate::sandbox::Profile::Strict, 128 << 20));
+        assert!(Config::parse(br#"{"mcpServers": {"s": {"command": "x", "sandbox": {"nope": 1}}}}"#).is_err());
         let err = cfg.server("nope").unwrap_err();
         assert!(err.to_string().contains("fs, remote"), "{err}");
     }

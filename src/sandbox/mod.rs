@@ -1,12 +1,27 @@
-//! Launching server processes.
+//! Launching server processes, confined (SANDBOX.md).
 //!
-//! Today: a clean environment (allowlist), a process group of its own, every pipe grown to the
-//! system maximum, and a pidfd to observe the exit without a signal handler. The namespace,
-//! cgroup and seccomp layers of `SANDBOX.md` build on this module.
+//! Every server gets a clean environment (allowlist), a process group of its own, every pipe
+//! grown to the system maximum, and a pidfd to observe its exit. With a [`SandboxConfig`] (the
+//! default in the CLI) it also runs in user, mount, pid, net, ipc, uts and cgroup namespaces on
+//! a pivot_root'ed read-only tmpfs root with only the folders it needs bound read-only, under
+//! cgroup limits ([`cgroup`]), a seccomp filter ([`seccomp`]), Landlock, no capabilities,
+//! no_new_privs and a parent-death signal. The host never forks itself into a server: it execs
+//! the small single-threaded helper [`helper_main`] (`ringmcp __sandbox-init`) with an empty
+//! environment and hands it the [`plan::Plan`] over a pipe.
 
+pub mod attack;
+
+pub mod check;
+mod helper;
+mod landlock;
+mod launch;
+pub mod plan;
 pub mod seccomp;
 mod spawn;
 mod sys;
 
+pub use helper::{HELPER_ARG, helper_main};
+pub use launch::{INNER_ID, SANDBOX_ENV_ALLOWLIST, SandboxGuard, helper_path};
+pub use plan::{Profile, SandboxConfig};
 pub use spawn::{ENV_ALLOWLIST, Launch, SpawnError, Spawned, spawn};
 pub use sys::{Signal, signal_group};

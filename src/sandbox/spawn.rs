@@ -6,6 +6,8 @@ use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 
+use super::launch::SandboxGuard;
+use super::plan::{Profile, SandboxConfig};
 use super::sys;
 
 /// Environment variables passed through from the host by default (everything else is
@@ -24,6 +26,8 @@ pub struct Launch {
     pub env: Vec<(OsString, OsString)>,
     /// Working directory, if not the host's.
     pub cwd: Option<PathBuf>,
+    /// The sandbox to run it in (`None`, or the `off` profile: a plain child process).
+    pub sandbox: Option<SandboxConfig>,
 }
 
 /// A running server: its process and the host's ends of its pipes.
@@ -39,6 +43,8 @@ pub struct Spawned {
     pub stdout: OwnedFd,
     /// The server's stderr (we read).
     pub stderr: OwnedFd,
+    /// What its sandbox enforces, and its cgroup (killed and removed when dropped).
+    pub sandbox: Option<SandboxGuard>,
 }
 
 /// A setup step that failed; each names the step and carries the OS error.
@@ -54,6 +60,9 @@ pub enum SpawnError {
         #[source]
         source: std::io::Error,
     },
+    /// A sandbox setup step failed; the message names the step and the OS error.
+    #[error("{0}")]
+    Sandbox(String),
     /// `pidfd_open` failed (kernel older than 5.3?).
     #[error("pidfd_open for pid {pid}: {source}")]
     Pidfd {
@@ -81,6 +90,11 @@ fn scrubbed_env(extra: &[(OsString, OsString)]) -> Vec<(OsString, OsString)> {
 /// # Errors
 /// One [`SpawnError`] variant per failed step; on error no process is left running.
 pub fn spawn(launch: &Launch) -> Result<Spawned, SpawnError> {
+    if let Some(config) = &launch.sandbox
+        && config.profile != Profile::Off
+    {
+        return super::launch::spawn_sandboxed(launch, config);
+    }
     let mut cmd = Command::new(&launch.program);
     cmd.args(&launch.args)
         .env_clear()
@@ -108,7 +122,7 @@ pub fn spawn(launch: &Launch) -> Result<Spawned, SpawnError> {
     let stdin = child.stdin.take().expect("stdin was piped").into();
     let stdout = child.stdout.take().expect("stdout was piped").into();
     let stderr = child.stderr.take().expect("stderr was piped").into();
-    Ok(Spawned { child, pidfd, stdin, stdout, stderr })
+    Ok(Spawned { child, pidfd, stdin, stdout, stderr, sandbox: None })
 }
 
 #[cfg(test)]

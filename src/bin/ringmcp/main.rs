@@ -8,6 +8,7 @@
 mod bench;
 mod call;
 mod inspect;
+mod sandbox;
 mod serve;
 mod size;
 mod target;
@@ -35,15 +36,26 @@ enum Command {
     Serve(serve::Args),
     /// Measure calls/s, latency, CPU per call and memory against one or more servers.
     Bench(bench::Args),
+    /// Check which sandbox layers this machine can enforce, or run a command confined.
+    Sandbox(sandbox::Args),
+    /// Runs SANDBOX.md's attack list from inside a sandbox (used by the tests).
+    #[command(name = "__sandbox-probe", hide = true)]
+    SandboxProbe(sandbox::ProbeArgs),
 }
 
 fn main() -> ExitCode {
+    // The sandbox helper runs before anything else (single-threaded, empty environment).
+    if std::env::args_os().nth(1).is_some_and(|a| a == ringmcp::sandbox::HELPER_ARG) {
+        ringmcp::sandbox::helper_main();
+    }
     let cli = Cli::parse();
     init_tracing();
     let result = match cli.command {
         Command::Inspect(args) => return inspect::run(args),
         Command::Call(args) => return call::run(args),
         Command::Bench(args) => return bench::run(args),
+        Command::Sandbox(args) => return sandbox::run(args),
+        Command::SandboxProbe(args) => return sandbox::probe(args),
         Command::Serve(args) => serve::run(args),
     };
     match result {

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use ringmcp::frame::DEFAULT_MAX_FRAME;
 use ringmcp::host::{Config, Error, Host, ServerSpec, SpillConfig};
+use ringmcp::sandbox::Profile;
 
 /// Exit codes of the client subcommands.
 pub(crate) mod exit {
@@ -40,6 +41,13 @@ pub(crate) struct ServerArgs {
     /// Deliver every answer inline, up to the 16 MiB frame limit, instead of spilling.
     #[arg(long, conflicts_with = "spill_threshold")]
     no_spill: bool,
+    /// Run the server as a plain child process (servers are sandboxed by default: namespaces,
+    /// read-only root, cgroup limits, seccomp, Landlock).
+    #[arg(long)]
+    no_sandbox: bool,
+    /// The sandbox profile (default: the config's, else standard).
+    #[arg(long, value_name = "PROFILE", value_parser = ["standard", "strict", "off"], conflicts_with = "no_sandbox")]
+    sandbox_profile: Option<String>,
     /// The server command and its arguments, after `--`.
     #[arg(last = true, value_name = "CMD")]
     command: Vec<OsString>,
@@ -102,7 +110,15 @@ impl ServerArgs {
                 ServerSpec::new("ringmcp-serve", me).arg("serve")
             }
         };
-        Ok(spec)
+        let mut sandbox = spec.launch.sandbox.clone().unwrap_or_default();
+        if let Some(p) = &self.sandbox_profile {
+            sandbox.profile = match p.as_str() {
+                "strict" => Profile::Strict,
+                "off" => Profile::Off,
+                _ => Profile::Standard,
+            };
+        }
+        Ok(spec.sandbox((!self.no_sandbox).then_some(sandbox)))
     }
 
     /// A host with this invocation's timeout and spill settings. Answers past the spill

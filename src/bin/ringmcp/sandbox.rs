@@ -1,0 +1,177 @@
+//! `ringmcp sandbox check|run`, and the hidden probe that runs the attack list from inside.
+
+use std::ffi::OsString;
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use ringmcp::sandbox::{self, Launch, Profile, SandboxConfig, plan::BindSpec};
+
+use crate::target::{Failure, exit};
+
+/// Show what this machine can enforce, or run a command confined.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    #[command(subcommand)]
+    command: Cmd,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum Cmd {
+    /// Which sandbox layers this machine can enforce, and why not.
+    Check {
+        /// Print one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run any command in the sandbox, with its stdio connected to this terminal (for finding
+    /// out what a server needs).
+    Run(RunArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct RunArgs {
+    /// standard (default) or strict.
+    #[arg(long, default_value = "standard", value_parser = ["standard", "strict"])]
+    profile: String,
+    /// memory.max (e.g. 256M).
+    #[arg(long, value_name = "BYTES", value_parser = crate::size::parse_size)]
+    memory: Option<u64>,
+    /// CPU quota in cores (e.g. 0.5).
+    #[arg(long, value_name = "CORES")]
+    cpus: Option<f64>,
+    /// pids.max.
+    #[arg(long, value_name = "N")]
+    pids: Option<u64>,
+    /// A folder bound at the same path and used as the working directory.
+    #[arg(long, value_name = "DIR")]
+    workspace: Option<PathBuf>,
+    /// Make the workspace writable.
+    #[arg(long, requires = "workspace")]
+    writable: bool,
+    /// More read-only binds.
+    #[arg(long, value_name = "PATH")]
+    bind: Vec<PathBuf>,
+    /// Loopback up and IP sockets allowed (still no route out).
+    #[arg(long)]
+    network: bool,
+    /// Host environment variables to pass through, by name.
+    #[arg(long, value_name = "NAME")]
+    env: Vec<String>,
+    /// The command, after `--`.
+    #[arg(last = true, required = true, value_name = "CMD")]
+    command: Vec<OsString>,
+}
+
+pub(crate) fn run(args: Args) -> ExitCode {
+    match args.command {
+        Cmd::Check { json } => check(json),
+        Cmd::Run(run) => match run_confined(run) {
+            Ok(code) => code,
+            Err(f) => f.report(),
+        },
+    }
+}
+
+fn check(json: bool) -> ExitCode {
+    let report = sandbox::check::report();
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report).expect("report serialises"));
+    } else {
+        for layer in &report.layers {
+            println!("{:<22} {:<12} {}", layer.name, layer.status, layer.detail);
+        }
+    }
+    ExitCode::from(if report.works { exit::OK } else { exit::TRANSPORT })
+}
+
+fn run_confined(args: RunArgs) -> Result<ExitCode, Failure> {
+    let (program, rest) = args.command.split_first().expect("clap requires a command");
+    let config = SandboxConfig {
+        profile: if args.profile == "strict" { Profile::Strict } else { Profile::Standard },
+        memory: args.memory,
+        cpus: args.cpus.map(sandbox::plan::Cores),
+        pids: args.pids,
+        workspace: args.workspace.clone(),
+        workspace_writable: args.writable,
+        binds: args.bind.into_iter().map(BindSpec::Path).collect(),
+        env: args.env,
+        network: args.network,
+        tmp_size: None,
+    };
+    let launch = Launch {
+        program: program.clone(),
+        args: rest.to_vec(),
+        env: Vec::new(),
+        cwd: None,
+        sandbox: Some(config),
+    };
+    let mut spawned = sandbox::spawn(&launch).map_err(|e| Failure { code: exit::TRANSPORT, message: e.to_string() })?;
+    if let Some(guard) = &spawned.sandbox {
+        eprintln!("ringmcp: sandbox limits: {}", guard.limits);
+    }
+    let mut stdin = std::fs::File::from(spawned.stdin);
+    let stdout = std::fs::File::from(spawned.stdout);
+    let stderr = std::fs::File::from(spawned.stderr);
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 65536];
+        let mut input = std::io::stdin();
+        while let Ok(n) = input.read(&mut buf) {
+            if n == 0 || stdin.write_all(&buf[..n]).is_err() {
+                break;
+            }
+        }
+    });
+    let pump = |mut from: std::fs::File, to: fn() -> Box<dyn Write>| {
+        std::thread::spawn(move || {
+            let mut out = to();
+            let mut buf = [0u8; 65536];
+            while let Ok(n) = from.read(&mut buf) {
+                if n == 0 || out.write_all(&buf[..n]).is_err() {
+                    break;
+                }
+                let _ = out.flush();
+            }
+        })
+    };
+    let a = pump(stdout, || Box::new(std::io::stdout()));
+    let b = pump(stderr, || Box::new(std::io::stderr()));
+    let status = spawned.child.wait().map_err(|e| Failure { code: exit::TRANSPORT, message: e.to_string() })?;
+    let _ = a.join();
+    let _ = b.join();
+    if let Some(guard) = &spawned.sandbox
+        && let Some(stats) = guard.stats()
+        && stats.oom_kills.unwrap_or(0) > 0
+    {
+        eprintln!("ringmcp: the command was OOM-killed at its memory limit");
+    }
+    drop(spawned.sandbox.take());
+    Ok(ExitCode::from(status.code().map_or(128, |c| c as u8)))
+}
+
+/// Hidden: runs SANDBOX.md's attack list from inside a sandbox and prints the results as JSON.
+#[derive(Debug, clap::Args)]
+pub(crate) struct ProbeArgs {
+    #[arg(long)]
+    host_pid: Option<i32>,
+    #[arg(long)]
+    port: Option<u16>,
+    #[arg(long)]
+    abstract_name: Option<String>,
+    #[arg(long)]
+    shm_key: Option<i32>,
+    #[arg(long)]
+    secret_env: Option<String>,
+}
+
+pub(crate) fn probe(args: ProbeArgs) -> ExitCode {
+    let results = sandbox::attack::run(&sandbox::attack::ProbeArgs {
+        host_pid: args.host_pid,
+        host_port: args.port,
+        abstract_name: args.abstract_name,
+        shm_key: args.shm_key,
+        secret_env: args.secret_env,
+    });
+    println!("{}", serde_json::to_string(&results).expect("results serialise"));
+    ExitCode::SUCCESS
+}

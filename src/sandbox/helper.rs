@@ -1,0 +1,763 @@
+//! The sandbox helper: `ringmcp __sandbox-init`, exec'd by the host with an empty environment
+//! and only the fds it needs (0–2 = the server's stdio, 3 = the [`Plan`], 4 = the status pipe).
+//! It is single-threaded, so it may fork freely. Three processes result:
+//!
+//! ```text
+//! host ──exec──▶ outer (host namespaces)   writes the child's uid/gid maps, forwards signals,
+//!                  │                         exits with the server's status
+//!                  └─clone(NEW*)─▶ init (pid 1 of the sandbox)   builds the root, pivots,
+//!                                    │                            reaps, answers the exec gate
+//!                                    └─fork─▶ server              rlimits, nested userns, fds,
+//!                                                                 setsid, caps, NNP, PDEATHSIG,
+//!                                                                 Landlock, seccomp, execve
+//! ```
+//!
+//! The order is SANDBOX.md §2's. Any failing step writes `step: error` to the status pipe and
+//! exits with 126; the host reads the pipe until EOF, which comes when the server's `execve`
+//! succeeds (the pipe is close-on-exec) — so the host learns of every setup failure precisely,
+//! and of success without a timeout.
+
+use std::ffi::CString;
+use std::io::{self, Read};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+use super::plan::{MountStep, Plan};
+use super::seccomp;
+
+/// The hidden subcommand that runs [`helper_main`].
+pub const HELPER_ARG: &str = "__sandbox-init";
+/// The helper reads its plan from this fd.
+pub(crate) const PLAN_FD: RawFd = 3;
+/// The helper reports setup failures on this fd (close-on-exec in the server).
+pub(crate) const STATUS_FD: RawFd = 4;
+/// In the server child, the exec-gate socket to init.
+const GATE_FD: RawFd = 5;
+/// Signals forwarded from the host to the server (SIGKILL cannot be caught: the host's SIGKILL
+/// of the helper's group kills outer and init, and init's death empties the pid namespace).
+const FORWARDED: [libc::c_int; 6] =
+    [libc::SIGTERM, libc::SIGINT, libc::SIGHUP, libc::SIGQUIT, libc::SIGUSR1, libc::SIGUSR2];
+
+/// A failed setup step.
+struct StepError {
+    step: String,
+    source: io::Error,
+}
+
+type Step<T> = Result<T, StepError>;
+
+trait Context<T> {
+    fn step(self, step: impl FnOnce() -> String) -> Step<T>;
+}
+
+impl<T> Context<T> for io::Result<T> {
+    fn step(self, step: impl FnOnce() -> String) -> Step<T> {
+        self.map_err(|source| StepError { step: step(), source })
+    }
+}
+
+fn cvt(ret: libc::c_long) -> io::Result<libc::c_long> {
+    if ret == -1 { Err(io::Error::last_os_error()) } else { Ok(ret) }
+}
+
+fn cvt_i(ret: libc::c_int) -> io::Result<libc::c_int> {
+    if ret == -1 { Err(io::Error::last_os_error()) } else { Ok(ret) }
+}
+
+fn cstr(p: &Path) -> io::Result<CString> {
+    CString::new(p.as_os_str().as_bytes()).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))
+}
+
+/// Entry point of the helper process. Call it first thing in `main` when `argv[1]` is
+/// [`HELPER_ARG`], before any thread is started. Never returns.
+pub fn helper_main() -> ! {
+    let code = match outer() {
+        Ok(code) => code,
+        Err(e) => fail(&e),
+    };
+    // SAFETY: _exit takes an int; nothing needs flushing (no stdio buffers in use).
+    unsafe { libc::_exit(code) }
+}
+
+/// Reports `e` on the status pipe and returns the exit code for a setup failure.
+fn fail(e: &StepError) -> libc::c_int {
+    let msg = format!("{}: {}", e.step, e.source);
+    // SAFETY: writes a valid buffer to an fd we own (or a closed one: the error is ignored).
+    unsafe { libc::write(STATUS_FD, msg.as_ptr().cast(), msg.len()) };
+    126
+}
+
+fn outer() -> Step<libc::c_int> {
+    // The helper dies with the host thread that spawned it.
+    set_pdeathsig().step(|| "prctl(PR_SET_PDEATHSIG) in the helper".into())?;
+    let mut raw = Vec::new();
+    // SAFETY: fd 3 is the plan pipe the host set up for us; we take ownership once.
+    let mut plan_file = unsafe { std::fs::File::from_raw_fd(PLAN_FD) };
+    plan_file.read_to_end(&mut raw).step(|| "reading the sandbox plan".into())?;
+    drop(plan_file);
+    let plan: Plan = serde_json::from_slice(&raw)
+        .map_err(io::Error::other)
+        .step(|| "decoding the sandbox plan".into())?;
+    // SAFETY: getppid has no arguments.
+    if unsafe { libc::getppid() } as u32 != plan.host_pid {
+        return Err(StepError {
+            step: "checking the parent".into(),
+            source: io::Error::other("the host exited before the sandbox started"),
+        });
+    }
+    // Bind sources, opened now without following any symlink, and cloned into detached mount
+    // trees while we still have the host's permissions (as root, the sandbox's own id could not
+    // even look up a source under a 0700 folder such as /root). Without the privilege to clone
+    // (an unprivileged host), init opens them itself: it has the same access as we do then.
+    let mut sources = Vec::new();
+    for step in &plan.mounts {
+        sources.push(match step {
+            MountStep::Bind { path, .. } => {
+                let fd = open_no_symlinks(path).step(|| format!("opening bind source {}", path.display()))?;
+                match clone_tree(&fd) {
+                    Ok(tree) => Some(tree),
+                    Err(e) if matches!(e.raw_os_error(), Some(libc::EPERM | libc::ENOSYS)) => None,
+                    Err(e) => return Err(StepError { step: format!("open_tree {}", path.display()), source: e }),
+                }
+            }
+            _ => None,
+        });
+    }
+    block_forwarded().step(|| "sigprocmask".into())?;
+    let (sync_r, sync_w) = pipe().step(|| "pipe".into())?;
+    let flags = libc::CLONE_NEWUSER
+        | libc::CLONE_NEWNS
+        | libc::CLONE_NEWPID
+        | libc::CLONE_NEWNET
+        | libc::CLONE_NEWIPC
+        | libc::CLONE_NEWUTS
+        | libc::CLONE_NEWCGROUP;
+    // SAFETY: a raw clone without CLONE_VM and with a NULL stack behaves like fork: the child
+    // gets a copy of this single-threaded process's memory and continues from here.
+    let pid = cvt(unsafe {
+        libc::syscall(libc::SYS_clone, (flags | libc::SIGCHLD) as libc::c_ulong, 0usize, 0usize, 0usize, 0usize)
+    })
+    .step(|| "clone(CLONE_NEWUSER|NEWNS|NEWPID|NEWNET|NEWIPC|NEWUTS|NEWCGROUP)".into())?
+        as libc::pid_t;
+    if pid == 0 {
+        drop(sync_w);
+        let code = match init(&plan, sources, sync_r) {
+            Ok(code) => code,
+            Err(e) => fail(&e),
+        };
+        // SAFETY: as in helper_main.
+        unsafe { libc::_exit(code) }
+    }
+    drop(sync_r);
+    drop(sources);
+    write_id_maps(pid, &plan).step(|| format!("writing the uid/gid maps of {pid}"))?;
+    write_all(sync_w.as_raw_fd(), b"1").step(|| "releasing the sandbox init".into())?;
+    drop(sync_w);
+    // From here on, failures are the sandbox's to report; ours is only to forward and wait.
+    close_status_and_stdio();
+    Ok(supervise(pid, None))
+}
+
+/// `/proc/<pid>/{setgroups,uid_map,gid_map}`: the sandbox's root is `plan.host_uid`.
+fn write_id_maps(pid: libc::pid_t, plan: &Plan) -> io::Result<()> {
+    if plan.deny_setgroups {
+        std::fs::write(format!("/proc/{pid}/setgroups"), "deny")?;
+    }
+    std::fs::write(format!("/proc/{pid}/uid_map"), format!("0 {} 1\n", plan.host_uid))?;
+    std::fs::write(format!("/proc/{pid}/gid_map"), format!("0 {} 1\n", plan.host_gid))
+}
+
+/// Pid 1 of the sandbox: builds the root, starts the server, reaps, exits with its status.
+fn init(plan: &Plan, sources: Vec<Option<OwnedFd>>, sync_r: OwnedFd) -> Step<libc::c_int> {
+    set_pdeathsig().step(|| "prctl(PR_SET_PDEATHSIG) in init".into())?;
+    let mut byte = [0u8; 1];
+    // SAFETY: reads into a valid 1-byte buffer from our pipe.
+    let n = unsafe { libc::read(sync_r.as_raw_fd(), byte.as_mut_ptr().cast(), 1) };
+    if n != 1 {
+        return Err(StepError { step: "waiting for the uid/gid maps".into(), source: io::Error::other("the helper exited") });
+    }
+    drop(sync_r);
+    // SAFETY: plain id syscalls; the maps written by the parent make 0 valid here.
+    cvt_i(unsafe { libc::setresgid(0, 0, 0) }).step(|| "setresgid(0) in the sandbox".into())?;
+    // SAFETY: as above.
+    cvt_i(unsafe { libc::setresuid(0, 0, 0) }).step(|| "setresuid(0) in the sandbox".into())?;
+    if !plan.deny_setgroups {
+        // SAFETY: an empty group list (NULL, 0) is valid.
+        cvt_i(unsafe { libc::setgroups(0, std::ptr::null()) }).step(|| "setgroups([])".into())?;
+    }
+    build_root(plan, &sources)?;
+    drop(sources);
+    let gate = match plan.exec_gate {
+        Some(_) => Some(socketpair().step(|| "socketpair for the exec gate".into())?),
+        None => None,
+    };
+    // SAFETY: single-threaded process: fork is safe and the child may allocate.
+    let child = cvt_i(unsafe { libc::fork() }).step(|| "fork of the server".into())?;
+    if child == 0 {
+        let gate_fd = gate.map(|(_, child_end)| child_end);
+        let Err(e) = server(plan, gate_fd);
+        let code = fail(&e);
+        // SAFETY: as in helper_main.
+        unsafe { libc::_exit(code) }
+    }
+    // Not before the fork: a non-dumpable server child could not write its own /proc/self maps.
+    // SAFETY: prctl with integer arguments.
+    cvt_i(unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) }).step(|| "prctl(PR_SET_DUMPABLE)".into())?;
+    let gate = match (gate, plan.exec_gate) {
+        (Some((ours, theirs)), Some(allowed)) => {
+            drop(theirs);
+            let listener = seccomp::recv_fd(ours.as_fd()).step(|| "receiving the exec-gate listener".into())?;
+            Some(seccomp::ExecGate::new(listener, allowed).step(|| "setting up the exec gate".into())?)
+        }
+        _ => None,
+    };
+    close_status_and_stdio();
+    Ok(supervise(child, gate))
+}
+
+/// Closes our copy of the status pipe (so the host sees EOF when the server execs) and points
+/// stdin/stdout at /dev/null (so only the server holds the host's pipes).
+fn close_status_and_stdio() {
+    // SAFETY: closing fds we own; open/dup2 on valid arguments. Failures leave fds as they
+    // were, which only delays EOFs; nothing unsafe follows from them.
+    unsafe {
+        libc::close(STATUS_FD);
+        let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR | libc::O_CLOEXEC);
+        if null >= 0 {
+            libc::dup2(null, 0);
+            libc::dup2(null, 1);
+            libc::close(null);
+        }
+    }
+}
+
+/// Forwards host signals to `child`, answers the exec gate, reaps every child, and returns the
+/// exit code mirroring `child`'s end (128 + signal when it was killed).
+fn supervise(child: libc::pid_t, mut gate: Option<seccomp::ExecGate>) -> libc::c_int {
+    let sfd = match signalfd() {
+        Ok(fd) => fd,
+        Err(_) => return wait_plain(child),
+    };
+    loop {
+        let mut fds = [
+            libc::pollfd { fd: sfd.as_raw_fd(), events: libc::POLLIN, revents: 0 },
+            libc::pollfd { fd: gate.as_ref().map_or(-1, |g| g.as_raw_fd()), events: libc::POLLIN, revents: 0 },
+        ];
+        // SAFETY: polls two valid pollfd entries (a negative fd is ignored by poll).
+        let r = unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) };
+        if r < 0 {
+            continue;
+        }
+        if fds[1].revents != 0
+            && let Some(g) = gate.as_mut()
+            && g.serve_one().is_err()
+        {
+            gate = None;
+        }
+        if fds[0].revents & libc::POLLIN != 0 {
+            // SAFETY: signalfd_siginfo is plain data; we read exactly its size.
+            let mut info: libc::signalfd_siginfo = unsafe { std::mem::zeroed() };
+            let size = std::mem::size_of::<libc::signalfd_siginfo>();
+            // SAFETY: reads into a buffer of the right size.
+            let n = unsafe { libc::read(sfd.as_raw_fd(), (&raw mut info).cast(), size) };
+            if n as usize != size {
+                continue;
+            }
+            let sig = info.ssi_signo as libc::c_int;
+            if sig != libc::SIGCHLD {
+                // SAFETY: kill with integers.
+                unsafe { libc::kill(child, sig) };
+                continue;
+            }
+            // Reap everything that has exited; stop when the server has.
+            loop {
+                let mut status = 0;
+                // SAFETY: valid out-pointer.
+                let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
+                if pid <= 0 {
+                    break;
+                }
+                if pid == child {
+                    return exit_code(status);
+                }
+            }
+        }
+    }
+}
+
+fn wait_plain(child: libc::pid_t) -> libc::c_int {
+    loop {
+        let mut status = 0;
+        // SAFETY: valid out-pointer.
+        let pid = unsafe { libc::waitpid(-1, &mut status, 0) };
+        if pid == child {
+            return exit_code(status);
+        }
+        if pid < 0 && io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            return 126;
+        }
+    }
+}
+
+fn exit_code(status: libc::c_int) -> libc::c_int {
+    if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else if libc::WIFSIGNALED(status) {
+        128 + libc::WTERMSIG(status)
+    } else {
+        126
+    }
+}
+
+/// The server child: the last steps of SANDBOX.md §2 (20–28), then `execve`.
+fn server(plan: &Plan, gate: Option<OwnedFd>) -> Step<std::convert::Infallible> {
+    // SAFETY: an empty, initialised signal set.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigprocmask(libc::SIG_SETMASK, &set, std::ptr::null_mut());
+    }
+    // init's id change made it (and so us) non-dumpable, which would give our /proc/self files
+    // to root and forbid writing our own id maps below; execve sets the flag anew.
+    // SAFETY: prctl with integer arguments.
+    cvt_i(unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 1, 0, 0, 0) }).step(|| "prctl(PR_SET_DUMPABLE, 1)".into())?;
+    for &(resource, soft, hard) in &plan.rlimits {
+        let lim = libc::rlimit { rlim_cur: soft, rlim_max: hard };
+        // SAFETY: a valid rlimit struct.
+        cvt_i(unsafe { libc::setrlimit(resource as _, &lim) }).step(|| format!("setrlimit({resource}, {soft}, {hard})"))?;
+    }
+    // A nested user namespace maps the server's id to our root, leaving 0 unmapped in it.
+    // SAFETY: unshare with flags only.
+    cvt_i(unsafe { libc::unshare(libc::CLONE_NEWUSER) }).step(|| "unshare(CLONE_NEWUSER) for the server's id".into())?;
+    std::fs::write("/proc/self/setgroups", "deny").step(|| "/proc/self/setgroups".into())?;
+    let id = plan.inner_id;
+    std::fs::write("/proc/self/uid_map", format!("{id} 0 1\n")).step(|| "/proc/self/uid_map".into())?;
+    std::fs::write("/proc/self/gid_map", format!("{id} 0 1\n")).step(|| "/proc/self/gid_map".into())?;
+    // SAFETY: plain id syscalls; `id` is mapped now.
+    cvt_i(unsafe { libc::setresgid(id, id, id) }).step(|| format!("setresgid({id})"))?;
+    // SAFETY: as above.
+    cvt_i(unsafe { libc::setresuid(id, id, id) }).step(|| format!("setresuid({id})"))?;
+    // Only 0, 1, 2, the status pipe and the gate socket survive.
+    let gate_fd = match gate {
+        Some(fd) => {
+            // SAFETY: dup2 onto a fixed number; the old fd is closed with the range below.
+            cvt_i(unsafe { libc::dup2(fd.as_raw_fd(), GATE_FD) }).step(|| "dup2 of the exec-gate socket".into())?;
+            std::mem::forget(fd);
+            Some(GATE_FD)
+        }
+        None => None,
+    };
+    close_fds_from(3, &[STATUS_FD, GATE_FD]).step(|| "close_range".into())?;
+    // SAFETY: fcntl on our own fd: the status pipe closes when execve succeeds.
+    cvt_i(unsafe { libc::fcntl(STATUS_FD, libc::F_SETFD, libc::FD_CLOEXEC) }).step(|| "marking the status pipe close-on-exec".into())?;
+    // SAFETY: setsid has no arguments.
+    cvt_i(unsafe { libc::setsid() }).step(|| "setsid".into())?;
+    let cwd = cstr(&plan.cwd).step(|| "cwd".into())?;
+    // SAFETY: a valid C string.
+    cvt_i(unsafe { libc::chdir(cwd.as_ptr()) }).step(|| format!("chdir {}", plan.cwd.display()))?;
+    drop_capabilities().step(|| "dropping capabilities".into())?;
+    // SAFETY: prctl with integer arguments.
+    cvt_i(unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) }).step(|| "prctl(PR_SET_NO_NEW_PRIVS)".into())?;
+    // After the id change, which clears it.
+    set_pdeathsig().step(|| "prctl(PR_SET_PDEATHSIG) in the server".into())?;
+    // SAFETY: getppid has no arguments.
+    if unsafe { libc::getppid() } != 1 {
+        return Err(StepError { step: "checking the parent".into(), source: io::Error::other("sandbox init exited") });
+    }
+    super::landlock::restrict(plan).step(|| "landlock".into())?;
+    if let Some(bytes) = &plan.seccomp {
+        let prog = seccomp::BpfProgram::from_bytes(bytes).map_err(io::Error::other).step(|| "seccomp program".into())?;
+        let listener = seccomp::install(&prog).step(|| "seccomp(SECCOMP_SET_MODE_FILTER)".into())?;
+        if let (Some(listener), Some(gate)) = (listener, gate_fd) {
+            // SAFETY: GATE_FD is the socket dup'ed above, open until the close below.
+            let gate_sock = unsafe { BorrowedFd::borrow_raw(gate) };
+            seccomp::send_fd(gate_sock, listener.as_fd()).step(|| "handing the exec-gate listener to init".into())?;
+            drop(listener);
+            // SAFETY: closing our gate socket.
+            unsafe { libc::close(gate) };
+        }
+    }
+    let program = cstr(&plan.program).step(|| "program".into())?;
+    let argv: Vec<CString> = plan.argv.iter().map(|a| CString::new(a.clone()).unwrap_or_default()).collect();
+    let envp: Vec<CString> = plan.envp.iter().filter_map(|e| CString::new(e.clone()).ok()).collect();
+    let mut argv_p: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
+    argv_p.push(std::ptr::null());
+    let mut envp_p: Vec<*const libc::c_char> = envp.iter().map(|e| e.as_ptr()).collect();
+    envp_p.push(std::ptr::null());
+    // SAFETY: NULL-terminated arrays of valid C strings that outlive the call.
+    unsafe { libc::execve(program.as_ptr(), argv_p.as_ptr(), envp_p.as_ptr()) };
+    Err(StepError { step: format!("execve {}", plan.program.display()), source: io::Error::last_os_error() })
+}
+
+/// Builds the new root on a tmpfs over `/tmp` (this mount namespace's only), pivots into it
+/// and makes it read-only (SANDBOX.md §2 steps 9–17).
+fn build_root(plan: &Plan, sources: &[Option<OwnedFd>]) -> Step<()> {
+    mount(None, "/", None, libc::MS_REC | libc::MS_PRIVATE, None).step(|| "making / private".into())?;
+    let root = Path::new("/tmp");
+    let opts = format!("size={},mode=0755", plan.root_size);
+    mount(Some("tmpfs"), root, Some("tmpfs"), libc::MS_NOSUID | libc::MS_NODEV, Some(&opts))
+        .step(|| "mounting the root tmpfs".into())?;
+    for (step, source) in plan.mounts.iter().zip(sources) {
+        match step {
+            MountStep::Bind { path, writable } => {
+                let target = inside(root, path);
+                let attach = match source {
+                    Some(tree) => attach_tree(tree, &target),
+                    None => open_no_symlinks(path).and_then(|fd| bind_from_fd(&fd, &target)),
+                };
+                attach
+                    .and_then(|()| set_bind_flags(&target, *writable))
+                    .step(|| format!("binding {}", path.display()))?;
+            }
+            MountStep::Symlink { path, target } => {
+                let link = inside(root, path);
+                if let Some(parent) = link.parent() {
+                    std::fs::create_dir_all(parent).step(|| format!("mkdir {}", parent.display()))?;
+                }
+                std::os::unix::fs::symlink(target, &link).step(|| format!("symlink {}", path.display()))?;
+            }
+            MountStep::File { path, contents } => {
+                let file = inside(root, path);
+                if let Some(parent) = file.parent() {
+                    std::fs::create_dir_all(parent).step(|| format!("mkdir {}", parent.display()))?;
+                }
+                std::fs::write(&file, contents).step(|| format!("writing {}", path.display()))?;
+            }
+        }
+    }
+    // /dev: a tmpfs with the harmless nodes bound from the host.
+    let dev = root.join("dev");
+    std::fs::create_dir_all(&dev).step(|| "mkdir /dev".into())?;
+    mount(Some("tmpfs"), &dev, Some("tmpfs"), libc::MS_NOSUID | libc::MS_NOEXEC, Some("size=64k,mode=0755"))
+        .step(|| "mounting /dev".into())?;
+    for node in ["null", "zero", "full", "random", "urandom"] {
+        let target = dev.join(node);
+        std::fs::write(&target, b"").step(|| format!("creating /dev/{node}"))?;
+        mount(Some(&format!("/dev/{node}")), &target, None, libc::MS_BIND, None).step(|| format!("binding /dev/{node}"))?;
+    }
+    for (name, target) in [("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")] {
+        std::os::unix::fs::symlink(target, dev.join(name)).step(|| format!("symlink /dev/{name}"))?;
+    }
+    let shm = dev.join("shm");
+    std::fs::create_dir_all(&shm).step(|| "mkdir /dev/shm".into())?;
+    let tmp_opts = format!("size={},mode=1777", plan.tmp_size);
+    let scratch = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
+    mount(Some("tmpfs"), &shm, Some("tmpfs"), scratch, Some(&tmp_opts)).step(|| "mounting /dev/shm".into())?;
+    let tmp = root.join("tmp");
+    std::fs::create_dir_all(&tmp).step(|| "mkdir /tmp".into())?;
+    mount(Some("tmpfs"), &tmp, Some("tmpfs"), scratch, Some(&tmp_opts)).step(|| "mounting /tmp".into())?;
+    // /proc of the new pid namespace.
+    let proc_ = root.join("proc");
+    std::fs::create_dir_all(&proc_).step(|| "mkdir /proc".into())?;
+    mount(Some("proc"), &proc_, Some("proc"), scratch, None).step(|| "mounting /proc".into())?;
+    // memfd exec off in this pid namespace (Linux 6.3+; best effort, reported by `check`).
+    let _ = std::fs::write(proc_.join("sys/vm/memfd_noexec"), "2");
+    for sub in ["sys", "sysrq-trigger", "irq", "bus"] {
+        let p = proc_.join(sub);
+        if p.exists() {
+            mount(Some(&p.to_string_lossy()), &p, None, libc::MS_BIND | libc::MS_REC, None)
+                .and_then(|()| set_readonly(&p, true))
+                .step(|| format!("covering /proc/{sub} read-only"))?;
+        }
+    }
+    let host = CString::new(plan.hostname.as_str()).unwrap_or_default();
+    // SAFETY: a valid buffer and its length.
+    cvt_i(unsafe { libc::sethostname(host.as_ptr(), plan.hostname.len()) }).step(|| "sethostname".into())?;
+    if plan.network {
+        loopback_up().step(|| "bringing lo up".into())?;
+    }
+    let root_c = cstr(root).step(|| "root".into())?;
+    // SAFETY: valid C strings; pivot_root(".", ".") stacks the old root under the new one,
+    // and the detach below removes it (the documented idiom of pivot_root(2)).
+    unsafe {
+        cvt_i(libc::chdir(root_c.as_ptr())).step(|| "chdir into the new root".into())?;
+        cvt(libc::syscall(libc::SYS_pivot_root, c".".as_ptr(), c".".as_ptr())).step(|| "pivot_root".into())?;
+        cvt_i(libc::umount2(c".".as_ptr(), libc::MNT_DETACH)).step(|| "detaching the old root".into())?;
+        cvt_i(libc::chdir(c"/".as_ptr())).step(|| "chdir /".into())?;
+    }
+    set_readonly(Path::new("/"), false).step(|| "remounting / read-only".into())?;
+    Ok(())
+}
+
+fn inside(root: &Path, path: &Path) -> PathBuf {
+    root.join(path.strip_prefix("/").unwrap_or(path))
+}
+
+fn mount(src: Option<&str>, target: impl AsRef<Path>, fstype: Option<&str>, flags: libc::c_ulong, data: Option<&str>) -> io::Result<()> {
+    let src = src.map(|s| CString::new(s).unwrap_or_default());
+    let target = cstr(target.as_ref())?;
+    let fstype = fstype.map(|s| CString::new(s).unwrap_or_default());
+    let data = data.map(|s| CString::new(s).unwrap_or_default());
+    let p = |c: &Option<CString>| c.as_ref().map_or(std::ptr::null(), |c| c.as_ptr());
+    // SAFETY: every pointer is NULL or a valid C string alive for the call.
+    cvt_i(unsafe { libc::mount(p(&src), target.as_ptr(), p(&fstype), flags, p(&data).cast()) }).map(drop)
+}
+
+/// Creates the mount point for the object behind `fd`: a folder or an empty file.
+fn make_mount_point(fd: &OwnedFd, target: &Path) -> io::Result<()> {
+    // SAFETY: fstat into a zeroed struct of the right type.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: valid fd and out-pointer.
+    cvt_i(unsafe { libc::fstat(fd.as_raw_fd(), &mut st) })?;
+    if st.st_mode & libc::S_IFMT == libc::S_IFDIR {
+        std::fs::create_dir_all(target)
+    } else {
+        if let Some(parent) = target.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        std::fs::write(target, b"")
+    }
+}
+
+/// Binds the object behind `fd` (an `O_PATH` fd opened in this mount namespace) at `target`.
+fn bind_from_fd(fd: &OwnedFd, target: &Path) -> io::Result<()> {
+    make_mount_point(fd, target)?;
+    let src = format!("/proc/self/fd/{}", fd.as_raw_fd());
+    mount(Some(&src), target, None, libc::MS_BIND | libc::MS_REC, None)
+}
+
+/// `open_tree(fd, "", OPEN_TREE_CLONE | AT_RECURSIVE)`: a detached copy of the mount tree at
+/// `fd` (Linux 5.2+), attachable in another mount namespace with `move_mount`.
+fn clone_tree(fd: &OwnedFd) -> io::Result<OwnedFd> {
+    const OPEN_TREE_CLONE: libc::c_uint = 1;
+    let flags = OPEN_TREE_CLONE | libc::O_CLOEXEC as libc::c_uint | AT_RECURSIVE | libc::AT_EMPTY_PATH as libc::c_uint;
+    // SAFETY: a valid fd and an empty C string path.
+    let tree = cvt(unsafe { libc::syscall(libc::SYS_open_tree, fd.as_raw_fd(), c"".as_ptr(), flags) })?;
+    // SAFETY: a fresh fd we own.
+    Ok(unsafe { OwnedFd::from_raw_fd(tree as RawFd) })
+}
+
+/// Attaches a detached tree from [`clone_tree`] at `target`.
+fn attach_tree(tree: &OwnedFd, target: &Path) -> io::Result<()> {
+    const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 0x4;
+    make_mount_point(tree, target)?;
+    let t = cstr(target)?;
+    // SAFETY: a valid fd, an empty path and a valid target path.
+    cvt(unsafe {
+        libc::syscall(libc::SYS_move_mount, tree.as_raw_fd(), c"".as_ptr(), libc::AT_FDCWD, t.as_ptr(), MOVE_MOUNT_F_EMPTY_PATH)
+    })
+    .map(drop)
+}
+
+/// A bind's flags: read-only (or noexec when writable), always nosuid and nodev, recursively.
+fn set_bind_flags(target: &Path, writable: bool) -> io::Result<()> {
+    if writable {
+        set_attrs(target, true, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, MOUNT_ATTR_RDONLY)
+    } else {
+        set_readonly(target, true)
+    }
+}
+
+const MOUNT_ATTR_RDONLY: u64 = 0x1;
+const MOUNT_ATTR_NOSUID: u64 = 0x2;
+const MOUNT_ATTR_NODEV: u64 = 0x4;
+const MOUNT_ATTR_NOEXEC: u64 = 0x8;
+const AT_RECURSIVE: libc::c_uint = 0x8000;
+
+#[repr(C)]
+struct MountAttr {
+    attr_set: u64,
+    attr_clr: u64,
+    propagation: u64,
+    userns_fd: u64,
+}
+
+/// `mount_setattr(2)` (Linux 5.12+), recursive or not.
+fn set_attrs(target: &Path, recursive: bool, set: u64, clear: u64) -> io::Result<()> {
+    let t = cstr(target)?;
+    let attr = MountAttr { attr_set: set, attr_clr: clear, propagation: 0, userns_fd: 0 };
+    let flags = if recursive { AT_RECURSIVE } else { 0 };
+    // SAFETY: valid path and attribute struct with its size.
+    cvt(unsafe {
+        libc::syscall(libc::SYS_mount_setattr, libc::AT_FDCWD, t.as_ptr(), flags, &attr as *const MountAttr, std::mem::size_of::<MountAttr>())
+    })
+    .map(drop)
+}
+
+/// Read-only, nosuid, nodev; `mount_setattr` where the kernel has it, else a bind remount that
+/// keeps the flags already set (a user namespace may not clear locked ones).
+fn set_readonly(target: &Path, recursive: bool) -> io::Result<()> {
+    match set_attrs(target, recursive, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 0) {
+        Err(e) if e.raw_os_error() == Some(libc::ENOSYS) => {
+            let t = cstr(target)?;
+            // SAFETY: zeroed statvfs and a valid path.
+            let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+            // SAFETY: as above.
+            cvt_i(unsafe { libc::statvfs(t.as_ptr(), &mut st) })?;
+            let mut flags = libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV;
+            for (st_flag, ms) in [(libc::ST_NOEXEC, libc::MS_NOEXEC), (libc::ST_NOATIME, libc::MS_NOATIME), (libc::ST_NODIRATIME, libc::MS_NODIRATIME), (libc::ST_RELATIME, libc::MS_RELATIME)] {
+                if st.f_flag & st_flag != 0 {
+                    flags |= ms;
+                }
+            }
+            mount(None, target, None, flags, None)
+        }
+        other => other,
+    }
+}
+
+/// `openat2(path, O_PATH, RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)`.
+fn open_no_symlinks(path: &Path) -> io::Result<OwnedFd> {
+    #[repr(C)]
+    struct OpenHow {
+        flags: u64,
+        mode: u64,
+        resolve: u64,
+    }
+    const RESOLVE_NO_MAGICLINKS: u64 = 0x02;
+    const RESOLVE_NO_SYMLINKS: u64 = 0x04;
+    let p = cstr(path)?;
+    let how = OpenHow { flags: (libc::O_PATH | libc::O_CLOEXEC) as u64, mode: 0, resolve: RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+    // SAFETY: valid path and open_how struct with its size.
+    let fd = cvt(unsafe { libc::syscall(libc::SYS_openat2, libc::AT_FDCWD, p.as_ptr(), &how as *const OpenHow, std::mem::size_of::<OpenHow>()) })?;
+    // SAFETY: a fresh fd we own.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
+}
+
+fn set_pdeathsig() -> io::Result<()> {
+    // SAFETY: prctl with integer arguments.
+    cvt_i(unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) }).map(drop)
+}
+
+fn forwarded_set() -> libc::sigset_t {
+    // SAFETY: sigemptyset/sigaddset initialise and fill a set we own.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for sig in FORWARDED {
+            libc::sigaddset(&mut set, sig);
+        }
+        libc::sigaddset(&mut set, libc::SIGCHLD);
+        set
+    }
+}
+
+fn block_forwarded() -> io::Result<()> {
+    let set = forwarded_set();
+    // SAFETY: a valid, initialised set.
+    cvt_i(unsafe { libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) }).map(drop)
+}
+
+fn signalfd() -> io::Result<OwnedFd> {
+    let set = forwarded_set();
+    // SAFETY: a valid set; -1 asks for a new fd.
+    let fd = cvt_i(unsafe { libc::signalfd(-1, &set, libc::SFD_CLOEXEC) })?;
+    // SAFETY: a fresh fd we own.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: valid out-array of two ints.
+    cvt_i(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) })?;
+    // SAFETY: two fresh fds we own.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+fn socketpair() -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: valid out-array of two ints.
+    cvt_i(unsafe { libc::socketpair(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0, fds.as_mut_ptr()) })?;
+    // SAFETY: two fresh fds we own.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+fn write_all(fd: RawFd, mut buf: &[u8]) -> io::Result<()> {
+    while !buf.is_empty() {
+        // SAFETY: a valid buffer.
+        let n = unsafe { libc::write(fd, buf.as_ptr().cast(), buf.len()) };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(e);
+        }
+        buf = &buf[n as usize..];
+    }
+    Ok(())
+}
+
+/// Closes every fd from `from` up, except those in `keep`.
+fn close_fds_from(from: RawFd, keep: &[RawFd]) -> io::Result<()> {
+    let mut keep: Vec<RawFd> = keep.iter().copied().filter(|&k| k >= from).collect();
+    keep.sort_unstable();
+    let mut lo = from as libc::c_uint;
+    for k in keep {
+        let k = k as libc::c_uint;
+        if k > lo {
+            // SAFETY: close_range with integer bounds.
+            cvt(unsafe { libc::syscall(libc::SYS_close_range, lo, k - 1, 0) })?;
+        }
+        lo = k + 1;
+    }
+    // SAFETY: as above.
+    cvt(unsafe { libc::syscall(libc::SYS_close_range, lo, libc::c_uint::MAX, 0) }).map(drop)
+}
+
+/// Locks the securebits, then clears the bounding, ambient, and effective/permitted/inheritable
+/// sets (SANDBOX.md §2 step 23).
+fn drop_capabilities() -> io::Result<()> {
+    const SECBIT_NOROOT: libc::c_ulong = 1 << 0;
+    const SECBIT_NOROOT_LOCKED: libc::c_ulong = 1 << 1;
+    const SECBIT_NO_SETUID_FIXUP: libc::c_ulong = 1 << 2;
+    const SECBIT_NO_SETUID_FIXUP_LOCKED: libc::c_ulong = 1 << 3;
+    const SECBIT_KEEP_CAPS_LOCKED: libc::c_ulong = 1 << 5;
+    const SECBIT_NO_CAP_AMBIENT_RAISE: libc::c_ulong = 1 << 6;
+    const SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED: libc::c_ulong = 1 << 7;
+    let bits = SECBIT_NOROOT
+        | SECBIT_NOROOT_LOCKED
+        | SECBIT_NO_SETUID_FIXUP
+        | SECBIT_NO_SETUID_FIXUP_LOCKED
+        | SECBIT_KEEP_CAPS_LOCKED
+        | SECBIT_NO_CAP_AMBIENT_RAISE
+        | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED;
+    // SAFETY: prctl with integer arguments.
+    cvt_i(unsafe { libc::prctl(libc::PR_SET_SECUREBITS, bits, 0, 0, 0) })?;
+    for cap in 0..64 {
+        // SAFETY: prctl with integer arguments; EINVAL past the last capability ends the loop.
+        if unsafe { libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) } == -1 {
+            let e = io::Error::last_os_error();
+            if e.raw_os_error() == Some(libc::EINVAL) {
+                break;
+            }
+            return Err(e);
+        }
+    }
+    // SAFETY: prctl with integer arguments.
+    cvt_i(unsafe { libc::prctl(libc::PR_CAP_AMBIENT, libc::PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) })?;
+    #[repr(C)]
+    struct Header {
+        version: u32,
+        pid: libc::c_int,
+    }
+    #[repr(C)]
+    #[derive(Clone, Copy)]
+    struct Data {
+        effective: u32,
+        permitted: u32,
+        inheritable: u32,
+    }
+    const LINUX_CAPABILITY_VERSION_3: u32 = 0x2008_0522;
+    let header = Header { version: LINUX_CAPABILITY_VERSION_3, pid: 0 };
+    let data = [Data { effective: 0, permitted: 0, inheritable: 0 }; 2];
+    // SAFETY: a v3 header and the two data structs v3 expects.
+    cvt(unsafe { libc::syscall(libc::SYS_capset, &header as *const Header, data.as_ptr()) }).map(drop)
+}
+
+/// `ifconfig lo up` through `SIOCSIFFLAGS`.
+fn loopback_up() -> io::Result<()> {
+    // SAFETY: socket with integer arguments.
+    let s = cvt_i(unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) })?;
+    // SAFETY: a fresh fd we own.
+    let s = unsafe { OwnedFd::from_raw_fd(s) };
+    // SAFETY: ifreq is plain data.
+    let mut req: libc::ifreq = unsafe { std::mem::zeroed() };
+    for (d, b) in req.ifr_name.iter_mut().zip(b"lo\0") {
+        *d = *b as libc::c_char;
+    }
+    req.ifr_ifru.ifru_flags = (libc::IFF_UP | libc::IFF_RUNNING) as libc::c_short;
+    // SAFETY: a valid ifreq for SIOCSIFFLAGS.
+    cvt_i(unsafe { libc::ioctl(s.as_raw_fd(), libc::SIOCSIFFLAGS, &req) }).map(drop)
+}

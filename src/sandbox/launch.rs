@@ -1,0 +1,349 @@
+//! The host side of a sandboxed spawn: resolve the plan, compile the seccomp filter, create the
+//! cgroup, exec the helper with an empty environment and only its fds, place it in the cgroup,
+//! hand it the plan, and wait for the server's `execve` (or the precise failure).
+
+use std::ffi::OsStr;
+use std::io::{Read, Write};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use super::cgroup::{self, LimitReport, LimitStatus, SandboxCgroup};
+use super::helper::{HELPER_ARG, PLAN_FD, STATUS_FD};
+use super::plan::{self, MountStep, Plan, Profile, SandboxConfig};
+use super::seccomp::{BpfProgram, FilterOptions, SeccompProfile};
+use super::spawn::{Launch, SpawnError, Spawned};
+use super::sys;
+
+/// The uid and gid the server sees inside.
+pub const INNER_ID: u32 = 1000;
+/// Host id a sandbox runs as when the host is root and nothing else is asked: `nobody`.
+const NOBODY: u32 = 65534;
+/// Longest wait for the helper to reach the server's `execve`.
+const SETUP_TIMEOUT: Duration = Duration::from_secs(20);
+/// Environment variables of the host passed to a sandboxed server by default (SANDBOX.md §3.6).
+pub const SANDBOX_ENV_ALLOWLIST: &[&str] = &["LANG", "TZ"];
+
+/// What the sandbox of one server enforces, and the cgroup that holds it (removed on drop,
+/// after killing whatever is left in it).
+#[derive(Debug)]
+pub struct SandboxGuard {
+    /// How each limit is enforced.
+    pub limits: LimitReport,
+    /// The cgroup, when one could be made.
+    pub cgroup: Option<SandboxCgroup>,
+}
+
+impl SandboxGuard {
+    /// OOM kills and pid-limit hits so far, from the cgroup's counters.
+    pub fn stats(&self) -> Option<cgroup::CgroupStats> {
+        self.cgroup.as_ref().map(SandboxCgroup::stats)
+    }
+}
+
+/// Where the helper binary is: `RINGMCP_SANDBOX_HELPER`, else this executable when it is
+/// `ringmcp`, else a `ringmcp` next to it or one folder up (test binaries live in
+/// `target/*/deps`), else `ringmcp` in `PATH`.
+pub fn helper_path() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("RINGMCP_SANDBOX_HELPER") {
+        return Some(PathBuf::from(p));
+    }
+    let exe = std::env::current_exe().ok()?;
+    if exe.file_name() == Some(OsStr::new("ringmcp")) {
+        return Some(exe);
+    }
+    let dir = exe.parent()?;
+    for cand in [dir.join("ringmcp"), dir.parent()?.join("ringmcp")] {
+        if cand.is_file() {
+            return Some(cand);
+        }
+    }
+    plan::find_program(OsStr::new("ringmcp"), std::env::var_os("PATH").as_deref())
+}
+
+/// Builds the plan for `launch` under `config`.
+pub(crate) fn make_plan(launch: &Launch, config: &SandboxConfig) -> Result<Plan, SpawnError> {
+    let host_path = launch
+        .env
+        .iter()
+        .find(|(k, _)| k == "PATH")
+        .map(|(_, v)| v.clone())
+        .or_else(|| std::env::var_os("PATH"));
+    let program = plan::find_program(&launch.program, host_path.as_deref())
+        .ok_or_else(|| SpawnError::Sandbox(plan::PlanError::ProgramNotFound(launch.program.clone()).to_string()))?;
+    let program = std::path::absolute(&program).unwrap_or(program);
+    let mut dirs = plan::program_binds(&program, host_path.as_deref());
+    for arg in &launch.args {
+        let p = Path::new(arg);
+        if p.is_absolute() && p.exists() {
+            dirs.extend(plan::program_binds(p, host_path.as_deref()));
+        }
+    }
+    let cwd = match (&launch.cwd, &config.workspace) {
+        (Some(c), _) => {
+            let real = c.canonicalize().map_err(|e| SpawnError::Sandbox(format!("sandbox: cwd {}: {e}", c.display())))?;
+            if config.workspace.as_deref() != Some(real.as_path()) {
+                dirs.insert(real.clone());
+            }
+            real
+        }
+        (None, Some(ws)) => ws.clone(),
+        (None, None) => PathBuf::from("/tmp"),
+    };
+    let mounts = plan::mount_steps(config, &dirs, INNER_ID).map_err(|e| SpawnError::Sandbox(e.to_string()))?;
+    // SAFETY: getuid/getgid/getpid take no arguments.
+    let (uid, gid, pid) = unsafe { (libc::getuid(), libc::getgid(), libc::getpid()) };
+    let (host_uid, host_gid, deny_setgroups) = if uid == 0 {
+        // Never the host's root: the workspace owner when it is writable (so the server can
+        // write there), else nobody.
+        match (&config.workspace, config.workspace_writable) {
+            (Some(ws), true) => {
+                use std::os::unix::fs::MetadataExt;
+                let m = ws.metadata().map_err(|e| SpawnError::Sandbox(format!("sandbox: workspace {}: {e}", ws.display())))?;
+                (m.uid(), m.gid(), false)
+            }
+            _ => (NOBODY, NOBODY, false),
+        }
+    } else {
+        (uid, gid, true)
+    };
+    let mut path_dirs: Vec<PathBuf> = Vec::new();
+    if let Some(d) = program.parent() {
+        path_dirs.push(d.to_path_buf());
+    }
+    for d in ["/usr/local/bin", "/usr/bin", "/bin"] {
+        path_dirs.push(d.into());
+    }
+    let mut envp: Vec<Vec<u8>> = Vec::new();
+    let path_value = std::env::join_paths(&path_dirs).unwrap_or_default();
+    envp.push([b"PATH=".as_slice(), path_value.as_bytes()].concat());
+    envp.push(b"HOME=/tmp".to_vec());
+    envp.push(b"TMPDIR=/tmp".to_vec());
+    for (k, v) in std::env::vars_os() {
+        let Some(key) = k.to_str() else { continue };
+        if SANDBOX_ENV_ALLOWLIST.contains(&key) || key.starts_with("LC_") || config.env.iter().any(|e| e == key) {
+            envp.push([k.as_bytes(), b"=", v.as_bytes()].concat());
+        }
+    }
+    for (k, v) in &launch.env {
+        envp.retain(|e| !e.starts_with(&[k.as_bytes(), b"="].concat()));
+        envp.push([k.as_bytes(), b"=", v.as_bytes()].concat());
+    }
+    let mut argv = vec![launch.program.as_bytes().to_vec()];
+    argv.extend(launch.args.iter().map(|a| a.as_bytes().to_vec()));
+    let filter = FilterOptions {
+        profile: match config.profile {
+            Profile::Strict => SeccompProfile::Strict,
+            _ => SeccompProfile::Standard,
+        },
+        network: config.network,
+        log_denials: false,
+    };
+    let prog = BpfProgram::compile(&filter).map_err(|e| SpawnError::Sandbox(format!("sandbox: seccomp: {e}")))?;
+    let exec_gate = prog.as_ref().filter(|p| p.needs_exec_supervisor()).map(|_| 1);
+    let mut landlock_exec = Vec::new();
+    let mut landlock_write = vec![PathBuf::from("/tmp"), PathBuf::from("/dev/shm")];
+    for step in &mounts {
+        match step {
+            MountStep::Bind { path, writable: true } => landlock_write.push(path.clone()),
+            MountStep::Bind { path, writable: false } => landlock_exec.push(path.clone()),
+            _ => {}
+        }
+    }
+    let tmp_size = config.tmp_size.unwrap_or(plan::DEFAULT_TMP_SIZE);
+    let nofile = 8192;
+    let mut rlimits = vec![
+        (libc::RLIMIT_NOFILE as u32, nofile, nofile),
+        (libc::RLIMIT_CORE as u32, 0, 0),
+        (libc::RLIMIT_FSIZE as u32, 4 << 30, 4 << 30),
+    ];
+    if uid != 0 {
+        let n = config.pids_max();
+        rlimits.push((libc::RLIMIT_NPROC as u32, n, n));
+    }
+    Ok(Plan {
+        program,
+        argv,
+        envp,
+        cwd,
+        mounts,
+        root_size: 1 << 20,
+        tmp_size,
+        hostname: "sandbox".into(),
+        host_uid,
+        host_gid,
+        inner_id: INNER_ID,
+        deny_setgroups,
+        network: config.network,
+        rlimits,
+        seccomp: prog.map(|p| p.to_bytes()),
+        exec_gate,
+        landlock_exec,
+        landlock_write,
+        landlock_read: vec![PathBuf::from("/etc")],
+        host_pid: pid as u32,
+    })
+}
+
+/// The cgroup limits a config asks for.
+pub(crate) fn limits_of(config: &SandboxConfig) -> cgroup::Limits {
+    let period = 100_000u64;
+    cgroup::Limits {
+        memory_max: Some(config.memory_max()),
+        cpu_max: Some(cgroup::CpuMax { quota_us: (config.cpu_cores() * period as f64).round().max(1000.0) as u64, period_us: period }),
+        pids_max: Some(config.pids_max()),
+    }
+}
+
+fn enforced(s: &LimitStatus) -> bool {
+    matches!(s, LimitStatus::Enforced { .. })
+}
+
+/// Spawns `launch` confined by `config`.
+pub(crate) fn spawn_sandboxed(launch: &Launch, config: &SandboxConfig) -> Result<Spawned, SpawnError> {
+    let helper = helper_path().ok_or_else(|| {
+        SpawnError::Sandbox("sandbox: the ringmcp helper binary was not found (set RINGMCP_SANDBOX_HELPER)".into())
+    })?;
+    let plan = make_plan(launch, config)?;
+    let layout = cgroup::Layout::probe();
+    let (cgroup, limits) = match SandboxCgroup::create(&layout, &limits_of(config)) {
+        Ok((cg, report)) => (Some(cg), report),
+        Err(e) => {
+            let reason = e.to_string();
+            let un = || LimitStatus::Unavailable { reason: reason.clone() };
+            (None, LimitReport { memory: un(), cpu: un(), pids: un(), kill: un() })
+        }
+    };
+    if config.profile == Profile::Strict && !(enforced(&limits.memory) && enforced(&limits.pids)) {
+        return Err(SpawnError::Sandbox(format!(
+            "sandbox: the strict profile needs enforced memory and pids limits: memory {:?}, pids {:?}",
+            limits.memory, limits.pids
+        )));
+    }
+    for (what, s) in [("memory", &limits.memory), ("cpu", &limits.cpu), ("pids", &limits.pids)] {
+        if !enforced(s) {
+            tracing::warn!(program = ?launch.program, "sandbox: {what} limit not enforced: {s:?}");
+        }
+    }
+    let (plan_r, plan_w) = pipe_high()?;
+    let (status_r, status_w) = pipe_high()?;
+    let (plan_raw, status_raw) = (plan_r.as_raw_fd(), status_w.as_raw_fd());
+    let mut cmd = Command::new(&helper);
+    cmd.arg(HELPER_ARG)
+        .env_clear()
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    // SAFETY: the closure only calls dup2, which is async-signal-safe; both source fds are
+    // >= 10 (pipe_high), so they cannot be clobbered by the dup2 onto 3 and 4.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::dup2(plan_raw, PLAN_FD) < 0 || libc::dup2(status_raw, STATUS_FD) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn().map_err(|source| SpawnError::Exec { program: helper.clone().into_os_string(), source })?;
+    drop(plan_r);
+    drop(status_w);
+    let pid = child.id();
+    let fail = |child: &mut std::process::Child, msg: String| {
+        let _ = sys::signal_group(pid, sys::Signal::Kill);
+        let _ = child.wait();
+        SpawnError::Sandbox(msg)
+    };
+    if let Some(cg) = &cgroup
+        && let Err(e) = cg.place(pid as i32)
+    {
+        return Err(fail(&mut child, format!("sandbox: placing the helper in its cgroup: {e}")));
+    }
+    let bytes = serde_json::to_vec(&plan).map_err(|e| SpawnError::Sandbox(e.to_string()))?;
+    let mut plan_w = std::fs::File::from(plan_w);
+    if let Err(e) = plan_w.write_all(&bytes) {
+        return Err(fail(&mut child, format!("sandbox: sending the plan: {e}")));
+    }
+    drop(plan_w);
+    let status = match read_status(status_r, SETUP_TIMEOUT) {
+        Ok(s) => s,
+        Err(e) => return Err(fail(&mut child, format!("sandbox: waiting for the server to start: {e}"))),
+    };
+    if !status.is_empty() {
+        let msg = String::from_utf8_lossy(&status).into_owned();
+        return Err(fail(&mut child, format!("sandbox setup failed: {msg}")));
+    }
+    let pidfd = match sys::pidfd_open(pid) {
+        Ok(fd) => fd,
+        Err(source) => {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(SpawnError::Pidfd { pid, source });
+        }
+    };
+    let stdin = child.stdin.take().expect("stdin was piped").into();
+    let stdout = child.stdout.take().expect("stdout was piped").into();
+    let stderr = child.stderr.take().expect("stderr was piped").into();
+    Ok(Spawned { child, pidfd, stdin, stdout, stderr, sandbox: Some(SandboxGuard { limits, cgroup }) })
+}
+
+/// Reads the status pipe until EOF (the server exec'd) or a deadline.
+fn read_status(fd: OwnedFd, timeout: Duration) -> std::io::Result<Vec<u8>> {
+    let deadline = Instant::now() + timeout;
+    let mut out = Vec::new();
+    let mut file = std::fs::File::from(fd);
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(std::io::Error::new(std::io::ErrorKind::TimedOut, "timed out"));
+        }
+        let mut pfd = libc::pollfd { fd: file.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+        // SAFETY: one valid pollfd.
+        let r = unsafe { libc::poll(&mut pfd, 1, left.as_millis().min(i32::MAX as u128) as i32) };
+        if r < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(e);
+        }
+        if r == 0 {
+            continue;
+        }
+        let mut buf = [0u8; 4096];
+        match file.read(&mut buf) {
+            Ok(0) => return Ok(out),
+            Ok(n) => out.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// A close-on-exec pipe whose both ends are numbered 10 or more.
+fn pipe_high() -> Result<(OwnedFd, OwnedFd), SpawnError> {
+    let err = |source: std::io::Error| SpawnError::Sandbox(format!("sandbox: pipe: {source}"));
+    let mut fds = [0; 2];
+    // SAFETY: valid out-array.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } < 0 {
+        return Err(err(std::io::Error::last_os_error()));
+    }
+    let mut out = Vec::new();
+    for fd in fds {
+        // SAFETY: F_DUPFD_CLOEXEC on an fd we own; then we close the original.
+        let high = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 10 as RawFd) };
+        // SAFETY: closing the original fd we own.
+        unsafe { libc::close(fd) };
+        if high < 0 {
+            return Err(err(std::io::Error::last_os_error()));
+        }
+        // SAFETY: a fresh fd we own.
+        out.push(unsafe { OwnedFd::from_raw_fd(high) });
+    }
+    let w = out.pop().expect("two fds");
+    let r = out.pop().expect("two fds");
+    Ok((r, w))
+}
