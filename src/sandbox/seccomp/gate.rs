@@ -47,7 +47,9 @@ pub enum ExecDecision {
 /// simply refused by the kernel (`ENOENT`, reported as [`ExecDecision::Vanished`]).
 ///
 /// An exec is counted only when the `CONTINUE` answer was accepted by the kernel, so a
-/// first exec interrupted by a signal and restarted is still allowed.
+/// first exec interrupted by a signal and restarted is still allowed. (That is why the filter
+/// does not need `SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV`, 5.19+, which would only make such
+/// interruptions rarer.)
 ///
 /// Allocates in [`new`](Self::new) only; [`serve_one`](Self::serve_one) does not allocate.
 #[derive(Debug)]
