@@ -4,6 +4,7 @@
 //! system maximum, and a pidfd to observe the exit without a signal handler. The namespace,
 //! cgroup and seccomp layers of `SANDBOX.md` build on this module.
 
+pub mod cgroup;
 mod spawn;
 mod sys;
 
