@@ -221,7 +221,10 @@ mod tests {
         .unwrap();
         let sb = boxed.launch.sandbox.clone().unwrap();
         assert_eq!((sb.profile, sb.memory_max()), (crate::sandbox::Profile::Strict, 128 << 20));
-        assert!(Config::parse(br#"{"mcpServers": {"s": {"command": "x", "sandbox": {"nope": 1}}}}"#).is_err());
+        assert!(
+            Config::parse(br#"{"mcpServers": {"s": {"command": "x", "sandbox": {"nope": 1}}}}"#)
+                .is_err()
+        );
         let err = cfg.server("nope").unwrap_err();
         assert!(err.to_string().contains("fs, remote"), "{err}");
     }

@@ -77,6 +77,18 @@ pub struct ServerStats {
     pub frames_offloaded: u64,
     /// Answers streamed to the spill store.
     pub answers_spilled: u64,
+    /// The sandbox's limits and counters (OOM kills, pid-limit hits, CPU throttling), when
+    /// the server is sandboxed.
+    pub sandbox: Option<SandboxStats>,
+}
+
+/// What a server's sandbox enforces and what it has stopped so far.
+#[derive(Debug, Clone)]
+pub struct SandboxStats {
+    /// How each limit is enforced (or why not).
+    pub limits: crate::sandbox::cgroup::LimitReport,
+    /// The cgroup's counters, when the server has a cgroup.
+    pub counters: Option<crate::sandbox::cgroup::CgroupStats>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -94,6 +106,8 @@ pub(crate) struct Conn {
     pub(crate) id: u64,
     pub(crate) name: Arc<str>,
     child: Child,
+    /// The sandbox's cgroup and report; dropping it kills what is left and removes the cgroup.
+    sandbox: Option<crate::sandbox::SandboxGuard>,
     pidfd: Arc<OwnedFd>,
     stdin: Option<Arc<OwnedFd>>,
     stdout: Arc<OwnedFd>,
@@ -172,6 +186,7 @@ impl Conn {
             id: parts.id,
             name: parts.name,
             child: s.child,
+            sandbox: s.sandbox,
             pidfd: Arc::new(s.pidfd),
             stdin: Some(Arc::new(s.stdin)),
             stdout: Arc::new(s.stdout),
@@ -629,14 +644,35 @@ impl Conn {
         // The leader is a zombie now, so its pid (and group id) cannot be reused yet: kill any
         // stragglers left in its group before reaping it.
         let _ = signal_group(self.child.id(), Signal::Kill);
-        let reason = match self.child.try_wait() {
+        let mut reason = match self.child.try_wait() {
             Ok(Some(status)) => match (status.code(), status.signal()) {
+                // The sandbox's outer process mirrors a server killed by a signal as 128 + it.
+                (Some(code), _) if self.sandbox.is_some() && (129..=192).contains(&code) => {
+                    CloseReason::Signaled(code - 128)
+                }
                 (Some(code), _) => CloseReason::Exited(code),
                 (None, Some(sig)) => CloseReason::Signaled(sig),
                 (None, None) => CloseReason::Exited(-1),
             },
             Ok(None) | Err(_) => CloseReason::Exited(-1),
         };
+        if let Some(guard) = &self.sandbox
+            && let Some(stats) = guard.stats()
+        {
+            if stats.oom_kills.unwrap_or(0) > 0 && reason == CloseReason::Signaled(libc::SIGKILL) {
+                let limit = match &guard.limits.memory {
+                    crate::sandbox::cgroup::LimitStatus::Enforced { value, .. } => value.clone(),
+                    other => other.to_string(),
+                };
+                reason = CloseReason::OutOfMemory(limit);
+            }
+            if let Some(hits) = stats.pids_max_hits.filter(|&h| h > 0) {
+                tracing::warn!(
+                    server = &*self.name,
+                    "the sandbox refused {hits} forks at its pids limit"
+                );
+            }
+        }
         tracing::debug!(server = &*self.name, "{reason}");
         self.exit = Some(reason.clone());
         if self.stdout_open {
@@ -755,6 +791,10 @@ impl Conn {
             events_dropped: self.events_dropped,
             frames_offloaded: self.frames_offloaded,
             answers_spilled: self.answers_spilled,
+            sandbox: self
+                .sandbox
+                .as_ref()
+                .map(|g| SandboxStats { limits: g.limits.clone(), counters: g.stats() }),
         }
     }
 }

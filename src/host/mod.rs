@@ -44,7 +44,7 @@ use crate::uring::{BufferPool, Features, Ring, sys};
 
 pub use client::{Client, ResponseFuture};
 pub use config::{Config, ConfigError, ServerSpec};
-pub use conn::ServerStats;
+pub use conn::{SandboxStats, ServerStats};
 pub use error::{Error, Result};
 use events::EventSink;
 pub use events::{EventStream, ServerEvent};

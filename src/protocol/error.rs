@@ -21,6 +21,8 @@ pub enum CloseReason {
     HandshakeFailed(String),
     /// The host could not keep talking to the server (an I/O error on its pipes).
     Io(String),
+    /// The sandbox's OOM killer stopped the server at its memory limit (given as enforced).
+    OutOfMemory(String),
 }
 
 impl fmt::Display for CloseReason {
@@ -32,6 +34,9 @@ impl fmt::Display for CloseReason {
             CloseReason::Shutdown => f.write_str("server was shut down by the host"),
             CloseReason::HandshakeFailed(why) => write!(f, "initialize handshake failed: {why}"),
             CloseReason::Io(why) => write!(f, "I/O error on the server's pipes: {why}"),
+            CloseReason::OutOfMemory(limit) => {
+                write!(f, "server was OOM-killed at its sandbox memory limit ({limit})")
+            }
         }
     }
 }

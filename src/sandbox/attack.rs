@@ -70,7 +70,11 @@ fn errno_name(e: i32) -> String {
 }
 
 fn outcome(ret: i64) -> String {
-    if ret < 0 { errno_name(io::Error::last_os_error().raw_os_error().unwrap_or(0)) } else { "ok".into() }
+    if ret < 0 {
+        errno_name(io::Error::last_os_error().raw_os_error().unwrap_or(0))
+    } else {
+        "ok".into()
+    }
 }
 
 fn io_outcome<T>(r: io::Result<T>) -> String {
@@ -87,7 +91,13 @@ struct Run {
 impl Run {
     fn add(&mut self, item: u32, what: impl Into<String>, got: String, want: &[&str]) {
         let blocked = want.iter().any(|w| *w == got);
-        self.out.push(Attempt { item, what: what.into(), got, want: want.iter().map(|w| (*w).to_owned()).collect(), blocked });
+        self.out.push(Attempt {
+            item,
+            what: what.into(),
+            got,
+            want: want.iter().map(|w| (*w).to_owned()).collect(),
+            blocked,
+        });
     }
 }
 
@@ -129,15 +139,26 @@ pub fn run(args: &ProbeArgs) -> Vec<Attempt> {
     let mut r = Run { out: Vec::new() };
     // Filesystem.
     r.add(1, "open /etc/shadow", open("/etc/shadow", libc::O_RDONLY), &["ENOENT"]);
-    for p in ["/root/.ssh/id_rsa", "/root/.aws/credentials", "/root/.config/gh/hosts.yml", "/home"] {
+    for p in ["/root/.ssh/id_rsa", "/root/.aws/credentials", "/root/.config/gh/hosts.yml", "/home"]
+    {
         r.add(2, format!("open {p}"), open(p, libc::O_RDONLY), &["ENOENT"]);
     }
     r.add(3, "create /usr/pwned", open("/usr/pwned", libc::O_WRONLY | libc::O_CREAT), &["EROFS"]);
     r.add(4, "create /pwned", open("/pwned", libc::O_WRONLY | libc::O_CREAT), &["EROFS"]);
     let _ = std::os::unix::fs::symlink("/etc/shadow", "/tmp/l");
     r.add(5, "open /tmp/l -> /etc/shadow", open("/tmp/l", libc::O_RDONLY), &["ENOENT"]);
-    r.add(5, "open /tmp/../../../../etc/shadow", open("/tmp/../../../../etc/shadow", libc::O_RDONLY), &["ENOENT"]);
-    r.add(7, "link /usr/bin/env /tmp/h", io_outcome(std::fs::hard_link("/usr/bin/env", "/tmp/h")), &["EXDEV"]);
+    r.add(
+        5,
+        "open /tmp/../../../../etc/shadow",
+        open("/tmp/../../../../etc/shadow", libc::O_RDONLY),
+        &["ENOENT"],
+    );
+    r.add(
+        7,
+        "link /usr/bin/env /tmp/h",
+        io_outcome(std::fs::hard_link("/usr/bin/env", "/tmp/h")),
+        &["EXDEV"],
+    );
     let mem = c("/tmp/mem");
     // SAFETY: a valid path; a char device number.
     let ret = unsafe { libc::mknod(mem.as_ptr(), libc::S_IFCHR | 0o600, libc::makedev(1, 1)) };
@@ -146,65 +167,146 @@ pub fn run(args: &ProbeArgs) -> Vec<Attempt> {
         r.add(8, format!("open {p}"), open(p, libc::O_RDONLY), &["ENOENT"]);
     }
     r.add(9, "execve a binary copied to /tmp", exec_copy(), &["EACCES"]);
-    r.add(11, "open /proc/self/exe for writing", open("/proc/self/exe", libc::O_WRONLY), &["EACCES", "ETXTBSY", "EROFS"]);
+    r.add(
+        11,
+        "open /proc/self/exe for writing",
+        open("/proc/self/exe", libc::O_WRONLY),
+        &["EACCES", "ETXTBSY", "EROFS"],
+    );
     let (tmpfs, tmp) = (c("tmpfs"), c("/tmp"));
     // SAFETY: valid C strings; NULL data.
-    let ret = unsafe { libc::mount(tmpfs.as_ptr(), tmp.as_ptr(), tmpfs.as_ptr(), 0, std::ptr::null()) };
+    let ret =
+        unsafe { libc::mount(tmpfs.as_ptr(), tmp.as_ptr(), tmpfs.as_ptr(), 0, std::ptr::null()) };
     r.add(12, "mount tmpfs on /tmp", outcome(ret.into()), &["EPERM"]);
     r.add(13, "fill /tmp past its size", fill("/tmp/fill", 1 << 40), &["ENOSPC"]);
     r.add(14, "write past RLIMIT_FSIZE", fsize(), &["EFBIG"]);
     // Secrets and information.
     if let Some(name) = &args.secret_env {
         let seen = std::env::var_os(name).is_some()
-            || std::fs::read("/proc/self/environ").is_ok_and(|e| e.windows(name.len()).any(|w| w == name.as_bytes()))
-            || std::fs::read("/proc/1/environ").is_ok_and(|e| e.windows(name.len()).any(|w| w == name.as_bytes()));
-        r.add(15, format!("find {name} in the environment"), if seen { "found".into() } else { "absent".into() }, &["absent"]);
+            || std::fs::read("/proc/self/environ")
+                .is_ok_and(|e| e.windows(name.len()).any(|w| w == name.as_bytes()))
+            || std::fs::read("/proc/1/environ")
+                .is_ok_and(|e| e.windows(name.len()).any(|w| w == name.as_bytes()));
+        r.add(
+            15,
+            format!("find {name} in the environment"),
+            if seen { "found".into() } else { "absent".into() },
+            &["absent"],
+        );
     }
-    let pids = std::fs::read_dir("/proc").map_or(0, |d| d.flatten().filter(|e| e.file_name().to_string_lossy().parse::<u32>().is_ok()).count());
-    r.add(17, "count the processes in /proc", if pids <= 3 { "few".into() } else { format!("{pids} processes") }, &["few"]);
+    let pids = std::fs::read_dir("/proc").map_or(0, |d| {
+        d.flatten().filter(|e| e.file_name().to_string_lossy().parse::<u32>().is_ok()).count()
+    });
+    r.add(
+        17,
+        "count the processes in /proc",
+        if pids <= 3 { "few".into() } else { format!("{pids} processes") },
+        &["few"],
+    );
     if let Some(pid) = args.host_pid {
         // SAFETY: kill with signal 0 only checks existence.
         let ret = unsafe { libc::kill(pid, 0) };
         r.add(17, format!("kill(host pid {pid}, 0)"), outcome(ret.into()), &["ESRCH"]);
     }
-    r.add(18, "open /proc/kcore", open("/proc/kcore", libc::O_RDONLY), &["ENOENT", "EACCES", "EPERM"]);
-    r.add(18, "write /proc/sysrq-trigger", open("/proc/sysrq-trigger", libc::O_WRONLY), &["EROFS", "EACCES", "ENOENT", "EPERM"]);
-    r.add(18, "write /proc/sys/kernel/hostname", open("/proc/sys/kernel/hostname", libc::O_WRONLY), &["EROFS", "EACCES", "EPERM"]);
+    r.add(
+        18,
+        "open /proc/kcore",
+        open("/proc/kcore", libc::O_RDONLY),
+        &["ENOENT", "EACCES", "EPERM"],
+    );
+    r.add(
+        18,
+        "write /proc/sysrq-trigger",
+        open("/proc/sysrq-trigger", libc::O_WRONLY),
+        &["EROFS", "EACCES", "ENOENT", "EPERM"],
+    );
+    r.add(
+        18,
+        "write /proc/sys/kernel/hostname",
+        open("/proc/sys/kernel/hostname", libc::O_WRONLY),
+        &["EROFS", "EACCES", "EPERM"],
+    );
     r.add(19, "open /sys/kernel", open("/sys/kernel", libc::O_RDONLY), &["ENOENT"]);
     let cg = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
     let root_only = !cg.is_empty() && cg.lines().all(|l| l.ends_with(":/"));
-    r.add(19, "/proc/self/cgroup shows only /", if root_only { "root".into() } else { cg.trim().replace('\n', " ") }, &["root"]);
+    r.add(
+        19,
+        "/proc/self/cgroup shows only /",
+        if root_only { "root".into() } else { cg.trim().replace('\n', " ") },
+        &["root"],
+    );
     let mut name = [0u8; 64];
     // SAFETY: a valid buffer and its length.
     unsafe { libc::gethostname(name.as_mut_ptr().cast(), name.len()) };
-    let host = String::from_utf8_lossy(&name[..name.iter().position(|&b| b == 0).unwrap_or(0)]).into_owned();
+    let host = String::from_utf8_lossy(&name[..name.iter().position(|&b| b == 0).unwrap_or(0)])
+        .into_owned();
     r.add(20, "gethostname", host, &["sandbox"]);
     // SAFETY: a valid buffer and its length.
     let ret = unsafe { libc::sethostname(c"pwned".as_ptr(), 5) };
     r.add(20, "sethostname", outcome(ret.into()), &["EPERM"]);
     // Network and IPC.
     if let Some(port) = args.host_port {
-        r.add(21, format!("connect 127.0.0.1:{port}"), io_outcome(std::net::TcpStream::connect(("127.0.0.1", port))), &["ENETUNREACH", "ECONNREFUSED", "EAFNOSUPPORT"]);
+        r.add(
+            21,
+            format!("connect 127.0.0.1:{port}"),
+            io_outcome(std::net::TcpStream::connect(("127.0.0.1", port))),
+            &["ENETUNREACH", "ECONNREFUSED", "EAFNOSUPPORT"],
+        );
     }
-    r.add(22, "connect 1.1.1.1:53", io_outcome(std::net::TcpStream::connect(("1.1.1.1", 53))), &["ENETUNREACH", "EAFNOSUPPORT"]);
+    r.add(
+        22,
+        "connect 1.1.1.1:53",
+        io_outcome(std::net::TcpStream::connect(("1.1.1.1", 53))),
+        &["ENETUNREACH", "EAFNOSUPPORT"],
+    );
     if let Some(name) = &args.abstract_name {
         r.add(23, format!("connect abstract @{name}"), connect_abstract(name), &["ECONNREFUSED"]);
     }
-    r.add(23, "open /var/run/docker.sock", open("/var/run/docker.sock", libc::O_RDONLY), &["ENOENT"]);
-    r.add(24, "socket(AF_PACKET)", socket(libc::AF_PACKET, libc::SOCK_RAW, 0), &["EAFNOSUPPORT", "EPERM"]);
+    r.add(
+        23,
+        "open /var/run/docker.sock",
+        open("/var/run/docker.sock", libc::O_RDONLY),
+        &["ENOENT"],
+    );
+    r.add(
+        24,
+        "socket(AF_PACKET)",
+        socket(libc::AF_PACKET, libc::SOCK_RAW, 0),
+        &["EAFNOSUPPORT", "EPERM"],
+    );
     r.add(24, "socket(AF_VSOCK)", socket(libc::AF_VSOCK, libc::SOCK_STREAM, 0), &["EAFNOSUPPORT"]);
     r.add(24, "socket(AF_ALG)", socket(libc::AF_ALG, libc::SOCK_SEQPACKET, 0), &["EAFNOSUPPORT"]);
-    r.add(24, "socket(AF_NETLINK, NETLINK_AUDIT)", socket(libc::AF_NETLINK, libc::SOCK_RAW, libc::NETLINK_AUDIT), &["EAFNOSUPPORT"]);
-    r.add(25, "io_uring_setup", syscall6(libc::SYS_io_uring_setup, [1, 0, 0, 0, 0, 0]), &["ENOSYS"]);
+    r.add(
+        24,
+        "socket(AF_NETLINK, NETLINK_AUDIT)",
+        socket(libc::AF_NETLINK, libc::SOCK_RAW, libc::NETLINK_AUDIT),
+        &["EAFNOSUPPORT"],
+    );
+    r.add(
+        25,
+        "io_uring_setup",
+        syscall6(libc::SYS_io_uring_setup, [1, 0, 0, 0, 0, 0]),
+        &["ENOSYS"],
+    );
     if let Some(key) = args.shm_key {
         // SAFETY: integers only.
         let ret = unsafe { libc::shmget(key, 0, 0) };
         r.add(26, format!("shmget(host key {key})"), outcome(ret.into()), &["ENOENT"]);
     }
     // Privilege and namespaces.
-    r.add(27, "unshare(CLONE_NEWUSER)", syscall6(libc::SYS_unshare, [libc::CLONE_NEWUSER as _, 0, 0, 0, 0, 0]), &["EPERM"]);
+    r.add(
+        27,
+        "unshare(CLONE_NEWUSER)",
+        syscall6(libc::SYS_unshare, [libc::CLONE_NEWUSER as _, 0, 0, 0, 0, 0]),
+        &["EPERM"],
+    );
     r.add(28, "clone3", syscall6(libc::SYS_clone3, [0, 0, 0, 0, 0, 0]), &["ENOSYS"]);
-    r.add(28, "clone(CLONE_NEWUSER)", syscall6(libc::SYS_clone, [(libc::CLONE_NEWUSER | libc::SIGCHLD) as _, 0, 0, 0, 0, 0]), &["EPERM"]);
+    r.add(
+        28,
+        "clone(CLONE_NEWUSER)",
+        syscall6(libc::SYS_clone, [(libc::CLONE_NEWUSER | libc::SIGCHLD) as _, 0, 0, 0, 0, 0]),
+        &["EPERM"],
+    );
     let ns = c("/proc/1/ns/mnt");
     // SAFETY: a valid path; the fd is wrapped at once.
     let fd = unsafe { libc::open(ns.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
@@ -220,8 +322,16 @@ pub fn run(args: &ProbeArgs) -> Vec<Attempt> {
     // SAFETY: integers only.
     r.add(30, "setuid(0)", outcome(unsafe { libc::setuid(0) }.into()), &["EINVAL", "EPERM"]);
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    for (field, want) in [("CapEff", "0000000000000000"), ("CapBnd", "0000000000000000"), ("NoNewPrivs", "1"), ("Seccomp", "2")] {
-        let got = status.lines().find_map(|l| l.strip_prefix(&format!("{field}:"))).map_or("missing".into(), |v| v.trim().to_owned());
+    for (field, want) in [
+        ("CapEff", "0000000000000000"),
+        ("CapBnd", "0000000000000000"),
+        ("NoNewPrivs", "1"),
+        ("Seccomp", "2"),
+    ] {
+        let got = status
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("{field}:")))
+            .map_or("missing".into(), |v| v.trim().to_owned());
         r.add(30, format!("/proc/self/status {field}"), got, &[want]);
     }
     r.add(31, "raise RLIMIT_NOFILE above its hard limit", raise_nofile(), &["EPERM"]);
@@ -229,22 +339,72 @@ pub fn run(args: &ProbeArgs) -> Vec<Attempt> {
     // SAFETY: a valid path.
     r.add(32, "chroot /", outcome(unsafe { libc::chroot(dot.as_ptr()) }.into()), &["EPERM"]);
     r.add(32, "pivot_root", syscall6(libc::SYS_pivot_root, [0, 0, 0, 0, 0, 0]), &["EPERM"]);
-    r.add(32, "open_tree", syscall6(libc::SYS_open_tree, [-100, 0, 0, 0, 0, 0]), &["ENOSYS", "EPERM"]);
+    r.add(
+        32,
+        "open_tree",
+        syscall6(libc::SYS_open_tree, [-100, 0, 0, 0, 0, 0]),
+        &["ENOSYS", "EPERM"],
+    );
     r.add(32, "fsopen", syscall6(libc::SYS_fsopen, [0, 0, 0, 0, 0, 0]), &["ENOSYS", "EPERM"]);
-    r.add(32, "move_mount", syscall6(libc::SYS_move_mount, [-1, 0, -1, 0, 0, 0]), &["ENOSYS", "EPERM"]);
-    r.add(32, "mount_setattr", syscall6(libc::SYS_mount_setattr, [-1, 0, 0, 0, 0, 0]), &["ENOSYS", "EPERM"]);
-    r.add(33, "ptrace(PTRACE_ATTACH, 1)", syscall6(libc::SYS_ptrace, [libc::PTRACE_ATTACH as _, 1, 0, 0, 0, 0]), &["EPERM"]);
-    r.add(33, "process_vm_readv(1)", syscall6(libc::SYS_process_vm_readv, [1, 0, 0, 0, 0, 0]), &["EPERM"]);
+    r.add(
+        32,
+        "move_mount",
+        syscall6(libc::SYS_move_mount, [-1, 0, -1, 0, 0, 0]),
+        &["ENOSYS", "EPERM"],
+    );
+    r.add(
+        32,
+        "mount_setattr",
+        syscall6(libc::SYS_mount_setattr, [-1, 0, 0, 0, 0, 0]),
+        &["ENOSYS", "EPERM"],
+    );
+    r.add(
+        33,
+        "ptrace(PTRACE_ATTACH, 1)",
+        syscall6(libc::SYS_ptrace, [libc::PTRACE_ATTACH as _, 1, 0, 0, 0, 0]),
+        &["EPERM"],
+    );
+    r.add(
+        33,
+        "process_vm_readv(1)",
+        syscall6(libc::SYS_process_vm_readv, [1, 0, 0, 0, 0, 0]),
+        &["EPERM"],
+    );
     // Kernel attack surface.
-    r.add(35, "keyctl(KEYCTL_GET_KEYRING_ID)", syscall6(libc::SYS_keyctl, [0, -3, 0, 0, 0, 0]), &["EPERM"]);
+    r.add(
+        35,
+        "keyctl(KEYCTL_GET_KEYRING_ID)",
+        syscall6(libc::SYS_keyctl, [0, -3, 0, 0, 0, 0]),
+        &["EPERM"],
+    );
     r.add(35, "add_key", syscall6(libc::SYS_add_key, [0, 0, 0, 0, 0, 0]), &["EPERM"]);
     r.add(35, "request_key", syscall6(libc::SYS_request_key, [0, 0, 0, 0, 0, 0]), &["EPERM"]);
-    r.add(36, "perf_event_open", syscall6(libc::SYS_perf_event_open, [0, 0, -1, -1, 0, 0]), &["EPERM"]);
+    r.add(
+        36,
+        "perf_event_open",
+        syscall6(libc::SYS_perf_event_open, [0, 0, -1, -1, 0, 0]),
+        &["EPERM"],
+    );
     r.add(37, "bpf(BPF_MAP_CREATE)", syscall6(libc::SYS_bpf, [0, 0, 0, 0, 0, 0]), &["EPERM"]);
     r.add(38, "userfaultfd", syscall6(libc::SYS_userfaultfd, [0, 0, 0, 0, 0, 0]), &["EPERM"]);
-    r.add(39, "ioctl(0, TIOCSTI)", syscall6(libc::SYS_ioctl, [0, libc::TIOCSTI as _, 0, 0, 0, 0]), &["EPERM"]);
-    r.add(39, "ioctl(0, TIOCSTI | high bits)", syscall6(libc::SYS_ioctl, [0, 0x1_0000_0000 | libc::TIOCSTI as libc::c_long, 0, 0, 0, 0]), &["EPERM"]);
-    r.add(40, "personality(READ_IMPLIES_EXEC)", syscall6(libc::SYS_personality, [0x0400000, 0, 0, 0, 0, 0]), &["EPERM"]);
+    r.add(
+        39,
+        "ioctl(0, TIOCSTI)",
+        syscall6(libc::SYS_ioctl, [0, libc::TIOCSTI as _, 0, 0, 0, 0]),
+        &["EPERM"],
+    );
+    r.add(
+        39,
+        "ioctl(0, TIOCSTI | high bits)",
+        syscall6(libc::SYS_ioctl, [0, 0x1_0000_0000 | libc::TIOCSTI as libc::c_long, 0, 0, 0, 0]),
+        &["EPERM"],
+    );
+    r.add(
+        40,
+        "personality(READ_IMPLIES_EXEC)",
+        syscall6(libc::SYS_personality, [0x0400000, 0, 0, 0, 0, 0]),
+        &["EPERM"],
+    );
     for (name, nr) in [
         ("syslog", libc::SYS_syslog),
         ("iopl", libc::SYS_iopl),
@@ -261,7 +421,12 @@ pub fn run(args: &ProbeArgs) -> Vec<Attempt> {
     let mut sig = 0;
     // SAFETY: a valid out-pointer.
     unsafe { libc::prctl(libc::PR_GET_PDEATHSIG, &mut sig) };
-    r.add(49, "PR_GET_PDEATHSIG", if sig == libc::SIGKILL { "SIGKILL".into() } else { format!("{sig}") }, &["SIGKILL"]);
+    r.add(
+        49,
+        "PR_GET_PDEATHSIG",
+        if sig == libc::SIGKILL { "SIGKILL".into() } else { format!("{sig}") },
+        &["SIGKILL"],
+    );
     r.out
 }
 

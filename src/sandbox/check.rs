@@ -46,15 +46,27 @@ pub fn report() -> Report {
     let config = SandboxConfig::standard();
     let run = std::process::Command::new("/bin/true").status().is_ok();
     let works = if run {
-        let launch = Launch { program: "/bin/true".into(), sandbox: Some(config.clone()), ..Launch::default() };
+        let launch = Launch {
+            program: "/bin/true".into(),
+            sandbox: Some(config.clone()),
+            ..Launch::default()
+        };
         match super::spawn(&launch) {
             Ok(mut s) => match s.child.wait() {
                 Ok(st) if st.success() => {
-                    layers.push(layer("end to end", "enforced", "a sandboxed /bin/true ran and exited 0"));
+                    layers.push(layer(
+                        "end to end",
+                        "enforced",
+                        "a sandboxed /bin/true ran and exited 0",
+                    ));
                     true
                 }
                 Ok(st) => {
-                    layers.push(layer("end to end", "unavailable", format!("a sandboxed /bin/true exited with {st}")));
+                    layers.push(layer(
+                        "end to end",
+                        "unavailable",
+                        format!("a sandboxed /bin/true exited with {st}"),
+                    ));
                     false
                 }
                 Err(e) => {
@@ -107,13 +119,17 @@ pub fn report() -> Report {
             1..=4 => "best-effort",
             _ => "enforced",
         },
-        format!("ABI {abi} (exec only beneath read-only runtime folders; ioctl on devices from ABI 5)"),
+        format!(
+            "ABI {abi} (exec only beneath read-only runtime folders; ioctl on devices from ABI 5)"
+        ),
     ));
     let memfd = std::fs::read_to_string("/proc/sys/vm/memfd_noexec").ok();
     layers.push(layer(
         "memfd_noexec",
         if memfd.is_some() { "enforced" } else { "unavailable" },
-        memfd.map_or("vm.memfd_noexec absent (Linux < 6.3)".into(), |v| format!("set to 2 in each sandbox (host value {})", v.trim())),
+        memfd.map_or("vm.memfd_noexec absent (Linux < 6.3)".into(), |v| {
+            format!("set to 2 in each sandbox (host value {})", v.trim())
+        }),
     ));
     let uring = std::fs::read_to_string("/proc/sys/kernel/io_uring_disabled").ok();
     layers.push(layer(
@@ -130,7 +146,8 @@ pub fn report() -> Report {
         "identity",
         "info",
         if uid == 0 {
-            "host is root: sandboxes run as nobody (65534), or as the owner of a writable workspace".to_owned()
+            "host is root: sandboxes run as nobody (65534), or as the owner of a writable workspace"
+                .to_owned()
         } else {
             format!("host uid {uid}: sandboxes run as it, seen as uid {} inside", launch::INNER_ID)
         },

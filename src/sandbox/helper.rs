@@ -114,11 +114,17 @@ fn outer() -> Step<libc::c_int> {
     for step in &plan.mounts {
         sources.push(match step {
             MountStep::Bind { path, .. } => {
-                let fd = open_no_symlinks(path).step(|| format!("opening bind source {}", path.display()))?;
+                let fd = open_no_symlinks(path)
+                    .step(|| format!("opening bind source {}", path.display()))?;
                 match clone_tree(&fd) {
                     Ok(tree) => Some(tree),
                     Err(e) if matches!(e.raw_os_error(), Some(libc::EPERM | libc::ENOSYS)) => None,
-                    Err(e) => return Err(StepError { step: format!("open_tree {}", path.display()), source: e }),
+                    Err(e) => {
+                        return Err(StepError {
+                            step: format!("open_tree {}", path.display()),
+                            source: e,
+                        });
+                    }
                 }
             }
             _ => None,
@@ -136,7 +142,14 @@ fn outer() -> Step<libc::c_int> {
     // SAFETY: a raw clone without CLONE_VM and with a NULL stack behaves like fork: the child
     // gets a copy of this single-threaded process's memory and continues from here.
     let pid = cvt(unsafe {
-        libc::syscall(libc::SYS_clone, (flags | libc::SIGCHLD) as libc::c_ulong, 0usize, 0usize, 0usize, 0usize)
+        libc::syscall(
+            libc::SYS_clone,
+            (flags | libc::SIGCHLD) as libc::c_ulong,
+            0usize,
+            0usize,
+            0usize,
+            0usize,
+        )
     })
     .step(|| "clone(CLONE_NEWUSER|NEWNS|NEWPID|NEWNET|NEWIPC|NEWUTS|NEWCGROUP)".into())?
         as libc::pid_t;
@@ -175,7 +188,10 @@ fn init(plan: &Plan, sources: Vec<Option<OwnedFd>>, sync_r: OwnedFd) -> Step<lib
     // SAFETY: reads into a valid 1-byte buffer from our pipe.
     let n = unsafe { libc::read(sync_r.as_raw_fd(), byte.as_mut_ptr().cast(), 1) };
     if n != 1 {
-        return Err(StepError { step: "waiting for the uid/gid maps".into(), source: io::Error::other("the helper exited") });
+        return Err(StepError {
+            step: "waiting for the uid/gid maps".into(),
+            source: io::Error::other("the helper exited"),
+        });
     }
     drop(sync_r);
     // SAFETY: plain id syscalls; the maps written by the parent make 0 valid here.
@@ -203,12 +219,17 @@ fn init(plan: &Plan, sources: Vec<Option<OwnedFd>>, sync_r: OwnedFd) -> Step<lib
     }
     // Not before the fork: a non-dumpable server child could not write its own /proc/self maps.
     // SAFETY: prctl with integer arguments.
-    cvt_i(unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) }).step(|| "prctl(PR_SET_DUMPABLE)".into())?;
+    cvt_i(unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) })
+        .step(|| "prctl(PR_SET_DUMPABLE)".into())?;
     let gate = match (gate, plan.exec_gate) {
         (Some((ours, theirs)), Some(allowed)) => {
             drop(theirs);
-            let listener = seccomp::recv_fd(ours.as_fd()).step(|| "receiving the exec-gate listener".into())?;
-            Some(seccomp::ExecGate::new(listener, allowed).step(|| "setting up the exec gate".into())?)
+            let listener = seccomp::recv_fd(ours.as_fd())
+                .step(|| "receiving the exec-gate listener".into())?;
+            Some(
+                seccomp::ExecGate::new(listener, allowed)
+                    .step(|| "setting up the exec gate".into())?,
+            )
         }
         _ => None,
     };
@@ -219,16 +240,18 @@ fn init(plan: &Plan, sources: Vec<Option<OwnedFd>>, sync_r: OwnedFd) -> Step<lib
 /// Closes our copy of the status pipe (so the host sees EOF when the server execs) and points
 /// stdin/stdout at /dev/null (so only the server holds the host's pipes).
 fn close_status_and_stdio() {
-    // SAFETY: closing fds we own; open/dup2 on valid arguments. Failures leave fds as they
-    // were, which only delays EOFs; nothing unsafe follows from them.
-    unsafe {
-        libc::close(STATUS_FD);
-        let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR | libc::O_CLOEXEC);
-        if null >= 0 {
-            libc::dup2(null, 0);
-            libc::dup2(null, 1);
-            libc::close(null);
+    // Failures below leave fds as they were, which only delays EOFs.
+    // SAFETY: closing an fd we own.
+    unsafe { libc::close(STATUS_FD) };
+    // SAFETY: a valid C string.
+    let null = unsafe { libc::open(c"/dev/null".as_ptr(), libc::O_RDWR | libc::O_CLOEXEC) };
+    if null >= 0 {
+        for fd in [0, 1] {
+            // SAFETY: dup2 between fds we own.
+            unsafe { libc::dup2(null, fd) };
         }
+        // SAFETY: closing the fd we opened.
+        unsafe { libc::close(null) };
     }
 }
 
@@ -242,7 +265,11 @@ fn supervise(child: libc::pid_t, mut gate: Option<seccomp::ExecGate>) -> libc::c
     loop {
         let mut fds = [
             libc::pollfd { fd: sfd.as_raw_fd(), events: libc::POLLIN, revents: 0 },
-            libc::pollfd { fd: gate.as_ref().map_or(-1, |g| g.as_raw_fd()), events: libc::POLLIN, revents: 0 },
+            libc::pollfd {
+                fd: gate.as_ref().map_or(-1, |g| g.as_fd().as_raw_fd()),
+                events: libc::POLLIN,
+                revents: 0,
+            },
         ];
         // SAFETY: polls two valid pollfd entries (a negative fd is ignored by poll).
         let r = unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) };
@@ -312,28 +339,30 @@ fn exit_code(status: libc::c_int) -> libc::c_int {
 
 /// The server child: the last steps of SANDBOX.md §2 (20–28), then `execve`.
 fn server(plan: &Plan, gate: Option<OwnedFd>) -> Step<std::convert::Infallible> {
+    let set = signal_set(&[]);
     // SAFETY: an empty, initialised signal set.
-    unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        libc::sigprocmask(libc::SIG_SETMASK, &set, std::ptr::null_mut());
-    }
+    unsafe { libc::sigprocmask(libc::SIG_SETMASK, &set, std::ptr::null_mut()) };
     // init's id change made it (and so us) non-dumpable, which would give our /proc/self files
     // to root and forbid writing our own id maps below; execve sets the flag anew.
     // SAFETY: prctl with integer arguments.
-    cvt_i(unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 1, 0, 0, 0) }).step(|| "prctl(PR_SET_DUMPABLE, 1)".into())?;
+    cvt_i(unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 1, 0, 0, 0) })
+        .step(|| "prctl(PR_SET_DUMPABLE, 1)".into())?;
     for &(resource, soft, hard) in &plan.rlimits {
         let lim = libc::rlimit { rlim_cur: soft, rlim_max: hard };
         // SAFETY: a valid rlimit struct.
-        cvt_i(unsafe { libc::setrlimit(resource as _, &lim) }).step(|| format!("setrlimit({resource}, {soft}, {hard})"))?;
+        cvt_i(unsafe { libc::setrlimit(resource as _, &lim) })
+            .step(|| format!("setrlimit({resource}, {soft}, {hard})"))?;
     }
     // A nested user namespace maps the server's id to our root, leaving 0 unmapped in it.
     // SAFETY: unshare with flags only.
-    cvt_i(unsafe { libc::unshare(libc::CLONE_NEWUSER) }).step(|| "unshare(CLONE_NEWUSER) for the server's id".into())?;
+    cvt_i(unsafe { libc::unshare(libc::CLONE_NEWUSER) })
+        .step(|| "unshare(CLONE_NEWUSER) for the server's id".into())?;
     std::fs::write("/proc/self/setgroups", "deny").step(|| "/proc/self/setgroups".into())?;
     let id = plan.inner_id;
-    std::fs::write("/proc/self/uid_map", format!("{id} 0 1\n")).step(|| "/proc/self/uid_map".into())?;
-    std::fs::write("/proc/self/gid_map", format!("{id} 0 1\n")).step(|| "/proc/self/gid_map".into())?;
+    std::fs::write("/proc/self/uid_map", format!("{id} 0 1\n"))
+        .step(|| "/proc/self/uid_map".into())?;
+    std::fs::write("/proc/self/gid_map", format!("{id} 0 1\n"))
+        .step(|| "/proc/self/gid_map".into())?;
     // SAFETY: plain id syscalls; `id` is mapped now.
     cvt_i(unsafe { libc::setresgid(id, id, id) }).step(|| format!("setresgid({id})"))?;
     // SAFETY: as above.
@@ -342,7 +371,8 @@ fn server(plan: &Plan, gate: Option<OwnedFd>) -> Step<std::convert::Infallible> 
     let gate_fd = match gate {
         Some(fd) => {
             // SAFETY: dup2 onto a fixed number; the old fd is closed with the range below.
-            cvt_i(unsafe { libc::dup2(fd.as_raw_fd(), GATE_FD) }).step(|| "dup2 of the exec-gate socket".into())?;
+            cvt_i(unsafe { libc::dup2(fd.as_raw_fd(), GATE_FD) })
+                .step(|| "dup2 of the exec-gate socket".into())?;
             std::mem::forget(fd);
             Some(GATE_FD)
         }
@@ -350,7 +380,8 @@ fn server(plan: &Plan, gate: Option<OwnedFd>) -> Step<std::convert::Infallible> 
     };
     close_fds_from(3, &[STATUS_FD, GATE_FD]).step(|| "close_range".into())?;
     // SAFETY: fcntl on our own fd: the status pipe closes when execve succeeds.
-    cvt_i(unsafe { libc::fcntl(STATUS_FD, libc::F_SETFD, libc::FD_CLOEXEC) }).step(|| "marking the status pipe close-on-exec".into())?;
+    cvt_i(unsafe { libc::fcntl(STATUS_FD, libc::F_SETFD, libc::FD_CLOEXEC) })
+        .step(|| "marking the status pipe close-on-exec".into())?;
     // SAFETY: setsid has no arguments.
     cvt_i(unsafe { libc::setsid() }).step(|| "setsid".into())?;
     let cwd = cstr(&plan.cwd).step(|| "cwd".into())?;
@@ -358,42 +389,56 @@ fn server(plan: &Plan, gate: Option<OwnedFd>) -> Step<std::convert::Infallible> 
     cvt_i(unsafe { libc::chdir(cwd.as_ptr()) }).step(|| format!("chdir {}", plan.cwd.display()))?;
     drop_capabilities().step(|| "dropping capabilities".into())?;
     // SAFETY: prctl with integer arguments.
-    cvt_i(unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) }).step(|| "prctl(PR_SET_NO_NEW_PRIVS)".into())?;
+    cvt_i(unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) })
+        .step(|| "prctl(PR_SET_NO_NEW_PRIVS)".into())?;
     // After the id change, which clears it.
     set_pdeathsig().step(|| "prctl(PR_SET_PDEATHSIG) in the server".into())?;
     // SAFETY: getppid has no arguments.
     if unsafe { libc::getppid() } != 1 {
-        return Err(StepError { step: "checking the parent".into(), source: io::Error::other("sandbox init exited") });
+        return Err(StepError {
+            step: "checking the parent".into(),
+            source: io::Error::other("sandbox init exited"),
+        });
     }
     super::landlock::restrict(plan).step(|| "landlock".into())?;
     if let Some(bytes) = &plan.seccomp {
-        let prog = seccomp::BpfProgram::from_bytes(bytes).map_err(io::Error::other).step(|| "seccomp program".into())?;
-        let listener = seccomp::install(&prog).step(|| "seccomp(SECCOMP_SET_MODE_FILTER)".into())?;
+        let prog = seccomp::BpfProgram::from_bytes(bytes)
+            .map_err(io::Error::other)
+            .step(|| "seccomp program".into())?;
+        let listener =
+            seccomp::install(&prog).step(|| "seccomp(SECCOMP_SET_MODE_FILTER)".into())?;
         if let (Some(listener), Some(gate)) = (listener, gate_fd) {
             // SAFETY: GATE_FD is the socket dup'ed above, open until the close below.
             let gate_sock = unsafe { BorrowedFd::borrow_raw(gate) };
-            seccomp::send_fd(gate_sock, listener.as_fd()).step(|| "handing the exec-gate listener to init".into())?;
+            seccomp::send_fd(gate_sock, listener.as_fd())
+                .step(|| "handing the exec-gate listener to init".into())?;
             drop(listener);
             // SAFETY: closing our gate socket.
             unsafe { libc::close(gate) };
         }
     }
     let program = cstr(&plan.program).step(|| "program".into())?;
-    let argv: Vec<CString> = plan.argv.iter().map(|a| CString::new(a.clone()).unwrap_or_default()).collect();
-    let envp: Vec<CString> = plan.envp.iter().filter_map(|e| CString::new(e.clone()).ok()).collect();
+    let argv: Vec<CString> =
+        plan.argv.iter().map(|a| CString::new(a.clone()).unwrap_or_default()).collect();
+    let envp: Vec<CString> =
+        plan.envp.iter().filter_map(|e| CString::new(e.clone()).ok()).collect();
     let mut argv_p: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
     argv_p.push(std::ptr::null());
     let mut envp_p: Vec<*const libc::c_char> = envp.iter().map(|e| e.as_ptr()).collect();
     envp_p.push(std::ptr::null());
     // SAFETY: NULL-terminated arrays of valid C strings that outlive the call.
     unsafe { libc::execve(program.as_ptr(), argv_p.as_ptr(), envp_p.as_ptr()) };
-    Err(StepError { step: format!("execve {}", plan.program.display()), source: io::Error::last_os_error() })
+    Err(StepError {
+        step: format!("execve {}", plan.program.display()),
+        source: io::Error::last_os_error(),
+    })
 }
 
 /// Builds the new root on a tmpfs over `/tmp` (this mount namespace's only), pivots into it
 /// and makes it read-only (SANDBOX.md §2 steps 9–17).
 fn build_root(plan: &Plan, sources: &[Option<OwnedFd>]) -> Step<()> {
-    mount(None, "/", None, libc::MS_REC | libc::MS_PRIVATE, None).step(|| "making / private".into())?;
+    mount(None, "/", None, libc::MS_REC | libc::MS_PRIVATE, None)
+        .step(|| "making / private".into())?;
     let root = Path::new("/tmp");
     let opts = format!("size={},mode=0755", plan.root_size);
     mount(Some("tmpfs"), root, Some("tmpfs"), libc::MS_NOSUID | libc::MS_NODEV, Some(&opts))
@@ -413,14 +458,17 @@ fn build_root(plan: &Plan, sources: &[Option<OwnedFd>]) -> Step<()> {
             MountStep::Symlink { path, target } => {
                 let link = inside(root, path);
                 if let Some(parent) = link.parent() {
-                    std::fs::create_dir_all(parent).step(|| format!("mkdir {}", parent.display()))?;
+                    std::fs::create_dir_all(parent)
+                        .step(|| format!("mkdir {}", parent.display()))?;
                 }
-                std::os::unix::fs::symlink(target, &link).step(|| format!("symlink {}", path.display()))?;
+                std::os::unix::fs::symlink(target, &link)
+                    .step(|| format!("symlink {}", path.display()))?;
             }
             MountStep::File { path, contents } => {
                 let file = inside(root, path);
                 if let Some(parent) = file.parent() {
-                    std::fs::create_dir_all(parent).step(|| format!("mkdir {}", parent.display()))?;
+                    std::fs::create_dir_all(parent)
+                        .step(|| format!("mkdir {}", parent.display()))?;
                 }
                 std::fs::write(&file, contents).step(|| format!("writing {}", path.display()))?;
             }
@@ -429,24 +477,39 @@ fn build_root(plan: &Plan, sources: &[Option<OwnedFd>]) -> Step<()> {
     // /dev: a tmpfs with the harmless nodes bound from the host.
     let dev = root.join("dev");
     std::fs::create_dir_all(&dev).step(|| "mkdir /dev".into())?;
-    mount(Some("tmpfs"), &dev, Some("tmpfs"), libc::MS_NOSUID | libc::MS_NOEXEC, Some("size=64k,mode=0755"))
-        .step(|| "mounting /dev".into())?;
+    mount(
+        Some("tmpfs"),
+        &dev,
+        Some("tmpfs"),
+        libc::MS_NOSUID | libc::MS_NOEXEC,
+        Some("size=64k,mode=0755"),
+    )
+    .step(|| "mounting /dev".into())?;
     for node in ["null", "zero", "full", "random", "urandom"] {
         let target = dev.join(node);
         std::fs::write(&target, b"").step(|| format!("creating /dev/{node}"))?;
-        mount(Some(&format!("/dev/{node}")), &target, None, libc::MS_BIND, None).step(|| format!("binding /dev/{node}"))?;
+        mount(Some(&format!("/dev/{node}")), &target, None, libc::MS_BIND, None)
+            .step(|| format!("binding /dev/{node}"))?;
     }
-    for (name, target) in [("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")] {
-        std::os::unix::fs::symlink(target, dev.join(name)).step(|| format!("symlink /dev/{name}"))?;
+    for (name, target) in [
+        ("fd", "/proc/self/fd"),
+        ("stdin", "/proc/self/fd/0"),
+        ("stdout", "/proc/self/fd/1"),
+        ("stderr", "/proc/self/fd/2"),
+    ] {
+        std::os::unix::fs::symlink(target, dev.join(name))
+            .step(|| format!("symlink /dev/{name}"))?;
     }
     let shm = dev.join("shm");
     std::fs::create_dir_all(&shm).step(|| "mkdir /dev/shm".into())?;
     let tmp_opts = format!("size={},mode=1777", plan.tmp_size);
     let scratch = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
-    mount(Some("tmpfs"), &shm, Some("tmpfs"), scratch, Some(&tmp_opts)).step(|| "mounting /dev/shm".into())?;
+    mount(Some("tmpfs"), &shm, Some("tmpfs"), scratch, Some(&tmp_opts))
+        .step(|| "mounting /dev/shm".into())?;
     let tmp = root.join("tmp");
     std::fs::create_dir_all(&tmp).step(|| "mkdir /tmp".into())?;
-    mount(Some("tmpfs"), &tmp, Some("tmpfs"), scratch, Some(&tmp_opts)).step(|| "mounting /tmp".into())?;
+    mount(Some("tmpfs"), &tmp, Some("tmpfs"), scratch, Some(&tmp_opts))
+        .step(|| "mounting /tmp".into())?;
     // /proc of the new pid namespace.
     let proc_ = root.join("proc");
     std::fs::create_dir_all(&proc_).step(|| "mkdir /proc".into())?;
@@ -463,19 +526,24 @@ fn build_root(plan: &Plan, sources: &[Option<OwnedFd>]) -> Step<()> {
     }
     let host = CString::new(plan.hostname.as_str()).unwrap_or_default();
     // SAFETY: a valid buffer and its length.
-    cvt_i(unsafe { libc::sethostname(host.as_ptr(), plan.hostname.len()) }).step(|| "sethostname".into())?;
+    cvt_i(unsafe { libc::sethostname(host.as_ptr(), plan.hostname.len()) })
+        .step(|| "sethostname".into())?;
     if plan.network {
         loopback_up().step(|| "bringing lo up".into())?;
     }
     let root_c = cstr(root).step(|| "root".into())?;
-    // SAFETY: valid C strings; pivot_root(".", ".") stacks the old root under the new one,
-    // and the detach below removes it (the documented idiom of pivot_root(2)).
-    unsafe {
-        cvt_i(libc::chdir(root_c.as_ptr())).step(|| "chdir into the new root".into())?;
-        cvt(libc::syscall(libc::SYS_pivot_root, c".".as_ptr(), c".".as_ptr())).step(|| "pivot_root".into())?;
-        cvt_i(libc::umount2(c".".as_ptr(), libc::MNT_DETACH)).step(|| "detaching the old root".into())?;
-        cvt_i(libc::chdir(c"/".as_ptr())).step(|| "chdir /".into())?;
-    }
+    // pivot_root(".", ".") stacks the old root under the new one, and the detach below
+    // removes it (the documented idiom of pivot_root(2)).
+    // SAFETY: a valid C string.
+    cvt_i(unsafe { libc::chdir(root_c.as_ptr()) }).step(|| "chdir into the new root".into())?;
+    // SAFETY: valid C strings.
+    cvt(unsafe { libc::syscall(libc::SYS_pivot_root, c".".as_ptr(), c".".as_ptr()) })
+        .step(|| "pivot_root".into())?;
+    // SAFETY: a valid C string.
+    cvt_i(unsafe { libc::umount2(c".".as_ptr(), libc::MNT_DETACH) })
+        .step(|| "detaching the old root".into())?;
+    // SAFETY: a valid C string.
+    cvt_i(unsafe { libc::chdir(c"/".as_ptr()) }).step(|| "chdir /".into())?;
     set_readonly(Path::new("/"), false).step(|| "remounting / read-only".into())?;
     Ok(())
 }
@@ -484,14 +552,21 @@ fn inside(root: &Path, path: &Path) -> PathBuf {
     root.join(path.strip_prefix("/").unwrap_or(path))
 }
 
-fn mount(src: Option<&str>, target: impl AsRef<Path>, fstype: Option<&str>, flags: libc::c_ulong, data: Option<&str>) -> io::Result<()> {
+fn mount(
+    src: Option<&str>,
+    target: impl AsRef<Path>,
+    fstype: Option<&str>,
+    flags: libc::c_ulong,
+    data: Option<&str>,
+) -> io::Result<()> {
     let src = src.map(|s| CString::new(s).unwrap_or_default());
     let target = cstr(target.as_ref())?;
     let fstype = fstype.map(|s| CString::new(s).unwrap_or_default());
     let data = data.map(|s| CString::new(s).unwrap_or_default());
     let p = |c: &Option<CString>| c.as_ref().map_or(std::ptr::null(), |c| c.as_ptr());
     // SAFETY: every pointer is NULL or a valid C string alive for the call.
-    cvt_i(unsafe { libc::mount(p(&src), target.as_ptr(), p(&fstype), flags, p(&data).cast()) }).map(drop)
+    cvt_i(unsafe { libc::mount(p(&src), target.as_ptr(), p(&fstype), flags, p(&data).cast()) })
+        .map(drop)
 }
 
 /// Creates the mount point for the object behind `fd`: a folder or an empty file.
@@ -521,9 +596,13 @@ fn bind_from_fd(fd: &OwnedFd, target: &Path) -> io::Result<()> {
 /// `fd` (Linux 5.2+), attachable in another mount namespace with `move_mount`.
 fn clone_tree(fd: &OwnedFd) -> io::Result<OwnedFd> {
     const OPEN_TREE_CLONE: libc::c_uint = 1;
-    let flags = OPEN_TREE_CLONE | libc::O_CLOEXEC as libc::c_uint | AT_RECURSIVE | libc::AT_EMPTY_PATH as libc::c_uint;
+    let flags = OPEN_TREE_CLONE
+        | libc::O_CLOEXEC as libc::c_uint
+        | AT_RECURSIVE
+        | libc::AT_EMPTY_PATH as libc::c_uint;
     // SAFETY: a valid fd and an empty C string path.
-    let tree = cvt(unsafe { libc::syscall(libc::SYS_open_tree, fd.as_raw_fd(), c"".as_ptr(), flags) })?;
+    let tree =
+        cvt(unsafe { libc::syscall(libc::SYS_open_tree, fd.as_raw_fd(), c"".as_ptr(), flags) })?;
     // SAFETY: a fresh fd we own.
     Ok(unsafe { OwnedFd::from_raw_fd(tree as RawFd) })
 }
@@ -535,7 +614,14 @@ fn attach_tree(tree: &OwnedFd, target: &Path) -> io::Result<()> {
     let t = cstr(target)?;
     // SAFETY: a valid fd, an empty path and a valid target path.
     cvt(unsafe {
-        libc::syscall(libc::SYS_move_mount, tree.as_raw_fd(), c"".as_ptr(), libc::AT_FDCWD, t.as_ptr(), MOVE_MOUNT_F_EMPTY_PATH)
+        libc::syscall(
+            libc::SYS_move_mount,
+            tree.as_raw_fd(),
+            c"".as_ptr(),
+            libc::AT_FDCWD,
+            t.as_ptr(),
+            MOVE_MOUNT_F_EMPTY_PATH,
+        )
     })
     .map(drop)
 }
@@ -543,7 +629,12 @@ fn attach_tree(tree: &OwnedFd, target: &Path) -> io::Result<()> {
 /// A bind's flags: read-only (or noexec when writable), always nosuid and nodev, recursively.
 fn set_bind_flags(target: &Path, writable: bool) -> io::Result<()> {
     if writable {
-        set_attrs(target, true, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, MOUNT_ATTR_RDONLY)
+        set_attrs(
+            target,
+            true,
+            MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+            MOUNT_ATTR_RDONLY,
+        )
     } else {
         set_readonly(target, true)
     }
@@ -570,7 +661,14 @@ fn set_attrs(target: &Path, recursive: bool, set: u64, clear: u64) -> io::Result
     let flags = if recursive { AT_RECURSIVE } else { 0 };
     // SAFETY: valid path and attribute struct with its size.
     cvt(unsafe {
-        libc::syscall(libc::SYS_mount_setattr, libc::AT_FDCWD, t.as_ptr(), flags, &attr as *const MountAttr, std::mem::size_of::<MountAttr>())
+        libc::syscall(
+            libc::SYS_mount_setattr,
+            libc::AT_FDCWD,
+            t.as_ptr(),
+            flags,
+            &attr as *const MountAttr,
+            std::mem::size_of::<MountAttr>(),
+        )
     })
     .map(drop)
 }
@@ -578,15 +676,25 @@ fn set_attrs(target: &Path, recursive: bool, set: u64, clear: u64) -> io::Result
 /// Read-only, nosuid, nodev; `mount_setattr` where the kernel has it, else a bind remount that
 /// keeps the flags already set (a user namespace may not clear locked ones).
 fn set_readonly(target: &Path, recursive: bool) -> io::Result<()> {
-    match set_attrs(target, recursive, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 0) {
+    match set_attrs(target, recursive, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 0)
+    {
         Err(e) if e.raw_os_error() == Some(libc::ENOSYS) => {
             let t = cstr(target)?;
             // SAFETY: zeroed statvfs and a valid path.
             let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
             // SAFETY: as above.
             cvt_i(unsafe { libc::statvfs(t.as_ptr(), &mut st) })?;
-            let mut flags = libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV;
-            for (st_flag, ms) in [(libc::ST_NOEXEC, libc::MS_NOEXEC), (libc::ST_NOATIME, libc::MS_NOATIME), (libc::ST_NODIRATIME, libc::MS_NODIRATIME), (libc::ST_RELATIME, libc::MS_RELATIME)] {
+            let mut flags = libc::MS_REMOUNT
+                | libc::MS_BIND
+                | libc::MS_RDONLY
+                | libc::MS_NOSUID
+                | libc::MS_NODEV;
+            for (st_flag, ms) in [
+                (libc::ST_NOEXEC, libc::MS_NOEXEC),
+                (libc::ST_NOATIME, libc::MS_NOATIME),
+                (libc::ST_NODIRATIME, libc::MS_NODIRATIME),
+                (libc::ST_RELATIME, libc::MS_RELATIME),
+            ] {
                 if st.f_flag & st_flag != 0 {
                     flags |= ms;
                 }
@@ -608,9 +716,21 @@ fn open_no_symlinks(path: &Path) -> io::Result<OwnedFd> {
     const RESOLVE_NO_MAGICLINKS: u64 = 0x02;
     const RESOLVE_NO_SYMLINKS: u64 = 0x04;
     let p = cstr(path)?;
-    let how = OpenHow { flags: (libc::O_PATH | libc::O_CLOEXEC) as u64, mode: 0, resolve: RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+    let how = OpenHow {
+        flags: (libc::O_PATH | libc::O_CLOEXEC) as u64,
+        mode: 0,
+        resolve: RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+    };
     // SAFETY: valid path and open_how struct with its size.
-    let fd = cvt(unsafe { libc::syscall(libc::SYS_openat2, libc::AT_FDCWD, p.as_ptr(), &how as *const OpenHow, std::mem::size_of::<OpenHow>()) })?;
+    let fd = cvt(unsafe {
+        libc::syscall(
+            libc::SYS_openat2,
+            libc::AT_FDCWD,
+            p.as_ptr(),
+            &how as *const OpenHow,
+            std::mem::size_of::<OpenHow>(),
+        )
+    })?;
     // SAFETY: a fresh fd we own.
     Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
 }
@@ -620,17 +740,23 @@ fn set_pdeathsig() -> io::Result<()> {
     cvt_i(unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) }).map(drop)
 }
 
-fn forwarded_set() -> libc::sigset_t {
-    // SAFETY: sigemptyset/sigaddset initialise and fill a set we own.
-    unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        for sig in FORWARDED {
-            libc::sigaddset(&mut set, sig);
-        }
-        libc::sigaddset(&mut set, libc::SIGCHLD);
-        set
+/// A signal set holding `signals`.
+fn signal_set(signals: &[libc::c_int]) -> libc::sigset_t {
+    // SAFETY: sigset_t is plain data; sigemptyset initialises it next.
+    let mut set: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // SAFETY: a set we own.
+    unsafe { libc::sigemptyset(&mut set) };
+    for &sig in signals {
+        // SAFETY: a set we own and a valid signal number.
+        unsafe { libc::sigaddset(&mut set, sig) };
     }
+    set
+}
+
+fn forwarded_set() -> libc::sigset_t {
+    let mut all = FORWARDED.to_vec();
+    all.push(libc::SIGCHLD);
+    signal_set(&all)
 }
 
 fn block_forwarded() -> io::Result<()> {
@@ -651,16 +777,16 @@ fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
     let mut fds = [0; 2];
     // SAFETY: valid out-array of two ints.
     cvt_i(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) })?;
-    // SAFETY: two fresh fds we own.
-    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+    Ok((owned(fds[0]), owned(fds[1])))
 }
 
 fn socketpair() -> io::Result<(OwnedFd, OwnedFd)> {
     let mut fds = [0; 2];
     // SAFETY: valid out-array of two ints.
-    cvt_i(unsafe { libc::socketpair(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0, fds.as_mut_ptr()) })?;
-    // SAFETY: two fresh fds we own.
-    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+    cvt_i(unsafe {
+        libc::socketpair(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0, fds.as_mut_ptr())
+    })?;
+    Ok((owned(fds[0]), owned(fds[1])))
 }
 
 fn write_all(fd: RawFd, mut buf: &[u8]) -> io::Result<()> {
@@ -743,13 +869,15 @@ fn drop_capabilities() -> io::Result<()> {
     let header = Header { version: LINUX_CAPABILITY_VERSION_3, pid: 0 };
     let data = [Data { effective: 0, permitted: 0, inheritable: 0 }; 2];
     // SAFETY: a v3 header and the two data structs v3 expects.
-    cvt(unsafe { libc::syscall(libc::SYS_capset, &header as *const Header, data.as_ptr()) }).map(drop)
+    cvt(unsafe { libc::syscall(libc::SYS_capset, &header as *const Header, data.as_ptr()) })
+        .map(drop)
 }
 
 /// `ifconfig lo up` through `SIOCSIFFLAGS`.
 fn loopback_up() -> io::Result<()> {
     // SAFETY: socket with integer arguments.
-    let s = cvt_i(unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) })?;
+    let s =
+        cvt_i(unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) })?;
     // SAFETY: a fresh fd we own.
     let s = unsafe { OwnedFd::from_raw_fd(s) };
     // SAFETY: ifreq is plain data.
@@ -760,4 +888,10 @@ fn loopback_up() -> io::Result<()> {
     req.ifr_ifru.ifru_flags = (libc::IFF_UP | libc::IFF_RUNNING) as libc::c_short;
     // SAFETY: a valid ifreq for SIOCSIFFLAGS.
     cvt_i(unsafe { libc::ioctl(s.as_raw_fd(), libc::SIOCSIFFLAGS, &req) }).map(drop)
+}
+
+/// Takes ownership of a fresh fd the kernel just returned.
+fn owned(fd: RawFd) -> OwnedFd {
+    // SAFETY: callers pass fds just returned by a successful syscall, owned by nobody else.
+    unsafe { OwnedFd::from_raw_fd(fd) }
 }

@@ -50,6 +50,8 @@ fn status(plan: &Plan) -> Result<RulesetStatus, landlock::RulesetError> {
 pub(crate) fn abi_version() -> i32 {
     // SAFETY: landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION) only returns the
     // ABI version; it takes no buffer.
-    let v = unsafe { libc::syscall(libc::SYS_landlock_create_ruleset, std::ptr::null::<u8>(), 0usize, 1u32) };
+    let v = unsafe {
+        libc::syscall(libc::SYS_landlock_create_ruleset, std::ptr::null::<u8>(), 0usize, 1u32)
+    };
     if v < 0 { 0 } else { v as i32 }
 }

@@ -72,8 +72,9 @@ pub(crate) fn make_plan(launch: &Launch, config: &SandboxConfig) -> Result<Plan,
         .find(|(k, _)| k == "PATH")
         .map(|(_, v)| v.clone())
         .or_else(|| std::env::var_os("PATH"));
-    let program = plan::find_program(&launch.program, host_path.as_deref())
-        .ok_or_else(|| SpawnError::Sandbox(plan::PlanError::ProgramNotFound(launch.program.clone()).to_string()))?;
+    let program = plan::find_program(&launch.program, host_path.as_deref()).ok_or_else(|| {
+        SpawnError::Sandbox(plan::PlanError::ProgramNotFound(launch.program.clone()).to_string())
+    })?;
     let program = std::path::absolute(&program).unwrap_or(program);
     let mut dirs = plan::program_binds(&program, host_path.as_deref());
     for arg in &launch.args {
@@ -84,7 +85,9 @@ pub(crate) fn make_plan(launch: &Launch, config: &SandboxConfig) -> Result<Plan,
     }
     let cwd = match (&launch.cwd, &config.workspace) {
         (Some(c), _) => {
-            let real = c.canonicalize().map_err(|e| SpawnError::Sandbox(format!("sandbox: cwd {}: {e}", c.display())))?;
+            let real = c
+                .canonicalize()
+                .map_err(|e| SpawnError::Sandbox(format!("sandbox: cwd {}: {e}", c.display())))?;
             if config.workspace.as_deref() != Some(real.as_path()) {
                 dirs.insert(real.clone());
             }
@@ -93,16 +96,22 @@ pub(crate) fn make_plan(launch: &Launch, config: &SandboxConfig) -> Result<Plan,
         (None, Some(ws)) => ws.clone(),
         (None, None) => PathBuf::from("/tmp"),
     };
-    let mounts = plan::mount_steps(config, &dirs, INNER_ID).map_err(|e| SpawnError::Sandbox(e.to_string()))?;
-    // SAFETY: getuid/getgid/getpid take no arguments.
-    let (uid, gid, pid) = unsafe { (libc::getuid(), libc::getgid(), libc::getpid()) };
+    let mounts = plan::mount_steps(config, &dirs, INNER_ID)
+        .map_err(|e| SpawnError::Sandbox(e.to_string()))?;
+    // SAFETY: getuid takes no arguments.
+    let uid = unsafe { libc::getuid() };
+    // SAFETY: getgid takes no arguments.
+    let gid = unsafe { libc::getgid() };
+    let pid = std::process::id();
     let (host_uid, host_gid, deny_setgroups) = if uid == 0 {
         // Never the host's root: the workspace owner when it is writable (so the server can
         // write there), else nobody.
         match (&config.workspace, config.workspace_writable) {
             (Some(ws), true) => {
                 use std::os::unix::fs::MetadataExt;
-                let m = ws.metadata().map_err(|e| SpawnError::Sandbox(format!("sandbox: workspace {}: {e}", ws.display())))?;
+                let m = ws.metadata().map_err(|e| {
+                    SpawnError::Sandbox(format!("sandbox: workspace {}: {e}", ws.display()))
+                })?;
                 (m.uid(), m.gid(), false)
             }
             _ => (NOBODY, NOBODY, false),
@@ -124,7 +133,10 @@ pub(crate) fn make_plan(launch: &Launch, config: &SandboxConfig) -> Result<Plan,
     envp.push(b"TMPDIR=/tmp".to_vec());
     for (k, v) in std::env::vars_os() {
         let Some(key) = k.to_str() else { continue };
-        if SANDBOX_ENV_ALLOWLIST.contains(&key) || key.starts_with("LC_") || config.env.iter().any(|e| e == key) {
+        if SANDBOX_ENV_ALLOWLIST.contains(&key)
+            || key.starts_with("LC_")
+            || config.env.iter().any(|e| e == key)
+        {
             envp.push([k.as_bytes(), b"=", v.as_bytes()].concat());
         }
     }
@@ -142,7 +154,8 @@ pub(crate) fn make_plan(launch: &Launch, config: &SandboxConfig) -> Result<Plan,
         network: config.network,
         log_denials: false,
     };
-    let prog = BpfProgram::compile(&filter).map_err(|e| SpawnError::Sandbox(format!("sandbox: seccomp: {e}")))?;
+    let prog = BpfProgram::compile(&filter)
+        .map_err(|e| SpawnError::Sandbox(format!("sandbox: seccomp: {e}")))?;
     let exec_gate = prog.as_ref().filter(|p| p.needs_exec_supervisor()).map(|_| 1);
     let mut landlock_exec = Vec::new();
     let mut landlock_write = vec![PathBuf::from("/tmp"), PathBuf::from("/dev/shm")];
@@ -156,13 +169,13 @@ pub(crate) fn make_plan(launch: &Launch, config: &SandboxConfig) -> Result<Plan,
     let tmp_size = config.tmp_size.unwrap_or(plan::DEFAULT_TMP_SIZE);
     let nofile = 8192;
     let mut rlimits = vec![
-        (libc::RLIMIT_NOFILE as u32, nofile, nofile),
-        (libc::RLIMIT_CORE as u32, 0, 0),
-        (libc::RLIMIT_FSIZE as u32, 4 << 30, 4 << 30),
+        (libc::RLIMIT_NOFILE, nofile, nofile),
+        (libc::RLIMIT_CORE, 0, 0),
+        (libc::RLIMIT_FSIZE, 4 << 30, 4 << 30),
     ];
     if uid != 0 {
         let n = config.pids_max();
-        rlimits.push((libc::RLIMIT_NPROC as u32, n, n));
+        rlimits.push((libc::RLIMIT_NPROC, n, n));
     }
     Ok(Plan {
         program,
@@ -184,7 +197,7 @@ pub(crate) fn make_plan(launch: &Launch, config: &SandboxConfig) -> Result<Plan,
         landlock_exec,
         landlock_write,
         landlock_read: vec![PathBuf::from("/etc")],
-        host_pid: pid as u32,
+        host_pid: pid,
     })
 }
 
@@ -193,7 +206,10 @@ pub(crate) fn limits_of(config: &SandboxConfig) -> cgroup::Limits {
     let period = 100_000u64;
     cgroup::Limits {
         memory_max: Some(config.memory_max()),
-        cpu_max: Some(cgroup::CpuMax { quota_us: (config.cpu_cores() * period as f64).round().max(1000.0) as u64, period_us: period }),
+        cpu_max: Some(cgroup::CpuMax {
+            quota_us: (config.cpu_cores() * period as f64).round().max(1000.0) as u64,
+            period_us: period,
+        }),
         pids_max: Some(config.pids_max()),
     }
 }
@@ -203,9 +219,14 @@ fn enforced(s: &LimitStatus) -> bool {
 }
 
 /// Spawns `launch` confined by `config`.
-pub(crate) fn spawn_sandboxed(launch: &Launch, config: &SandboxConfig) -> Result<Spawned, SpawnError> {
+pub(crate) fn spawn_sandboxed(
+    launch: &Launch,
+    config: &SandboxConfig,
+) -> Result<Spawned, SpawnError> {
     let helper = helper_path().ok_or_else(|| {
-        SpawnError::Sandbox("sandbox: the ringmcp helper binary was not found (set RINGMCP_SANDBOX_HELPER)".into())
+        SpawnError::Sandbox(
+            "sandbox: the ringmcp helper binary was not found (set RINGMCP_SANDBOX_HELPER)".into(),
+        )
     })?;
     let plan = make_plan(launch, config)?;
     let layout = cgroup::Layout::probe();
@@ -238,17 +259,21 @@ pub(crate) fn spawn_sandboxed(launch: &Launch, config: &SandboxConfig) -> Result
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
-    // SAFETY: the closure only calls dup2, which is async-signal-safe; both source fds are
-    // >= 10 (pipe_high), so they cannot be clobbered by the dup2 onto 3 and 4.
-    unsafe {
-        cmd.pre_exec(move || {
-            if libc::dup2(plan_raw, PLAN_FD) < 0 || libc::dup2(status_raw, STATUS_FD) < 0 {
+    let dup_fds = move || {
+        for (from, to) in [(plan_raw, PLAN_FD), (status_raw, STATUS_FD)] {
+            // SAFETY: dup2 between fds that exist in the child (inherited from us).
+            if unsafe { libc::dup2(from, to) } < 0 {
                 return Err(std::io::Error::last_os_error());
             }
-            Ok(())
-        });
-    }
-    let mut child = cmd.spawn().map_err(|source| SpawnError::Exec { program: helper.clone().into_os_string(), source })?;
+        }
+        Ok(())
+    };
+    // SAFETY: the closure only calls dup2, which is async-signal-safe; both source fds are
+    // >= 10 (pipe_high), so the dup2 onto 3 cannot clobber the source of the dup2 onto 4.
+    unsafe { cmd.pre_exec(dup_fds) };
+    let mut child = cmd
+        .spawn()
+        .map_err(|source| SpawnError::Exec { program: helper.clone().into_os_string(), source })?;
     drop(plan_r);
     drop(status_w);
     let pid = child.id();
@@ -270,7 +295,9 @@ pub(crate) fn spawn_sandboxed(launch: &Launch, config: &SandboxConfig) -> Result
     drop(plan_w);
     let status = match read_status(status_r, SETUP_TIMEOUT) {
         Ok(s) => s,
-        Err(e) => return Err(fail(&mut child, format!("sandbox: waiting for the server to start: {e}"))),
+        Err(e) => {
+            return Err(fail(&mut child, format!("sandbox: waiting for the server to start: {e}")));
+        }
     };
     if !status.is_empty() {
         let msg = String::from_utf8_lossy(&status).into_owned();
@@ -287,7 +314,14 @@ pub(crate) fn spawn_sandboxed(launch: &Launch, config: &SandboxConfig) -> Result
     let stdin = child.stdin.take().expect("stdin was piped").into();
     let stdout = child.stdout.take().expect("stdout was piped").into();
     let stderr = child.stderr.take().expect("stderr was piped").into();
-    Ok(Spawned { child, pidfd, stdin, stdout, stderr, sandbox: Some(SandboxGuard { limits, cgroup }) })
+    Ok(Spawned {
+        child,
+        pidfd,
+        stdin,
+        stdout,
+        stderr,
+        sandbox: Some(SandboxGuard { limits, cgroup }),
+    })
 }
 
 /// Reads the status pipe until EOF (the server exec'd) or a deadline.

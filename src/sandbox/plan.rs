@@ -263,8 +263,13 @@ pub struct Plan {
 const SYSTEM_DIRS: &[&str] = &["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"];
 
 /// Files and folders of `/etc` that runtimes read (TLS roots, the loader cache, time zone).
-const ETC_ENTRIES: &[&str] =
-    &["/etc/ssl", "/etc/ca-certificates", "/etc/ld.so.cache", "/etc/localtime", "/etc/alternatives"];
+const ETC_ENTRIES: &[&str] = &[
+    "/etc/ssl",
+    "/etc/ca-certificates",
+    "/etc/ld.so.cache",
+    "/etc/localtime",
+    "/etc/alternatives",
+];
 
 /// Why a sandbox plan could not be made.
 #[derive(Debug, thiserror::Error)]
@@ -316,7 +321,8 @@ fn is_executable(p: &Path) -> bool {
 /// trees' children (`/root`, `/home` themselves are not bound whole).
 pub fn package_root(file: &Path) -> PathBuf {
     let ancestors: Vec<&Path> = file.ancestors().skip(1).collect();
-    if let Some(nm) = ancestors.iter().rev().find(|a| a.file_name() == Some(OsStr::new("node_modules")))
+    if let Some(nm) =
+        ancestors.iter().rev().find(|a| a.file_name() == Some(OsStr::new("node_modules")))
         && let Some(parent) = nm.parent()
         && is_bindable(parent)
     {
@@ -340,7 +346,22 @@ pub fn package_root(file: &Path) -> PathBuf {
 /// Not `/` and not a top-level folder that holds everyone's files.
 fn is_bindable(dir: &Path) -> bool {
     let depth = dir.components().filter(|c| matches!(c, Component::Normal(_))).count();
-    depth >= 2 || (depth == 1 && !matches!(dir.to_str(), Some("/root" | "/home" | "/tmp" | "/var" | "/etc" | "/run" | "/proc" | "/sys" | "/dev")))
+    depth >= 2
+        || (depth == 1
+            && !matches!(
+                dir.to_str(),
+                Some(
+                    "/root"
+                        | "/home"
+                        | "/tmp"
+                        | "/var"
+                        | "/etc"
+                        | "/run"
+                        | "/proc"
+                        | "/sys"
+                        | "/dev"
+                )
+            ))
 }
 
 /// The interpreter named by a `#!` line of `file`, looked up in `path` when it is
@@ -446,7 +467,9 @@ pub fn mount_steps(
                     steps.push(MountStep::Symlink { path: p.to_path_buf(), target });
                 }
             }
-            Ok(m) if m.is_dir() => steps.push(MountStep::Bind { path: p.to_path_buf(), writable: false }),
+            Ok(m) if m.is_dir() => {
+                steps.push(MountStep::Bind { path: p.to_path_buf(), writable: false })
+            }
             _ => {}
         }
     }
@@ -462,12 +485,12 @@ pub fn mount_steps(
             Err(_) => {}
         }
     }
-    if config.network && Path::new("/etc/resolv.conf").exists() {
-        if let Ok(real) = Path::new("/etc/resolv.conf").canonicalize() {
-            steps.push(MountStep::Bind { path: real.clone(), writable: false });
-            if real != Path::new("/etc/resolv.conf") {
-                steps.push(MountStep::Symlink { path: "/etc/resolv.conf".into(), target: real });
-            }
+    if config.network
+        && let Ok(real) = Path::new("/etc/resolv.conf").canonicalize()
+    {
+        steps.push(MountStep::Bind { path: real.clone(), writable: false });
+        if real != Path::new("/etc/resolv.conf") {
+            steps.push(MountStep::Symlink { path: "/etc/resolv.conf".into(), target: real });
         }
     }
     let id = inner_id;
@@ -489,11 +512,19 @@ pub fn mount_steps(
     for bind in &config.binds {
         let (path, writable) = bind.parts();
         let real = no_symlinks(path)?;
-        if writable { rw.insert(real) } else { ro.insert(real) };
+        if writable {
+            rw.insert(real)
+        } else {
+            ro.insert(real)
+        };
     }
     if let Some(ws) = &config.workspace {
         let real = no_symlinks(ws)?;
-        if config.workspace_writable { rw.insert(real) } else { ro.insert(real) };
+        if config.workspace_writable {
+            rw.insert(real)
+        } else {
+            ro.insert(real)
+        };
     }
     for p in ro.iter().filter(|p| !p.starts_with("/usr") && !rw.contains(*p)) {
         steps.push(MountStep::Bind { path: p.clone(), writable: false });
