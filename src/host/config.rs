@@ -25,11 +25,16 @@ pub struct ServerSpec {
 }
 
 impl ServerSpec {
-    /// A server named `name` that runs `program`.
+    /// A server named `name` that runs `program`, confined by the `standard` sandbox (see
+    /// [`sandbox`](Self::sandbox) to change or turn it off).
     pub fn new(name: impl Into<String>, program: impl Into<OsString>) -> Self {
         ServerSpec {
             name: name.into(),
-            launch: Launch { program: program.into(), ..Launch::default() },
+            launch: Launch {
+                program: program.into(),
+                sandbox: Some(SandboxConfig::standard()),
+                ..Launch::default()
+            },
             request_timeout: None,
             max_request_bytes: None,
         }
@@ -212,7 +217,8 @@ mod tests {
         assert_eq!(fs.launch.env, vec![("DEBUG".into(), "1".into())]);
         assert_eq!(fs.launch.cwd.as_deref(), Some(Path::new("/")));
         assert!(matches!(cfg.server("remote"), Err(ConfigError::NoCommand(_))));
-        assert!(!fs.sandboxed());
+        assert!(fs.sandboxed(), "sandboxed by default");
+        assert!(!fs.clone().sandbox(None).sandboxed());
         let boxed = Config::parse(
             br#"{"mcpServers": {"s": {"command": "x", "sandbox": {"profile": "strict", "memory": "128M"}}}}"#,
         )

@@ -202,6 +202,8 @@ fn init(plan: &Plan, sources: Vec<Option<OwnedFd>>, sync_r: OwnedFd) -> Step<lib
         // SAFETY: an empty group list (NULL, 0) is valid.
         cvt_i(unsafe { libc::setgroups(0, std::ptr::null()) }).step(|| "setgroups([])".into())?;
     }
+    // The id change cleared the parent-death signal set above: set it again.
+    set_pdeathsig().step(|| "prctl(PR_SET_PDEATHSIG) in init after the id change".into())?;
     build_root(plan, &sources)?;
     drop(sources);
     let gate = match plan.exec_gate {
@@ -443,37 +445,6 @@ fn build_root(plan: &Plan, sources: &[Option<OwnedFd>]) -> Step<()> {
     let opts = format!("size={},mode=0755", plan.root_size);
     mount(Some("tmpfs"), root, Some("tmpfs"), libc::MS_NOSUID | libc::MS_NODEV, Some(&opts))
         .step(|| "mounting the root tmpfs".into())?;
-    for (step, source) in plan.mounts.iter().zip(sources) {
-        match step {
-            MountStep::Bind { path, writable } => {
-                let target = inside(root, path);
-                let attach = match source {
-                    Some(tree) => attach_tree(tree, &target),
-                    None => open_no_symlinks(path).and_then(|fd| bind_from_fd(&fd, &target)),
-                };
-                attach
-                    .and_then(|()| set_bind_flags(&target, *writable))
-                    .step(|| format!("binding {}", path.display()))?;
-            }
-            MountStep::Symlink { path, target } => {
-                let link = inside(root, path);
-                if let Some(parent) = link.parent() {
-                    std::fs::create_dir_all(parent)
-                        .step(|| format!("mkdir {}", parent.display()))?;
-                }
-                std::os::unix::fs::symlink(target, &link)
-                    .step(|| format!("symlink {}", path.display()))?;
-            }
-            MountStep::File { path, contents } => {
-                let file = inside(root, path);
-                if let Some(parent) = file.parent() {
-                    std::fs::create_dir_all(parent)
-                        .step(|| format!("mkdir {}", parent.display()))?;
-                }
-                std::fs::write(&file, contents).step(|| format!("writing {}", path.display()))?;
-            }
-        }
-    }
     // /dev: a tmpfs with the harmless nodes bound from the host.
     let dev = root.join("dev");
     std::fs::create_dir_all(&dev).step(|| "mkdir /dev".into())?;
@@ -522,6 +493,39 @@ fn build_root(plan: &Plan, sources: &[Option<OwnedFd>]) -> Step<()> {
             mount(Some(&p.to_string_lossy()), &p, None, libc::MS_BIND | libc::MS_REC, None)
                 .and_then(|()| set_readonly(&p, true))
                 .step(|| format!("covering /proc/{sub} read-only"))?;
+        }
+    }
+    // The binds last, so that one under /tmp (a workspace there, say) lands on the sandbox's
+    // /tmp rather than being hidden by it.
+    for (step, source) in plan.mounts.iter().zip(sources) {
+        match step {
+            MountStep::Bind { path, writable } => {
+                let target = inside(root, path);
+                let attach = match source {
+                    Some(tree) => attach_tree(tree, &target),
+                    None => open_no_symlinks(path).and_then(|fd| bind_from_fd(&fd, &target)),
+                };
+                attach
+                    .and_then(|()| set_bind_flags(&target, *writable))
+                    .step(|| format!("binding {}", path.display()))?;
+            }
+            MountStep::Symlink { path, target } => {
+                let link = inside(root, path);
+                if let Some(parent) = link.parent() {
+                    std::fs::create_dir_all(parent)
+                        .step(|| format!("mkdir {}", parent.display()))?;
+                }
+                std::os::unix::fs::symlink(target, &link)
+                    .step(|| format!("symlink {}", path.display()))?;
+            }
+            MountStep::File { path, contents } => {
+                let file = inside(root, path);
+                if let Some(parent) = file.parent() {
+                    std::fs::create_dir_all(parent)
+                        .step(|| format!("mkdir {}", parent.display()))?;
+                }
+                std::fs::write(&file, contents).step(|| format!("writing {}", path.display()))?;
+            }
         }
     }
     let host = CString::new(plan.hostname.as_str()).unwrap_or_default();

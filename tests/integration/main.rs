@@ -9,5 +9,6 @@ mod json_suite;
 mod leaks;
 mod python_sdk;
 mod reference;
+mod sandbox;
 mod spill;
 mod util;

@@ -1,0 +1,421 @@
+//! The sandbox, for real: the attack list of SANDBOX.md §4 run from inside by our probe, real
+//! servers working confined, limits enforced, and nothing left behind. Tests that need a kernel
+//! feature or root print why they skip.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use ringmcp::host::{Host, ServerSpec};
+use ringmcp::sandbox::{self, Launch, SandboxConfig};
+use serde_json::{Value, json};
+
+use crate::util::{deps_dir, reference, require, ringmcp_bin};
+
+/// Whether this machine can run sandboxes; prints the reason when it cannot.
+fn sandbox_works(test: &str) -> bool {
+    let launch = Launch {
+        program: "/bin/true".into(),
+        sandbox: Some(SandboxConfig::standard()),
+        ..Launch::default()
+    };
+    match sandbox::spawn(&launch).map(|mut s| s.child.wait()) {
+        Ok(Ok(st)) if st.success() => true,
+        other => {
+            eprintln!("\n*** SKIPPED {test}: this machine cannot run sandboxes: {other:?} ***\n");
+            false
+        }
+    }
+}
+
+fn is_root() -> bool {
+    // SAFETY: getuid takes no arguments.
+    unsafe { libc::getuid() == 0 }
+}
+
+/// A temp folder removed on drop.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(label: &str) -> Self {
+        let p =
+            std::env::temp_dir().join(format!("ringmcp-sbx-test-{}-{label}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).unwrap();
+        TempDir(p)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Runs `ringmcp sandbox run ARGS -- CMD...` and returns (exit code, stdout, stderr).
+fn sandbox_run(args: &[&str], cmd: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
+    let out = Command::new(ringmcp_bin())
+        .arg("sandbox")
+        .arg("run")
+        .args(args)
+        .arg("--")
+        .args(cmd)
+        .envs(env.iter().copied())
+        .stdin(Stdio::null())
+        .output()
+        .expect("run ringmcp");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Every attempt of the attack list, made from inside the default sandbox, is blocked with the
+/// expected errno — with a fake cloud secret in the host's environment, a TCP listener on the
+/// host's loopback, an abstract unix socket and a SysV shm segment of the host's.
+#[test]
+fn the_attack_list_is_blocked_from_inside() {
+    if !sandbox_works("the_attack_list_is_blocked_from_inside") {
+        return;
+    }
+    let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = tcp.local_addr().unwrap().port();
+    let name = format!("ringmcp-probe-{}", std::process::id());
+    let addr = {
+        use std::os::linux::net::SocketAddrExt;
+        std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes()).unwrap()
+    };
+    let _abstract = std::os::unix::net::UnixListener::bind_addr(&addr).unwrap();
+    let key = 0x5eed_0000 | (std::process::id() as i32 & 0xffff);
+    // SAFETY: integers only; the segment is removed below.
+    let shm = unsafe { libc::shmget(key, 4096, libc::IPC_CREAT | 0o600) };
+    assert!(shm >= 0, "shmget: {}", std::io::Error::last_os_error());
+    let me = ringmcp_bin();
+    let bin = me.to_str().unwrap();
+    let (pid, port_s, key_s) = (std::process::id().to_string(), port.to_string(), key.to_string());
+    let (code, out, err) = sandbox_run(
+        &[],
+        &[
+            bin,
+            "__sandbox-probe",
+            "--host-pid",
+            &pid,
+            "--port",
+            &port_s,
+            "--abstract-name",
+            &name,
+            "--shm-key",
+            &key_s,
+            "--secret-env",
+            "AWS_ACCESS_KEY_ID",
+        ],
+        &[("AWS_ACCESS_KEY_ID", "AKIAFAKEFAKEFAKE")],
+    );
+    // SAFETY: removing the segment created above.
+    unsafe { libc::shmctl(shm, libc::IPC_RMID, std::ptr::null_mut()) };
+    assert_eq!(code, 0, "probe failed: {err}");
+    let results: Vec<Value> =
+        serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out}"));
+    let mut open = Vec::new();
+    for r in &results {
+        eprintln!(
+            "{:>2} {:<48} {:<14} {}",
+            r["item"],
+            r["what"].as_str().unwrap(),
+            r["got"].as_str().unwrap(),
+            if r["blocked"] == true { "blocked" } else { "NOT BLOCKED" }
+        );
+        if r["blocked"] != true {
+            open.push(r.clone());
+        }
+    }
+    assert!(results.len() >= 70, "only {} attempts ran", results.len());
+    let items: std::collections::BTreeSet<u64> =
+        results.iter().filter_map(|r| r["item"].as_u64()).collect();
+    for item in [
+        1, 3, 4, 5, 7, 8, 9, 12, 13, 14, 15, 17, 19, 20, 22, 24, 25, 26, 27, 28, 30, 32, 33, 35,
+        36, 37, 38, 39, 40, 41, 46, 49,
+    ] {
+        assert!(items.contains(&item), "attack {item} was not attempted");
+    }
+    assert!(open.is_empty(), "attempts not blocked: {open:#?}");
+}
+
+/// A sandbox setup failure names the step, and a missing program is a precise error.
+#[test]
+fn setup_failures_are_precise() {
+    if !sandbox_works("setup_failures_are_precise") {
+        return;
+    }
+    let launch = Launch {
+        program: "/nonexistent/server".into(),
+        sandbox: Some(SandboxConfig::standard()),
+        ..Launch::default()
+    };
+    let err = sandbox::spawn(&launch).unwrap_err().to_string();
+    assert!(err.contains("/nonexistent/server") && err.contains("not found"), "{err}");
+    let ws = TempDir::new("linkws");
+    std::os::unix::fs::symlink("/root", ws.0.join("link")).unwrap();
+    let launch = Launch {
+        program: "/bin/true".into(),
+        sandbox: Some(SandboxConfig {
+            workspace: Some(ws.0.join("link")),
+            ..SandboxConfig::standard()
+        }),
+        ..Launch::default()
+    };
+    let err = sandbox::spawn(&launch).unwrap_err().to_string();
+    assert!(err.contains("symlink"), "a symlinked workspace is refused: {err}");
+}
+
+/// Our own server, server-everything, server-filesystem and a Python SDK server all work in the
+/// standard sandbox (the default); the filesystem server can write its workspace and nothing
+/// outside it.
+#[test]
+fn real_servers_work_inside_the_standard_sandbox() {
+    if !sandbox_works("real_servers_work_inside_the_standard_sandbox") {
+        return;
+    }
+    let host = Host::builder().request_timeout(Duration::from_secs(60)).build().unwrap();
+    let ours = host.spawn_blocking(reference("confined", &[])).unwrap();
+    assert_eq!(ours.call_tool_blocking("echo", json!({"text": "hi"})).unwrap().text(), "hi");
+    let stats = ours.stats_blocking().unwrap();
+    let sb = stats.sandbox.expect("sandboxed by default");
+    eprintln!("limits: {}", sb.limits);
+    if let Some(entry) = require(
+        deps_dir().join("npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js"),
+        "@modelcontextprotocol/server-everything",
+    ) {
+        let every = host.spawn_blocking(ServerSpec::new("everything", "node").arg(entry)).unwrap();
+        let r = every.call_tool_blocking("echo", json!({"message": "boxed"})).unwrap();
+        assert!(r.text().contains("boxed"), "{}", r.text());
+    }
+    let py = deps_dir().join("venv/bin/python");
+    if let Some(py) = require(py, "the Python mcp SDK venv") {
+        let script =
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/servers/py_echo_server.py");
+        let c = host.spawn_blocking(ServerSpec::new("py", py).arg(script)).unwrap();
+        let tools = c.list_tools_blocking().unwrap();
+        assert!(!tools.is_empty());
+    }
+    if let Some(entry) = require(
+        deps_dir().join("npm/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"),
+        "@modelcontextprotocol/server-filesystem",
+    ) {
+        let ws = TempDir::new("fsws");
+        std::fs::write(ws.0.join("hello.txt"), "from the host").unwrap();
+        let ws_path = ws.0.to_str().unwrap().to_owned();
+        let config = SandboxConfig {
+            workspace: Some(ws.0.clone()),
+            workspace_writable: true,
+            ..SandboxConfig::standard()
+        };
+        let fs = host
+            .spawn_blocking(
+                ServerSpec::new("fs", "node").arg(&entry).arg(&ws_path).sandbox(Some(config)),
+            )
+            .unwrap();
+        let read = fs
+            .call_tool_blocking("read_text_file", json!({"path": format!("{ws_path}/hello.txt")}))
+            .unwrap();
+        assert!(read.text().contains("from the host"), "{}", read.text());
+        let wrote = fs
+            .call_tool_blocking(
+                "write_file",
+                json!({"path": format!("{ws_path}/new.txt"), "content": "boxed write"}),
+            )
+            .unwrap();
+        assert!(!wrote.is_error, "{}", wrote.text());
+        assert_eq!(std::fs::read_to_string(ws.0.join("new.txt")).unwrap(), "boxed write");
+        let outside =
+            fs.call_tool_blocking("read_text_file", json!({"path": "/etc/passwd"})).unwrap();
+        assert!(outside.is_error, "a path outside the workspace is refused: {}", outside.text());
+    }
+}
+
+/// A server allocating 1 GiB under a 128 MiB limit is OOM-killed and the host says so.
+#[test]
+fn an_oom_kill_is_reported_as_such() {
+    if !sandbox_works("an_oom_kill_is_reported_as_such") {
+        return;
+    }
+    let python = Path::new("/usr/bin/python3");
+    if !python.exists() || !is_root() {
+        eprintln!(
+            "\n*** SKIPPED an_oom_kill_is_reported_as_such: needs root (cgroup v1 limits) and /usr/bin/python3 ***\n"
+        );
+        return;
+    }
+    let (code, _, err) = sandbox_run(
+        &["--memory", "128MiB"],
+        &[
+            "/usr/bin/python3",
+            "-c",
+            "b = bytearray(1 << 30)\nfor i in range(0, len(b), 4096): b[i] = 1",
+        ],
+        &[],
+    );
+    assert_eq!(code, 128 + 9, "{err}");
+    assert!(err.contains("OOM-killed"), "{err}");
+    // Through the host: the handshake fails with the OOM as the reason.
+    let host = Host::builder().build().unwrap();
+    let config = SandboxConfig { memory: Some(128 << 20), ..SandboxConfig::standard() };
+    let spec = ServerSpec::new("hog", "/usr/bin/python3")
+        .args(["-c", "import sys\nsys.stdin.readline()\nb = bytearray(1 << 30)\nfor i in range(0, len(b), 4096): b[i] = 1"])
+        .sandbox(Some(config));
+    let err = host.spawn_blocking(spec).expect_err("the hog dies").to_string();
+    assert!(err.contains("OOM-killed"), "{err}");
+}
+
+/// A fork bomb stops at pids.max while the host stays responsive; a busy loop is throttled.
+#[test]
+fn pids_and_cpu_limits_hold() {
+    if !sandbox_works("pids_and_cpu_limits_hold") {
+        return;
+    }
+    if !is_root() || !Path::new("/usr/bin/python3").exists() {
+        eprintln!(
+            "\n*** SKIPPED pids_and_cpu_limits_hold: needs root (cgroup v1 limits) and /usr/bin/python3 ***\n"
+        );
+        return;
+    }
+    let host = Host::builder().build().unwrap();
+    let other = host.spawn_blocking(reference("bystander", &[])).unwrap();
+    let threads = "import threading, time\nn = 0\ntry:\n    for _ in range(100):\n        threading.Thread(target=time.sleep, args=(3,), daemon=True).start(); n += 1\nexcept RuntimeError:\n    pass\nprint(n)";
+    let started = Instant::now();
+    let (code, out, err) =
+        sandbox_run(&["--pids", "16"], &["/usr/bin/python3", "-c", threads], &[]);
+    assert_eq!(code, 0, "{err}");
+    let n: u32 = out.trim().parse().unwrap_or_else(|_| panic!("{out} {err}"));
+    assert!(n < 16, "pids.max=16 let {n} threads start");
+    assert_eq!(other.call_tool_blocking("echo", json!({"text": "alive"})).unwrap().text(), "alive");
+    eprintln!("fork bomb stopped at {n} threads in {:?}", started.elapsed());
+    let busy = "import time, resource\nt = time.time()\nwhile time.time() - t < 1.5: pass\nprint(resource.getrusage(resource.RUSAGE_SELF).ru_utime)";
+    let (code, out, err) = sandbox_run(&["--cpus", "0.2"], &["/usr/bin/python3", "-c", busy], &[]);
+    assert_eq!(code, 0, "{err}");
+    let cpu: f64 = out.trim().parse().unwrap();
+    assert!(cpu < 1.0, "a 20 % quota let a 1.5 s busy loop use {cpu} s of CPU");
+    eprintln!("busy loop under a 20 % quota used {cpu:.2} s of CPU in 1.5 s");
+}
+
+/// The strict profile forbids exec after the server's own, and sockets other than AF_UNIX.
+#[test]
+fn the_strict_profile_allows_one_exec_only() {
+    if !sandbox_works("the_strict_profile_allows_one_exec_only") {
+        return;
+    }
+    let (code, out, err) = sandbox_run(
+        &["--profile", "strict"],
+        &["/bin/sh", "-c", "echo started; /bin/true; echo $?"],
+        &[],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.lines().collect::<Vec<_>>(), ["started", "126"], "{err}");
+    assert!(err.contains("Operation not permitted"), "{err}");
+    let host = Host::builder().build().unwrap();
+    let strict = host
+        .spawn_blocking(reference("strict", &[]).sandbox(Some(SandboxConfig::strict())))
+        .unwrap();
+    assert_eq!(strict.call_tool_blocking("echo", json!({"text": "ok"})).unwrap().text(), "ok");
+}
+
+/// Names of the sandbox cgroups of this test process left on the machine.
+fn our_cgroups() -> Vec<PathBuf> {
+    let prefix = format!("ringmcp-sbx.{}.", std::process::id());
+    let mut found = Vec::new();
+    let mut stack = vec![PathBuf::from("/sys/fs/cgroup")];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                if e.file_name().to_string_lossy().starts_with(&prefix) {
+                    found.push(e.path());
+                } else if stack.len() < 10_000 {
+                    stack.push(e.path());
+                }
+            }
+        }
+    }
+    found
+}
+
+/// 200 sandboxed spawn/kill cycles leave no process, cgroup or mount behind.
+#[test]
+fn sandboxed_spawn_kill_cycles_leave_nothing() {
+    if !sandbox_works("sandboxed_spawn_kill_cycles_leave_nothing") {
+        return;
+    }
+    let mounts_before = std::fs::read_to_string("/proc/self/mountinfo").unwrap().lines().count();
+    let launch = Launch {
+        program: "/bin/cat".into(),
+        sandbox: Some(SandboxConfig::standard()),
+        ..Launch::default()
+    };
+    for i in 0..200 {
+        let mut s = sandbox::spawn(&launch).unwrap_or_else(|e| panic!("cycle {i}: {e}"));
+        if i % 2 == 0 {
+            drop(s.stdin); // EOF: cat exits by itself
+        } else {
+            sandbox::signal_group(s.child.id(), sandbox::Signal::Kill).unwrap();
+        }
+        s.child.wait().unwrap();
+        drop(s.sandbox.take());
+    }
+    assert!(our_cgroups().is_empty(), "left: {:?}", our_cgroups());
+    assert_eq!(
+        std::fs::read_to_string("/proc/self/mountinfo").unwrap().lines().count(),
+        mounts_before
+    );
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !crate::util::child_pids().is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(crate::util::child_pids().is_empty(), "children left: {:?}", crate::util::child_pids());
+}
+
+/// SIGKILL of the host takes every sandbox process with it (parent-death signals and the pid
+/// namespace).
+#[test]
+fn killing_the_host_kills_the_sandbox() {
+    if !sandbox_works("killing_the_host_kills_the_sandbox") {
+        return;
+    }
+    let mut cli = Command::new(ringmcp_bin())
+        .args(["sandbox", "run", "--", "/bin/sh", "-c", "sleep 60 & sleep 60 & echo ready; wait"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut buf = [0u8; 6];
+    cli.stdout.as_mut().unwrap().read_exact(&mut buf).unwrap();
+    assert_eq!(&buf, b"ready\n");
+    let descendants = |root: u32| {
+        let mut all = vec![root];
+        let mut i = 0;
+        while i < all.len() {
+            let p = all[i];
+            for t in std::fs::read_dir(format!("/proc/{p}/task")).into_iter().flatten().flatten() {
+                if let Ok(c) = std::fs::read_to_string(t.path().join("children")) {
+                    all.extend(c.split_whitespace().filter_map(|x| x.parse::<u32>().ok()));
+                }
+            }
+            i += 1;
+        }
+        all.split_off(1)
+    };
+    let tree = descendants(cli.id());
+    assert!(tree.len() >= 5, "helper, init, sh and two sleeps: {tree:?}");
+    cli.kill().unwrap();
+    cli.wait().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let alive = |p: &u32| {
+        std::fs::read_to_string(format!("/proc/{p}/stat")).is_ok_and(|s| !s.contains(") Z "))
+    };
+    while tree.iter().any(alive) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let left: Vec<_> = tree.iter().filter(|p| alive(p)).collect();
+    assert!(left.is_empty(), "still running after the host died: {left:?}");
+}
