@@ -9,6 +9,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use super::cgroup::{self, LimitReport, LimitStatus, SandboxCgroup};
@@ -44,10 +45,24 @@ impl SandboxGuard {
     }
 }
 
-/// Where the helper binary is: `RINGMCP_SANDBOX_HELPER`, else this executable when it is
+static HELPER: OnceLock<PathBuf> = OnceLock::new();
+
+/// Names the binary that runs the sandbox helper (one whose `main` calls
+/// [`helper_main`](super::helper_main) when its first argument is
+/// [`HELPER_ARG`](super::HELPER_ARG)), e.g. the application itself. Only the first call
+/// counts; returns whether it was taken.
+pub fn set_helper_path(path: PathBuf) -> bool {
+    HELPER.set(path).is_ok()
+}
+
+/// Where the helper binary is: the one set by [`set_helper_path`], else
+/// `RINGMCP_SANDBOX_HELPER`, else this executable when it is
 /// `ringmcp`, else a `ringmcp` next to it or one folder up (test binaries live in
 /// `target/*/deps`), else `ringmcp` in `PATH`.
 pub fn helper_path() -> Option<PathBuf> {
+    if let Some(p) = HELPER.get() {
+        return Some(p.clone());
+    }
     if let Some(p) = std::env::var_os("RINGMCP_SANDBOX_HELPER") {
         return Some(PathBuf::from(p));
     }
@@ -154,8 +169,7 @@ pub(crate) fn make_plan(launch: &Launch, config: &SandboxConfig) -> Result<Plan,
         network: config.network,
         log_denials: false,
     };
-    let prog = BpfProgram::compile(&filter)
-        .map_err(|e| SpawnError::Sandbox(format!("sandbox: seccomp: {e}")))?;
+    let prog = compiled(&filter)?;
     let exec_gate = prog.as_ref().filter(|p| p.needs_exec_supervisor()).map(|_| 1);
     let mut landlock_exec = Vec::new();
     let mut landlock_write = vec![PathBuf::from("/tmp"), PathBuf::from("/dev/shm")];
@@ -199,6 +213,23 @@ pub(crate) fn make_plan(launch: &Launch, config: &SandboxConfig) -> Result<Plan,
         landlock_read: vec![PathBuf::from("/etc")],
         host_pid: pid,
     })
+}
+
+/// The filter for `options`, compiled once per process (libseccomp takes milliseconds; the
+/// program never changes for the same options).
+fn compiled(options: &FilterOptions) -> Result<Option<BpfProgram>, SpawnError> {
+    type Cache = Mutex<Vec<((SeccompProfile, bool, bool), Option<BpfProgram>)>>;
+    static CACHE: OnceLock<Cache> = OnceLock::new();
+    let key = (options.profile, options.network, options.log_denials);
+    let cache = CACHE.get_or_init(Default::default);
+    let mut cache = cache.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some((_, prog)) = cache.iter().find(|(k, _)| *k == key) {
+        return Ok(prog.clone());
+    }
+    let prog = BpfProgram::compile(options)
+        .map_err(|e| SpawnError::Sandbox(format!("sandbox: seccomp: {e}")))?;
+    cache.push((key, prog.clone()));
+    Ok(prog)
 }
 
 /// The cgroup limits a config asks for.

@@ -419,3 +419,48 @@ fn killing_the_host_kills_the_sandbox() {
     let left: Vec<_> = tree.iter().filter(|p| alive(p)).collect();
     assert!(left.is_empty(), "still running after the host died: {left:?}");
 }
+
+/// As an unprivileged host (uid 65534 via setpriv): the sandbox still starts, with the limits it
+/// cannot enforce reported as such, and the strict profile refuses to start without them.
+#[test]
+fn an_unprivileged_host_sandboxes_and_reports_what_it_cannot_enforce() {
+    let setpriv = Path::new("/usr/bin/setpriv");
+    if !is_root() || !setpriv.exists() {
+        eprintln!(
+            "\n*** SKIPPED an_unprivileged_host_sandboxes…: needs root to drop to uid 65534 with setpriv ***\n"
+        );
+        return;
+    }
+    let run = |profile: &str| {
+        Command::new(setpriv)
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(ringmcp_bin())
+            .args(["sandbox", "run", "--profile", profile, "--", "/bin/sh", "-c"])
+            .arg("id -u; grep -E '^(CapEff|Seccomp|NoNewPrivs):' /proc/self/status")
+            .current_dir("/")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let out = run("standard");
+    let (stdout, stderr) =
+        (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    if stderr.contains("user namespace") || stderr.contains("clone(") {
+        eprintln!(
+            "\n*** SKIPPED an_unprivileged_host_sandboxes…: no unprivileged user namespaces here: {stderr} ***\n"
+        );
+        return;
+    }
+    assert!(out.status.success(), "{stderr}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines[0], "1000", "{stdout}");
+    assert!(
+        stdout.contains("CapEff:\t0000000000000000") && stdout.contains("Seccomp:\t2"),
+        "{stdout}"
+    );
+    assert!(stderr.contains("memory: NOT enforced"), "the missing limit is reported: {stderr}");
+    let strict = run("strict");
+    assert!(!strict.status.success());
+    let why = String::from_utf8_lossy(&strict.stderr);
+    assert!(why.contains("strict profile needs enforced memory and pids limits"), "{why}");
+}

@@ -48,6 +48,10 @@ fn main() -> ExitCode {
     if std::env::args_os().nth(1).is_some_and(|a| a == ringmcp::sandbox::HELPER_ARG) {
         ringmcp::sandbox::helper_main();
     }
+    // This binary is its own sandbox helper, whatever it is called.
+    if let Ok(me) = std::env::current_exe() {
+        ringmcp::sandbox::set_helper_path(me);
+    }
     let cli = Cli::parse();
     init_tracing();
     let result = match cli.command {
