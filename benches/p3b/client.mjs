@@ -57,6 +57,16 @@ function checkText(text, n) {
     return null;
 }
 
+// ['a', 'a', 'b'] -> 'a (2 times) | b': the SDK reports its read-buffer overflow once per chunk.
+function collapse(messages) {
+    const runs = [];
+    for (const m of messages) {
+        if (runs.length && runs[runs.length - 1][0] === m) runs[runs.length - 1][1]++;
+        else runs.push([m, 1]);
+    }
+    return runs.map(([m, k]) => (k > 1 ? `${m} (${k} times)` : m)).join(' | ');
+}
+
 function noAnswer(limit, cpu) {
     return cpu > limit / 2
         ? `did not finish in ${limit.toFixed(0)} s (client busy: ${cpu.toFixed(1)} s CPU)`
@@ -105,7 +115,7 @@ async function main() {
         out.seconds = (performance.now() - started) / 1000;
         out.error = String(e?.message ?? e);
     }
-    if (out.error && reported.length) out.error += `; SDK onerror: ${reported.join(' | ')}`;
+    if (out.error && reported.length) out.error += `; SDK onerror: ${collapse(reported)}`;
     out.ok = out.error === null;
     out.cpu_seconds = cpuSeconds();
     out.peak_rss_kib = process.resourceUsage().maxRSS;

@@ -171,6 +171,26 @@ def fmt_secs(s: float) -> str:
     return f"{s:.3f}" if s < 10 else f"{s:.1f}"
 
 
+def fmt_rate(bytes_per_s: float) -> str:
+    mb = bytes_per_s / 1e6
+    return f"{mb:,.0f}" if mb >= 100 else f"{mb:.3g}"
+
+
+def collapse(error: str) -> str:
+    """'x | x | x' -> 'x (3 times)': a message repeated once per chunk says nothing more."""
+    for marker in ("onerror: ", "logged: "):  # what the clients put before the SDK's messages
+        if marker in error:
+            head, tail = error.split(marker, 1)
+            return head + marker + collapse(tail)
+    parts: list[list] = []
+    for part in error.split(" | "):
+        if parts and parts[-1][0] == part:
+            parts[-1][1] += 1
+        else:
+            parts.append([part, 1])
+    return " | ".join(p if k == 1 else f"{p} ({k} times)" for p, k in parts)
+
+
 def table(records: list[dict], sizes: list[int]) -> str:
     lines = [
         "| size | client | runs | call s, median (min–max) | MB/s | × ringmcp time | process wall s | client peak RSS |",
@@ -191,7 +211,7 @@ def table(records: list[dict], sizes: list[int]) -> str:
                 lines.append(f"{head} 0 | not run: {bad[0]['error'].removeprefix('skipped: ')} | — | — | — | — |")
                 continue
             if bad:
-                text = bad[0]["error"].replace("|", "\\|")
+                text = collapse(bad[0]["error"]).replace("|", "\\|")
                 secs = bad[0].get("seconds")
                 after = "" if secs is None else f" (after {fmt_secs(secs)} s)"
                 rss = bad[0].get("peak_rss_kib")
@@ -205,23 +225,53 @@ def table(records: list[dict], sizes: list[int]) -> str:
             ratio = f"×{med / ring:.2f}" if ring else "—"
             spread = f" ({fmt_secs(min(secs))}–{fmt_secs(max(secs))})" if len(secs) > 1 else ""
             lines.append(
-                f"{head} {len(ok)} | {fmt_secs(med)}{spread} | {n / med / 1e6:,.0f} | {ratio} | {fmt_secs(wall)} | {rss:.0f} MiB |"
+                f"{head} {len(ok)} | {fmt_secs(med)}{spread} | {fmt_rate(n / med)} | {ratio} | {fmt_secs(wall)} | {rss:.0f} MiB |"
             )
     return "\n".join(lines) + "\n"
 
 
+def report(header: dict, records: list[dict], footer: dict) -> str:
+    sizes = sorted({r["bytes"] for r in records})
+    runs = [r for r in records if "wall_seconds" in r]
+    noisy = sum(1 for r in runs if r["builds"] > 0)
+    return table(records, sizes) + (
+        f"\nStarted {header['started']}, finished {footer['finished']}. Load (1 min) at the start of each run: "
+        f"{min(r['load1'] for r in runs):.2f}–{max(r['load1'] for r in runs):.2f}; "
+        f"{noisy} of {len(runs)} runs started while cargo/rustc processes were running. "
+        f"ringmcp spill folder: {header['spill_dir']}.\n"
+    )
+
+
+def render(path: str) -> str:
+    """The table of an earlier run, from its results.jsonl."""
+    header, footer, records = {}, {}, []
+    for line in Path(path).read_text().splitlines():
+        item = json.loads(line)
+        header = item.get("header", header)
+        footer = item.get("footer", footer)
+        if "client" in item:
+            records.append(item)
+    return report(header, records, footer)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description="P3b: ringmcp vs rmcp vs TS SDK vs Python SDK")
-    parser.add_argument("--server", required=True, help="the ringmcp binary (`ringmcp serve` is the server)")
-    parser.add_argument("--p3b-bin", required=True, help="the built benches/p3b.rs binary")
-    parser.add_argument("--deps", required=True, help="the .deps folder (npm/, venv/)")
+    parser.add_argument("--server", help="the ringmcp binary (`ringmcp serve` is the server)")
+    parser.add_argument("--p3b-bin", help="the built benches/p3b.rs binary")
+    parser.add_argument("--deps", help="the .deps folder (npm/, venv/)")
     parser.add_argument("--sizes", default="10MB,100MB,1GiB")
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--limit", type=float, default=300.0, help="seconds a call may take")
     parser.add_argument("--grace", type=float, default=60.0, help="seconds past --limit before a kill")
     parser.add_argument("--rep-budget", type=float, default=150.0, help="stop repeating past this many s")
-    parser.add_argument("--out", required=True, help="folder for results.jsonl, table.md, clients.log")
+    parser.add_argument("--out", help="folder for results.jsonl, table.md, clients.log")
+    parser.add_argument("--render", metavar="RESULTS_JSONL", help="only print the table of an earlier run")
     args = parser.parse_args()
+    if args.render:
+        print(render(args.render))
+        return 0
+    if not (args.server and args.p3b_bin and args.deps and args.out):
+        parser.error("--server, --p3b-bin, --deps and --out are required to run")
     args.here = Path(__file__).resolve().parent
     args.sizes = [parse_size(s) for s in args.sizes.split(",")]
     out = Path(args.out)
@@ -237,15 +287,7 @@ def main() -> int:
         records = measure(args, results, log)
         footer = {"finished": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "load1": load1(), "builds": builds_running()}
         results.write(json.dumps({"footer": footer}) + "\n")
-    runs = [r for r in records if "wall_seconds" in r]
-    noisy = sum(1 for r in runs if r["builds"] > 0)
-    md = table(records, args.sizes)
-    md += (
-        f"\nStarted {header['started']}, finished {footer['finished']}. Load (1 min) at the start of each run: "
-        f"{min(r['load1'] for r in runs):.2f}–{max(r['load1'] for r in runs):.2f}; "
-        f"{noisy} of {len(runs)} runs started while cargo/rustc processes were running. "
-        f"ringmcp spill folder: {header['spill_dir']}.\n"
-    )
+    md = report(header, records, footer)
     (out / "table.md").write_text(md)
     print(md)
     return 0
