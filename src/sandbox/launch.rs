@@ -334,25 +334,7 @@ pub(crate) fn spawn_sandboxed(
         let msg = String::from_utf8_lossy(&status).into_owned();
         return Err(fail(&mut child, format!("sandbox setup failed: {msg}")));
     }
-    let pidfd = match sys::pidfd_open(pid) {
-        Ok(fd) => fd,
-        Err(source) => {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(SpawnError::Pidfd { pid, source });
-        }
-    };
-    let stdin = child.stdin.take().expect("stdin was piped").into();
-    let stdout = child.stdout.take().expect("stdout was piped").into();
-    let stderr = child.stderr.take().expect("stderr was piped").into();
-    Ok(Spawned {
-        child,
-        pidfd,
-        stdin,
-        stdout,
-        stderr,
-        sandbox: Some(SandboxGuard { limits, cgroup }),
-    })
+    super::spawn::into_spawned(child, Some(SandboxGuard { limits, cgroup }))
 }
 
 /// Reads the status pipe until EOF (the server exec'd) or a deadline.

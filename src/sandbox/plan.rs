@@ -459,30 +459,22 @@ pub fn mount_steps(
     inner_id: u32,
 ) -> Result<Vec<MountStep>, PlanError> {
     let mut steps = Vec::new();
-    for dir in SYSTEM_DIRS {
-        let p = Path::new(dir);
-        match std::fs::symlink_metadata(p) {
-            Ok(m) if m.file_type().is_symlink() => {
-                if let Ok(target) = std::fs::read_link(p) {
-                    steps.push(MountStep::Symlink { path: p.to_path_buf(), target });
+    // System folders only when they are real folders (or links to them); `/etc` entries may
+    // be files too.
+    for (list, dirs_only) in [(SYSTEM_DIRS, true), (ETC_ENTRIES, false)] {
+        for entry in list {
+            let p = Path::new(entry);
+            match std::fs::symlink_metadata(p) {
+                Ok(m) if m.file_type().is_symlink() => {
+                    if let Ok(target) = std::fs::read_link(p) {
+                        steps.push(MountStep::Symlink { path: p.to_path_buf(), target });
+                    }
                 }
-            }
-            Ok(m) if m.is_dir() => {
-                steps.push(MountStep::Bind { path: p.to_path_buf(), writable: false })
-            }
-            _ => {}
-        }
-    }
-    for entry in ETC_ENTRIES {
-        let p = Path::new(entry);
-        match std::fs::symlink_metadata(p) {
-            Ok(m) if m.file_type().is_symlink() => {
-                if let Ok(target) = std::fs::read_link(p) {
-                    steps.push(MountStep::Symlink { path: p.to_path_buf(), target });
+                Ok(m) if m.is_dir() || !dirs_only => {
+                    steps.push(MountStep::Bind { path: p.to_path_buf(), writable: false });
                 }
+                _ => {}
             }
-            Ok(_) => steps.push(MountStep::Bind { path: p.to_path_buf(), writable: false }),
-            Err(_) => {}
         }
     }
     if config.network

@@ -107,9 +107,18 @@ pub fn spawn(launch: &Launch) -> Result<Spawned, SpawnError> {
     if let Some(cwd) = &launch.cwd {
         cmd.current_dir(cwd);
     }
-    let mut child = cmd
+    let child = cmd
         .spawn()
         .map_err(|source| SpawnError::Exec { program: launch.program.clone(), source })?;
+    into_spawned(child, None)
+}
+
+/// Opens the pidfd of a started `child` (spawned with piped stdio) and takes its pipes; kills
+/// and reaps it if that fails.
+pub(crate) fn into_spawned(
+    mut child: Child,
+    sandbox: Option<SandboxGuard>,
+) -> Result<Spawned, SpawnError> {
     let pid = child.id();
     let pidfd = match sys::pidfd_open(pid) {
         Ok(fd) => fd,
@@ -122,7 +131,7 @@ pub fn spawn(launch: &Launch) -> Result<Spawned, SpawnError> {
     let stdin = child.stdin.take().expect("stdin was piped").into();
     let stdout = child.stdout.take().expect("stdout was piped").into();
     let stderr = child.stderr.take().expect("stderr was piped").into();
-    Ok(Spawned { child, pidfd, stdin, stdout, stderr, sandbox: None })
+    Ok(Spawned { child, pidfd, stdin, stdout, stderr, sandbox })
 }
 
 #[cfg(test)]
