@@ -64,9 +64,11 @@ impl std::fmt::Debug for Reply {
 
 /// A control message from a caller thread to the reactor (requests go through the queues).
 pub(crate) enum Command {
+    /// A process the spawner thread started (or failed to), to connect.
     Spawn {
         id: u64,
         spec: Box<ServerSpec>,
+        spawned: Box<Result<crate::sandbox::Spawned, crate::sandbox::SpawnError>>,
         queue: Arc<RequestQueue<QueuedRequest>>,
         events: EventSink,
         reply: oneshot::Sender<Result<ServerDetails, Error>>,
@@ -326,8 +328,8 @@ impl Driver {
 
     fn on_command(&mut self, command: Command, now: Instant) {
         match command {
-            Command::Spawn { id, spec, queue, events, reply } => {
-                self.spawn(id, *spec, queue, events, reply, now);
+            Command::Spawn { id, spec, spawned, queue, events, reply } => {
+                self.spawn(id, *spec, *spawned, queue, events, reply, now);
             }
             Command::Notify { id, method, params } => {
                 if let Some(conn) = self.conns.get_mut(&id) {
@@ -358,10 +360,12 @@ impl Driver {
         }
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn spawn(
         &mut self,
         id: u64,
         spec: ServerSpec,
+        spawned: Result<crate::sandbox::Spawned, crate::sandbox::SpawnError>,
         queue: Arc<RequestQueue<QueuedRequest>>,
         events: EventSink,
         reply: oneshot::Sender<Result<ServerDetails, Error>>,
@@ -369,12 +373,16 @@ impl Driver {
     ) {
         let name: Arc<str> = spec.name.as_str().into();
         if self.stopping {
+            if let Ok(mut s) = spawned {
+                let _ = crate::sandbox::signal_group(s.child.id(), crate::sandbox::Signal::Kill);
+                let _ = s.child.wait();
+            }
             queue.close(CloseReason::Shutdown);
             let source = RequestError::Closed(CloseReason::Shutdown);
             let _ = reply.send(Err(Error::Server { server: name, source }));
             return;
         }
-        let spawned = match crate::sandbox::spawn(&spec.launch) {
+        let spawned = match spawned {
             Ok(s) => s,
             Err(source) => {
                 queue.close(CloseReason::Io(source.to_string()));

@@ -306,8 +306,18 @@ impl HostBuilder {
             }
         };
         tracing::debug!(?features, "io_uring reactor running");
+        let reactor = Arc::new(ReactorHandle { commands: tx, ready, wake });
+        let spawner = match start_spawner(reactor.clone()) {
+            Ok(s) => s,
+            Err(e) => {
+                reactor.send(Command::Stop);
+                let _ = thread.join();
+                return Err(Error::Reactor(e));
+            }
+        };
         Ok(Host {
-            reactor: Arc::new(ReactorHandle { commands: tx, ready, wake }),
+            reactor,
+            spawner: Some(spawner),
             thread: Some(thread),
             next_id: AtomicU64::new(1),
             events_capacity: self.events_capacity,
@@ -336,6 +346,44 @@ pub struct Host {
     parser: JsonParser,
     max_request: usize,
     spill_store: Option<Arc<crate::spill::store::SpillStore>>,
+    /// The spawner thread and its job queue.
+    spawner: Option<(std::sync::mpsc::Sender<SpawnJob>, JoinHandle<()>)>,
+}
+
+/// A server to start, handed to the spawner thread.
+struct SpawnJob {
+    id: u64,
+    spec: Box<ServerSpec>,
+    queue: Arc<RequestQueue<QueuedRequest>>,
+    events: EventSink,
+    reply: oneshot::Sender<Result<crate::protocol::ServerDetails>>,
+}
+
+/// Starts the spawner: a long-lived thread that starts every server process (a sandboxed one
+/// takes milliseconds of setup that must not stall the reactor's I/O), then hands it to the
+/// reactor. Long-lived on purpose: a parent-death signal fires when the *thread* that forked
+/// the process exits (SANDBOX.md §2 step 6).
+fn start_spawner(
+    reactor: Arc<ReactorHandle>,
+) -> std::io::Result<(std::sync::mpsc::Sender<SpawnJob>, JoinHandle<()>)> {
+    let (tx, rx) = std::sync::mpsc::channel::<SpawnJob>();
+    let thread = std::thread::Builder::new().name("ringmcp-spawner".into()).spawn(move || {
+        for SpawnJob { id, spec, queue, events, reply } in rx {
+            let spawned = Box::new(crate::sandbox::spawn(&spec.launch));
+            let command = Command::Spawn { id, spec, spawned, queue, events, reply };
+            if let Err(std::sync::mpsc::SendError(Command::Spawn { spawned, .. })) =
+                reactor.commands.send(command)
+                && let Ok(mut s) = *spawned
+            {
+                // The reactor is gone (it only stops after this thread): never leave a child.
+                let _ = crate::sandbox::signal_group(s.child.id(), crate::sandbox::Signal::Kill);
+                let _ = s.child.wait();
+            } else {
+                sys::eventfd_signal(&*reactor.wake);
+            }
+        }
+    })?;
+    Ok((tx, thread))
 }
 
 impl std::fmt::Debug for ReactorHandle {
@@ -371,9 +419,12 @@ impl Host {
         let max_request = spec.max_request_bytes.unwrap_or(self.max_request);
         let spec = Box::new(spec);
         let registry = Arc::new(spilling::SpillRegistry::default());
-        let command =
-            Command::Spawn { id, spec, queue: queue.clone(), events: events_tx, reply: tx };
-        self.reactor.send(command);
+        let job = SpawnJob { id, spec, queue: queue.clone(), events: events_tx, reply: tx };
+        if let Some((jobs, _)) = &self.spawner {
+            // If the spawner is gone the job (and its reply sender) is dropped: the caller
+            // sees `ReactorStopped`.
+            let _ = jobs.send(job);
+        }
         let reactor = self.reactor.clone();
         let parser = self.parser;
         let store = self.spill_store.clone();
@@ -405,6 +456,12 @@ impl Host {
 
 impl Drop for Host {
     fn drop(&mut self) {
+        // The spawner first: every process it started reaches the reactor, which then shuts
+        // them down with the rest.
+        if let Some((jobs, thread)) = self.spawner.take() {
+            drop(jobs);
+            let _ = thread.join();
+        }
         self.reactor.send(Command::Stop);
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
