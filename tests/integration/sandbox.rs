@@ -442,10 +442,15 @@ fn an_unprivileged_host_sandboxes_and_reports_what_it_cannot_enforce() {
         );
         return;
     }
+    // A copy uid 65534 can reach (the checkout may sit in a 0700 folder, as in CI).
+    let dir = TempDir::new("nonroot");
+    std::fs::set_permissions(&dir.0, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let bin = dir.0.join("ringmcp");
+    std::fs::copy(ringmcp_bin(), &bin).unwrap();
     let run = |profile: &str| {
         Command::new(setpriv)
             .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-            .arg(ringmcp_bin())
+            .arg(&bin)
             .args(["sandbox", "run", "--profile", profile, "--", "/bin/sh", "-c"])
             .arg("id -u; grep -E '^(CapEff|Seccomp|NoNewPrivs):' /proc/self/status")
             .current_dir("/")
