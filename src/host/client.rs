@@ -3,7 +3,7 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
 use futures_channel::oneshot;
@@ -39,6 +39,8 @@ pub(crate) struct ClientInner {
     pub(crate) spilled: Arc<super::spilling::SpillRegistry>,
     /// The host's spill store, when it spills: where [`Client::fetch_resource`] puts payloads.
     pub(crate) store: Option<Arc<SpillStore>>,
+    /// Numbers the requests of this client (for cancelling the one whose future is dropped).
+    pub(crate) next_seq: std::sync::atomic::AtomicU64,
     pub(crate) queue: Arc<RequestQueue<QueuedRequest>>,
     pub(crate) name: Arc<str>,
     pub(crate) details: ServerDetails,
@@ -101,7 +103,8 @@ impl Future for ResponseFuture {
     }
 }
 
-/// The future of one request's raw `result`.
+/// The future of one request's raw `result`. Dropping it before the answer cancels the
+/// request: the server is sent `notifications/cancelled` and a late answer is discarded.
 #[derive(Debug)]
 struct RawFuture {
     state: Waiting,
@@ -111,9 +114,27 @@ struct RawFuture {
 #[derive(Debug)]
 enum Waiting {
     /// Sent; the reactor completes the channel.
-    Reply(oneshot::Receiver<Result<RawJson, RequestError>>),
+    Reply(oneshot::Receiver<Result<RawJson, RequestError>>, CancelOnDrop),
     /// Refused before sending; taken when polled.
     Refused(Option<Error>),
+    /// The outcome was delivered.
+    Done,
+}
+
+/// Tells the reactor that the caller of request `seq` stopped waiting.
+#[derive(Debug)]
+struct CancelOnDrop {
+    reactor: Arc<ReactorHandle>,
+    server: u64,
+    seq: u64,
+}
+
+impl Drop for RawFuture {
+    fn drop(&mut self) {
+        if let Waiting::Reply(_, cancel) = &self.state {
+            cancel.reactor.send(Command::Cancel { id: cancel.server, seq: cancel.seq });
+        }
+    }
 }
 
 impl Future for RawFuture {
@@ -125,11 +146,16 @@ impl Future for RawFuture {
             Waiting::Refused(error) => {
                 Poll::Ready(Err(error.take().unwrap_or(Error::ReactorStopped)))
             }
-            Waiting::Reply(rx) => Pin::new(rx).poll(cx).map(|r| match r {
-                Ok(Ok(v)) => Ok(v),
-                Ok(Err(source)) => Err(Error::Server { server, source }),
-                Err(oneshot::Canceled) => Err(Error::ReactorStopped),
-            }),
+            Waiting::Reply(rx, _) => {
+                let outcome = ready!(Pin::new(rx).poll(cx));
+                self.state = Waiting::Done;
+                Poll::Ready(match outcome {
+                    Ok(Ok(v)) => Ok(v),
+                    Ok(Err(source)) => Err(Error::Server { server, source }),
+                    Err(oneshot::Canceled) => Err(Error::ReactorStopped),
+                })
+            }
+            Waiting::Done => Poll::Ready(Err(Error::ReactorStopped)),
         }
     }
 }
@@ -215,11 +241,15 @@ impl Client {
             }
         };
         let (tx, rx) = oneshot::channel();
-        let reply = Reply { tx, ticket };
+        // Relaxed: the counter only needs to hand out distinct values.
+        let seq = self.inner.next_seq.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let reply = Reply { tx, ticket, seq };
         if queue.push(QueuedRequest { method: method.into(), params, timeout, reply }) {
             self.inner.reactor.schedule(queue.clone());
         }
-        RawFuture { state: Waiting::Reply(rx), server }
+        let cancel =
+            CancelOnDrop { reactor: self.inner.reactor.clone(), server: self.inner.id, seq };
+        RawFuture { state: Waiting::Reply(rx, cancel), server }
     }
 
     /// Sends a notification to the server.

@@ -1,6 +1,6 @@
 //! One server as the reactor sees it: its process, pipes, framer, session and shutdown phase.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::os::fd::OwnedFd;
 use std::os::unix::process::ExitStatusExt;
 use std::process::Child;
@@ -134,6 +134,8 @@ pub(crate) struct Conn {
     read_size: usize,
     queue: Arc<RequestQueue<QueuedRequest>>,
     meter: RateMeter,
+    /// The session id of each caller's request in flight, by the client's sequence number.
+    in_flight: HashMap<u64, i64>,
     /// Frames in arrival order while one of them is on the parse pool.
     in_order: VecDeque<Slot>,
     next_seq: u64,
@@ -213,6 +215,7 @@ impl Conn {
             read_size: parts.read_size,
             queue: parts.queue,
             meter: RateMeter::new(),
+            in_flight: HashMap::new(),
             in_order: VecDeque::new(),
             next_seq: 0,
             offload_threshold: parts.offload_threshold,
@@ -250,11 +253,25 @@ impl Conn {
     /// Hands a caller's request to the session; [`flush`](Self::flush) then sends it.
     pub(crate) fn request(&mut self, request: QueuedRequest, now: Instant) {
         let QueuedRequest { method, params, timeout, reply } = request;
+        if reply.tx.is_canceled() {
+            return; // Its caller stopped waiting while it was queued: never sent.
+        }
+        let seq = reply.seq;
         let token = Completer::Caller(reply);
-        if let Err((Completer::Caller(reply), error)) =
-            self.session.request(&method, params.as_deref(), now, timeout, token)
-        {
-            reply.send(Err(error));
+        match self.session.request(&method, params.as_deref(), now, timeout, token) {
+            Ok(id) => {
+                self.in_flight.insert(seq, id);
+            }
+            Err((Completer::Caller(reply), error)) => reply.send(Err(error)),
+            Err((Completer::Init, _)) => unreachable!("only callers' requests come here"),
+        }
+    }
+
+    /// The caller of request `seq` dropped its future: the server is told to stop
+    /// (`notifications/cancelled`) and a late answer is discarded and counted.
+    pub(crate) fn cancel(&mut self, seq: u64) {
+        if let Some(id) = self.in_flight.remove(&seq) {
+            drop(self.session.cancel(id, "the caller stopped waiting"));
         }
     }
 
@@ -269,6 +286,7 @@ impl Conn {
         while let Some(event) = self.session.poll_event() {
             match event {
                 Event::Completed { token: Completer::Caller(reply), outcome } => {
+                    self.in_flight.remove(&reply.seq);
                     self.queue.record_completion(&mut self.meter, now);
                     reply.send(outcome);
                 }

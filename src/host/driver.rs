@@ -43,13 +43,15 @@ pub(crate) struct QueuedRequest {
 pub(crate) struct Reply {
     pub(crate) tx: oneshot::Sender<Result<RawJson, RequestError>>,
     pub(crate) ticket: Ticket<QueuedRequest>,
+    /// The client's number for this request, by which a dropped future cancels it.
+    pub(crate) seq: u64,
 }
 
 impl Reply {
     pub(crate) fn send(self, outcome: Result<RawJson, RequestError>) {
         // Free the slot first: a caller that sees this outcome and submits again at once must
         // find it free (the channel's release/acquire orders the decrement before its admit).
-        let Reply { tx, ticket } = self;
+        let Reply { tx, ticket, .. } = self;
         drop(ticket);
         // A caller that stopped waiting is not an error.
         let _ = tx.send(outcome);
@@ -85,6 +87,11 @@ pub(crate) enum Command {
     Stats {
         id: u64,
         reply: oneshot::Sender<ServerStats>,
+    },
+    /// The caller of request `seq` stopped waiting (dropped its future).
+    Cancel {
+        id: u64,
+        seq: u64,
     },
     /// Shut every server down, then end the thread.
     Stop,
@@ -354,6 +361,12 @@ impl Driver {
             Command::Stats { id, reply } => {
                 if let Some(conn) = self.conns.get(&id) {
                     let _ = reply.send(conn.stats());
+                }
+            }
+            Command::Cancel { id, seq } => {
+                if let Some(conn) = self.conns.get_mut(&id) {
+                    conn.cancel(seq);
+                    conn.flush(&mut self.ring, now);
                 }
             }
             Command::Stop => self.stop(now),

@@ -441,6 +441,7 @@ impl Host {
                 max_request,
                 spilled: registry,
                 store,
+                next_seq: AtomicU64::new(0),
             }))
         }
     }

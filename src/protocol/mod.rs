@@ -106,7 +106,15 @@ pub struct SessionStats {
     pub timeouts: u64,
     /// Server→client requests answered.
     pub server_requests: u64,
+    /// Requests cancelled by the client (their caller stopped waiting).
+    pub cancelled: u64,
+    /// Answers that arrived after their request was cancelled or timed out: discarded, never
+    /// delivered to anyone.
+    pub late_answers: u64,
 }
+
+/// How many cancelled or timed-out request ids are remembered to recognise late answers.
+const RECENTLY_ABANDONED: usize = 4096;
 
 #[derive(Debug)]
 struct Pending<T> {
@@ -129,6 +137,9 @@ pub struct Session<T> {
     events: VecDeque<Event<T>>,
     stats: SessionStats,
     last_received: Option<Instant>,
+    /// Ids of requests cancelled or timed out lately (bounded), so that their late answers
+    /// are counted rather than reported as violations.
+    abandoned: VecDeque<i64>,
 }
 
 impl<T> Session<T> {
@@ -144,6 +155,7 @@ impl<T> Session<T> {
             events: VecDeque::new(),
             stats: SessionStats::default(),
             last_received: None,
+            abandoned: VecDeque::new(),
         }
     }
 
@@ -337,6 +349,7 @@ impl<T> Session<T> {
                 );
             }
             self.complete(id, Err(error));
+            self.remember_abandoned(id);
         }
     }
 
@@ -411,6 +424,28 @@ impl<T> Session<T> {
         &self.config
     }
 
+    /// Cancels request `id` for a caller that stopped waiting: the server is sent
+    /// `notifications/cancelled` (never for `initialize`), the request leaves the pending table
+    /// and its token is handed back (no [`Event::Completed`] follows), and a late answer is
+    /// discarded and counted in [`SessionStats::late_answers`].
+    pub fn cancel(&mut self, id: i64, reason: &str) -> Option<T> {
+        if self.pending.get(&id).is_none_or(|p| &*p.method == "initialize") {
+            return None;
+        }
+        let p = self.pending.remove(&id)?;
+        self.notify("notifications/cancelled", Some(json!({"requestId": id, "reason": reason})));
+        self.stats.cancelled += 1;
+        self.remember_abandoned(id);
+        Some(p.token)
+    }
+
+    fn remember_abandoned(&mut self, id: i64) {
+        if self.abandoned.len() == RECENTLY_ABANDONED {
+            self.abandoned.pop_front();
+        }
+        self.abandoned.push_back(id);
+    }
+
     fn violation(&mut self, v: Violation) {
         self.stats.violations += 1;
         self.events.push_back(Event::Violation(v));
@@ -439,6 +474,7 @@ impl<T> Session<T> {
                 Some(Id::Number(n)) if self.pending.contains_key(&n) => {
                     self.complete(n, resp.outcome.map_err(RequestError::Rpc));
                 }
+                Some(Id::Number(n)) if self.abandoned.contains(&n) => self.stats.late_answers += 1,
                 Some(id) => self.violation(Violation::UnknownResponse(id)),
                 None => match resp.outcome {
                     Err(e) => self.violation(Violation::ErrorWithoutId(e)),

@@ -144,7 +144,7 @@ fn out_of_order_answers_reach_their_callers() {
 }
 
 #[test]
-fn timeout_fails_request_and_sends_cancelled_then_late_answer_is_a_violation() {
+fn timeout_fails_request_and_sends_cancelled_then_late_answer_is_counted() {
     let t0 = crate::fuzzing::epoch();
     let mut s = active("2025-06-18", t0);
     let id = s.request("tools/call", None, t0, Some(Duration::from_secs(5)), 1).unwrap();
@@ -163,10 +163,14 @@ fn timeout_fails_request_and_sends_cancelled_then_late_answer_is_a_violation() {
     assert_eq!(cancel[0]["params"]["requestId"], json!(id));
     assert_eq!(s.poll_timeout(), Some(t0 + Duration::from_secs(50)));
     feed(&mut s, json!({"jsonrpc":"2.0","id":id,"result":{}}), t0 + Duration::from_secs(6));
-    assert!(
-        matches!(&events(&mut s)[..], [Event::Violation(Violation::UnknownResponse(Id::Number(n)))] if *n == id)
-    );
-    assert_eq!(s.stats().timeouts, 1);
+    assert!(events(&mut s).is_empty(), "a late answer is discarded, not delivered");
+    assert_eq!((s.stats().timeouts, s.stats().late_answers, s.stats().violations), (1, 1, 0));
+    // An answer to an id never used is still a violation.
+    feed(&mut s, json!({"jsonrpc":"2.0","id":999,"result":{}}), t0 + Duration::from_secs(6));
+    assert!(matches!(
+        &events(&mut s)[..],
+        [Event::Violation(Violation::UnknownResponse(Id::Number(999)))]
+    ));
     feed(&mut s, json!({"jsonrpc":"2.0","id":long,"result":{}}), t0);
     assert!(matches!(&events(&mut s)[..], [Event::Completed { token: 2, outcome: Ok(_) }]));
     assert_eq!(s.poll_timeout(), None);
@@ -339,4 +343,35 @@ fn deadline_heap_stays_proportional_to_pending_requests() {
         &events(&mut s)[..],
         [Event::Completed { token: 0, outcome: Err(RequestError::Timeout { .. }) }]
     ));
+}
+
+#[test]
+fn a_cancelled_request_tells_the_server_and_its_late_answer_reaches_nobody() {
+    let t0 = crate::fuzzing::epoch();
+    let mut s = active("2025-11-25", t0);
+    let a = s.request("tools/call", None, t0, None, 1).unwrap();
+    let b = s.request("tools/call", None, t0, None, 2).unwrap();
+    sent(&mut s);
+    assert_eq!(s.cancel(a, "the caller stopped waiting"), Some(1));
+    let out = sent(&mut s);
+    assert_eq!(out[0]["method"], "notifications/cancelled");
+    assert_eq!(out[0]["params"], json!({"requestId": a, "reason": "the caller stopped waiting"}));
+    assert_eq!(s.pending(), 1);
+    assert_eq!(s.cancel(a, "again"), None, "cancelling twice does nothing");
+    assert!(sent(&mut s).is_empty());
+    feed(&mut s, json!({"jsonrpc":"2.0","id":a,"result":{}}), t0);
+    feed(&mut s, json!({"jsonrpc":"2.0","id":b,"result":{}}), t0);
+    assert!(matches!(&events(&mut s)[..], [Event::Completed { token: 2, outcome: Ok(_) }]));
+    let stats = s.stats();
+    assert_eq!((stats.cancelled, stats.late_answers, stats.violations), (1, 1, 0));
+}
+
+#[test]
+fn initialize_is_never_cancelled_by_a_caller() {
+    let t0 = crate::fuzzing::epoch();
+    let mut s = TestSession::new(SessionConfig::default());
+    s.initialize(t0, 7);
+    sent(&mut s);
+    assert_eq!(s.cancel(1, "no"), None);
+    assert!(sent(&mut s).is_empty());
 }

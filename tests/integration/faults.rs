@@ -234,3 +234,26 @@ fn an_oversized_request_fails_before_sending_and_the_server_lives_on() {
     assert_eq!(client.stats_blocking().unwrap().session.requests, 1, "only initialize was sent");
     assert_eq!(client.call_tool_blocking("echo", json!({"text": "fits"})).unwrap().text(), "fits");
 }
+
+/// Dropping a call's future cancels it: the server is sent `notifications/cancelled`, its late
+/// answer is discarded and counted, never delivered, and the session carries on.
+#[test]
+fn a_dropped_call_is_cancelled_and_its_late_answer_discarded() {
+    let host = Host::builder().request_timeout(Duration::from_secs(30)).build().unwrap();
+    let client = host.spawn_blocking(reference("dropper", &[])).unwrap();
+    let slow = client.call_tool("slow", json!({"ms": 300}));
+    let kept = client.call_tool("slow", json!({"ms": 400}));
+    std::thread::sleep(Duration::from_millis(50));
+    drop(slow);
+    assert_eq!(futures_executor::block_on(kept).unwrap().text(), "slept 400 ms");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let stats = loop {
+        let stats = client.stats_blocking().unwrap().session;
+        if stats.late_answers == 1 || Instant::now() > deadline {
+            break stats;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!((stats.cancelled, stats.late_answers, stats.violations), (1, 1, 0), "{stats:?}");
+    assert_eq!(client.call_tool_blocking("echo", json!({"text": "on"})).unwrap().text(), "on");
+}
