@@ -12,8 +12,8 @@ use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use crate::protocol::{
-    CallToolResult, CloseReason, GetPromptResult, InitializeResult, Prompt, ProtocolVersion,
-    ReadResourceResult, RequestError, Resource, ServerDetails, Tool,
+    CallToolResult, CloseReason, GetPromptResult, InitializeResult, Progress, Prompt,
+    ProtocolVersion, ReadResourceResult, RequestError, Resource, ServerDetails, Tool,
 };
 
 use crate::jsonrpc::RawJson;
@@ -28,6 +28,22 @@ use super::conn::ServerStats;
 use super::driver::{Command, QueuedRequest, Reply};
 use super::error::{Error, Result};
 use super::events::EventStream;
+
+/// Progress notifications of one call, in the order the server sent them.
+pub type ProgressStream = async_channel::Receiver<Progress>;
+
+/// Unread progress updates a [`ProgressStream`] keeps; newer ones are dropped past this.
+pub const PROGRESS_BACKLOG: usize = 256;
+
+fn call_params(name: &str, arguments: Value) -> Result<Value> {
+    if arguments.is_object() {
+        Ok(json!({ "name": name, "arguments": arguments }))
+    } else {
+        Err(Error::InvalidArgument(format!(
+            "tool arguments must be a JSON object, got {arguments}"
+        )))
+    }
+}
 
 /// Most pages a list operation follows before concluding the server loops.
 const MAX_PAGES: usize = 10_000;
@@ -209,13 +225,19 @@ impl Client {
         params: Option<Value>,
         timeout: Option<Duration>,
     ) -> ResponseFuture {
-        let raw = self.send(method, params, timeout);
+        let raw = self.send(method, params, timeout, None);
         let spilled = self.inner.spilled.clone();
         ResponseFuture { raw, spilled, method: method.into(), parser: self.inner.parser }
     }
 
     /// Queues a request; the future yields its raw `result`.
-    fn send(&self, method: &str, params: Option<Value>, timeout: Option<Duration>) -> RawFuture {
+    fn send(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        timeout: Option<Duration>,
+        progress: Option<async_channel::Sender<Progress>>,
+    ) -> RawFuture {
         let server = self.inner.name.clone();
         let params = match params.map(|p| serialise_params(&p)).transpose() {
             Ok(p) => p,
@@ -244,7 +266,7 @@ impl Client {
         // Relaxed: the counter only needs to hand out distinct values.
         let seq = self.inner.next_seq.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let reply = Reply { tx, ticket, seq };
-        if queue.push(QueuedRequest { method: method.into(), params, timeout, reply }) {
+        if queue.push(QueuedRequest { method: method.into(), params, timeout, reply, progress }) {
             self.inner.reactor.schedule(queue.clone());
         }
         let cancel =
@@ -269,7 +291,17 @@ impl Client {
         params: Result<Value>,
         timeout: Option<Duration>,
     ) -> impl Future<Output = Result<T>> + Send + 'static {
-        let sent = params.map(|p| self.send(method, Some(p), timeout));
+        self.typed_with_progress(method, params, timeout, None)
+    }
+
+    fn typed_with_progress<T: DeserializeOwned>(
+        &self,
+        method: &'static str,
+        params: Result<Value>,
+        timeout: Option<Duration>,
+        progress: Option<async_channel::Sender<Progress>>,
+    ) -> impl Future<Output = Result<T>> + Send + 'static {
+        let sent = params.map(|p| self.send(method, Some(p), timeout, progress));
         let (server, parser) = (self.inner.name.clone(), self.inner.parser);
         let spilled = self.inner.spilled.clone();
         async move {
@@ -344,14 +376,26 @@ impl Client {
         arguments: Value,
         timeout: Option<Duration>,
     ) -> impl Future<Output = Result<CallToolResult>> + Send + 'static {
-        let params = if arguments.is_object() {
-            Ok(json!({ "name": name, "arguments": arguments }))
-        } else {
-            Err(Error::InvalidArgument(format!(
-                "tool arguments must be a JSON object, got {arguments}"
-            )))
-        };
-        self.typed("tools/call", params, timeout)
+        self.typed("tools/call", call_params(name, arguments), timeout)
+    }
+
+    /// `tools/call` with a `progressToken`: the server's progress notifications for this call
+    /// arrive on the returned stream (in order; at most [`PROGRESS_BACKLOG`] unread ones are
+    /// kept), and each pushes the call's deadline back by the timeout (`None`: the host's), up
+    /// to the session's maximum total. The stream ends when the call does.
+    ///
+    /// # Errors
+    /// As [`call_tool`](Self::call_tool).
+    pub fn call_tool_with_progress(
+        &self,
+        name: &str,
+        arguments: Value,
+        timeout: Option<Duration>,
+    ) -> (impl Future<Output = Result<CallToolResult>> + Send + 'static, ProgressStream) {
+        let (tx, rx) = async_channel::bounded(PROGRESS_BACKLOG);
+        let call =
+            self.typed_with_progress("tools/call", call_params(name, arguments), timeout, Some(tx));
+        (call, rx)
     }
 
     /// `resources/list`, following every page.

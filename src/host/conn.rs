@@ -136,6 +136,8 @@ pub(crate) struct Conn {
     meter: RateMeter,
     /// The session id of each caller's request in flight, by the client's sequence number.
     in_flight: HashMap<u64, i64>,
+    /// Progress streams of requests in flight, by session id.
+    progress: HashMap<i64, async_channel::Sender<crate::protocol::Progress>>,
     /// Frames in arrival order while one of them is on the parse pool.
     in_order: VecDeque<Slot>,
     next_seq: u64,
@@ -216,6 +218,7 @@ impl Conn {
             queue: parts.queue,
             meter: RateMeter::new(),
             in_flight: HashMap::new(),
+            progress: HashMap::new(),
             in_order: VecDeque::new(),
             next_seq: 0,
             offload_threshold: parts.offload_threshold,
@@ -252,15 +255,23 @@ impl Conn {
 
     /// Hands a caller's request to the session; [`flush`](Self::flush) then sends it.
     pub(crate) fn request(&mut self, request: QueuedRequest, now: Instant) {
-        let QueuedRequest { method, params, timeout, reply } = request;
+        let QueuedRequest { method, params, timeout, reply, progress } = request;
         if reply.tx.is_canceled() {
             return; // Its caller stopped waiting while it was queued: never sent.
         }
         let seq = reply.seq;
         let token = Completer::Caller(reply);
-        match self.session.request(&method, params.as_deref(), now, timeout, token) {
+        let params = params.as_deref();
+        let sent = match &progress {
+            Some(_) => self.session.request_with_progress(&method, params, now, timeout, token),
+            None => self.session.request(&method, params, now, timeout, token),
+        };
+        match sent {
             Ok(id) => {
                 self.in_flight.insert(seq, id);
+                if let Some(sink) = progress {
+                    self.progress.insert(id, sink);
+                }
             }
             Err((Completer::Caller(reply), error)) => reply.send(Err(error)),
             Err((Completer::Init, _)) => unreachable!("only callers' requests come here"),
@@ -271,6 +282,7 @@ impl Conn {
     /// (`notifications/cancelled`) and a late answer is discarded and counted.
     pub(crate) fn cancel(&mut self, seq: u64) {
         if let Some(id) = self.in_flight.remove(&seq) {
+            self.progress.remove(&id);
             drop(self.session.cancel(id, "the caller stopped waiting"));
         }
     }
@@ -285,8 +297,17 @@ impl Conn {
         self.start_write(ring);
         while let Some(event) = self.session.poll_event() {
             match event {
+                Event::Progress { id, progress } => {
+                    // A full stream drops the update: progress is advisory, never a reason to
+                    // stall the reactor.
+                    if let Some(sink) = self.progress.get(&id) {
+                        let _ = sink.try_send(progress);
+                    }
+                }
                 Event::Completed { token: Completer::Caller(reply), outcome } => {
-                    self.in_flight.remove(&reply.seq);
+                    if let Some(id) = self.in_flight.remove(&reply.seq) {
+                        self.progress.remove(&id);
+                    }
                     self.queue.record_completion(&mut self.meter, now);
                     reply.send(outcome);
                 }
@@ -638,6 +659,25 @@ impl Conn {
             }
             Ok(n) if n > 0 || data.is_empty() => self.start_write(ring),
             _ if self.stdin.is_none() => {} // cancelled by shutdown
+            _ if -result == libc::EPIPE => {
+                // Nobody reads stdin any more: the server exited or closed it. Its exit status
+                // (or its stdout's end) says why; wait for it briefly rather than report EPIPE.
+                tracing::debug!(server = &*self.name, "stdin closed by the server (EPIPE)");
+                self.stdin = None;
+                self.outq.clear();
+                match &self.exit {
+                    Some(reason) => {
+                        let reason = reason.clone();
+                        self.close_session(reason);
+                    }
+                    None if self.close_at.is_none() => {
+                        let reason = CloseReason::Io("the server closed its stdin".into());
+                        self.close_at = Some((now + EXIT_GRACE, reason));
+                    }
+                    None => {}
+                }
+                self.flush(ring, now);
+            }
             _ => {
                 let err = std::io::Error::from_raw_os_error(-result.min(-1));
                 tracing::warn!(server = &*self.name, "writing to stdin: {err}");
@@ -739,6 +779,10 @@ impl Conn {
         if let Some((at, reason)) = self.close_at.take_if(|(at, _)| *at <= now) {
             let _ = at;
             self.close_session(reason);
+            if self.exit.is_none() && self.stdin.is_none() && self.phase == Phase::Running {
+                // It closed its stdin but lives on: a server that cannot be talked to.
+                self.begin_shutdown(ring, now);
+            }
             if self.exit.is_some() {
                 // Exited, but something still holds its pipes open: stop reading them.
                 let _ = ring.cancel(self.tag(STDOUT));

@@ -37,6 +37,8 @@ pub(crate) struct QueuedRequest {
     pub(crate) params: Option<Box<RawValue>>,
     pub(crate) timeout: Option<Duration>,
     pub(crate) reply: Reply,
+    /// Where the request's progress notifications go, if the caller asked for them.
+    pub(crate) progress: Option<async_channel::Sender<crate::protocol::Progress>>,
 }
 
 /// Where a request's outcome goes, plus its admission slot (freed when this is dropped).

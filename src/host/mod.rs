@@ -42,7 +42,7 @@ use crate::protocol::{Implementation, Root, SessionConfig};
 use crate::queue::{ReadyList, RequestQueue};
 use crate::uring::{BufferPool, Features, Ring, sys};
 
-pub use client::{Client, ResponseFuture};
+pub use client::{Client, PROGRESS_BACKLOG, ProgressStream, ResponseFuture};
 pub use config::{Config, ConfigError, ServerSpec};
 pub use conn::{SandboxStats, ServerStats};
 pub use error::{Error, Result};

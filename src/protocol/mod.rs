@@ -62,6 +62,9 @@ pub struct SessionConfig {
     /// Roots to answer `roots/list` with; `None` means the `roots` capability is not declared
     /// and `roots/list` gets -32601.
     pub roots: Option<Vec<Root>>,
+    /// The longest a request with progress may run, however often its deadline is pushed
+    /// back by progress notifications (default 10 minutes).
+    pub max_request_total: Duration,
 }
 
 impl Default for SessionConfig {
@@ -73,6 +76,7 @@ impl Default for SessionConfig {
             max_pending: 65_536,
             max_frame: crate::frame::DEFAULT_MAX_FRAME,
             roots: None,
+            max_request_total: Duration::from_secs(600),
         }
     }
 }
@@ -89,6 +93,13 @@ pub enum Event<T> {
     },
     /// A notification from the server.
     Notification(jsonrpc::Notification),
+    /// Progress of request `id` (sent with [`Session::request_with_progress`]).
+    Progress {
+        /// The request's id, as returned when it was queued.
+        id: i64,
+        /// What the server reported.
+        progress: Progress,
+    },
     /// The server broke the protocol; the session carries on.
     Violation(Violation),
 }
@@ -122,6 +133,20 @@ struct Pending<T> {
     sent: Instant,
     deadline: Instant,
     token: T,
+    /// Set for requests sent with a `progressToken` (their id): each progress notification
+    /// moves the deadline to `now + timeout`, never past `sent + max_request_total`.
+    timeout: Option<Duration>,
+}
+
+/// A `notifications/progress` for a request in flight.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Progress {
+    /// Progress so far (increases with each notification; may be fractional).
+    pub progress: f64,
+    /// The total, when the server knows it.
+    pub total: Option<f64>,
+    /// A human-readable message, when given.
+    pub message: Option<String>,
 }
 
 /// The client side of one MCP connection, without I/O. See the module docs for the contract.
@@ -203,6 +228,66 @@ impl<T> Session<T> {
         Ok(id)
     }
 
+    /// As [`request`](Self::request), with `_meta.progressToken` set to the request's id:
+    /// the server's `notifications/progress` for it become [`Event::Progress`], and each one
+    /// pushes the deadline back by the timeout (up to
+    /// [`SessionConfig::max_request_total`] after sending).
+    ///
+    /// # Errors
+    /// As [`request`](Self::request); also when `params` is not a JSON object.
+    pub fn request_with_progress(
+        &mut self,
+        method: &str,
+        params: Option<&RawValue>,
+        now: Instant,
+        timeout: Option<Duration>,
+        token: T,
+    ) -> Result<i64, (T, RequestError)> {
+        let id = self.next_id;
+        let mut value = match params.map(|p| serde_json::from_str::<Value>(p.get())) {
+            None => json!({}),
+            Some(Ok(v @ Value::Object(_))) => v,
+            Some(_) => {
+                let reason = "params must be a JSON object".to_owned();
+                return Err((
+                    token,
+                    RequestError::MalformedResult { method: method.into(), reason },
+                ));
+            }
+        };
+        let meta = value.as_object_mut().expect("an object").entry("_meta").or_insert(json!({}));
+        if let Some(meta) = meta.as_object_mut() {
+            meta.insert("progressToken".into(), json!(id));
+        }
+        let raw = RawValue::from_string(value.to_string()).expect("serde_json output is JSON");
+        let id = self.request(method, Some(&raw), now, timeout, token)?;
+        if let Some(p) = self.pending.get_mut(&id) {
+            p.timeout = Some(timeout.unwrap_or(self.config.request_timeout));
+        }
+        Ok(id)
+    }
+
+    /// Routes a progress notification to its request, pushing its deadline back. Returns
+    /// false when the token names no request of ours in flight (then it is dropped).
+    fn on_progress(&mut self, params: Option<&Value>, now: Instant) -> bool {
+        let Some(params) = params else { return false };
+        let Some(id) = params.get("progressToken").and_then(Value::as_i64) else { return false };
+        let Some(p) = self.pending.get_mut(&id) else { return false };
+        let Some(timeout) = p.timeout else { return false };
+        let Some(progress) = params.get("progress").and_then(Value::as_f64) else { return false };
+        let cap = p.sent + self.config.max_request_total;
+        let deadline = (now + timeout).min(cap);
+        if deadline > p.deadline {
+            p.deadline = deadline;
+            self.deadlines.push(Reverse((deadline, id)));
+        }
+        let total = params.get("total").and_then(Value::as_f64);
+        let message = params.get("message").and_then(Value::as_str).map(str::to_owned);
+        self.events
+            .push_back(Event::Progress { id, progress: Progress { progress, total, message } });
+        true
+    }
+
     fn send_request(
         &mut self,
         id: i64,
@@ -215,7 +300,8 @@ impl<T> Session<T> {
         self.next_id += 1;
         let deadline = now + timeout.unwrap_or(self.config.request_timeout);
         self.transmit.push_back(jsonrpc::encode_request(&Id::Number(id), method, params).into());
-        self.pending.insert(id, Pending { method: method.into(), sent: now, deadline, token });
+        let pending = Pending { method: method.into(), sent: now, deadline, token, timeout: None };
+        self.pending.insert(id, pending);
         self.deadlines.push(Reverse((deadline, id)));
         if self.deadlines.len() > 2 * self.pending.len() + 64 {
             // Entries of finished requests are normally popped as they reach the top; a
@@ -483,6 +569,12 @@ impl<T> Session<T> {
                     }
                 },
             },
+            RawMessage::Notification(n) if n.method == "notifications/progress" => {
+                // Progress for a token that is not ours (or a finished request) is dropped.
+                if let Some(now) = self.last_received {
+                    self.on_progress(n.params.as_ref(), now);
+                }
+            }
             RawMessage::Notification(n) => self.events.push_back(Event::Notification(n)),
             RawMessage::Request(req) => {
                 self.stats.server_requests += 1;

@@ -375,3 +375,43 @@ fn initialize_is_never_cancelled_by_a_caller() {
     assert_eq!(s.cancel(1, "no"), None);
     assert!(sent(&mut s).is_empty());
 }
+
+#[test]
+fn progress_reaches_its_request_and_pushes_the_deadline_back_up_to_the_cap() {
+    let t0 = crate::fuzzing::epoch();
+    let mut s = active("2025-11-25", t0);
+    let params = raw(json!({"name": "long", "arguments": {}, "_meta": {"other": 1}}));
+    let id = s
+        .request_with_progress("tools/call", Some(&params), t0, Some(Duration::from_secs(5)), 1)
+        .unwrap();
+    let out = sent(&mut s);
+    assert_eq!(out[0]["params"]["_meta"], json!({"other": 1, "progressToken": id}));
+    let progress = |p: f64| {
+        json!({"jsonrpc":"2.0","method":"notifications/progress",
+        "params":{"progressToken": id, "progress": p, "total": 10, "message": "step"}})
+    };
+    feed(&mut s, progress(1.5), t0 + Duration::from_secs(4));
+    assert!(matches!(&events(&mut s)[..],
+        [Event::Progress { id: i, progress: Progress { progress, total: Some(t), message: Some(m) } }]
+            if *i == id && *progress == 1.5 && *t == 10.0 && m == "step"));
+    s.handle_timeout(t0 + Duration::from_secs(6));
+    assert!(events(&mut s).is_empty(), "the deadline moved to 4 s + 5 s");
+    // Unknown tokens, and requests without progress, are ignored.
+    feed(
+        &mut s,
+        json!({"jsonrpc":"2.0","method":"notifications/progress",
+        "params":{"progressToken": 424242, "progress": 1}}),
+        t0,
+    );
+    assert!(events(&mut s).is_empty());
+    // Progress never extends a request past max_request_total (600 s by default).
+    for k in 1..200u64 {
+        feed(&mut s, progress(k as f64 + 2.0), t0 + Duration::from_secs(4 * k));
+    }
+    events(&mut s);
+    s.handle_timeout(t0 + Duration::from_secs(600));
+    assert!(matches!(
+        &events(&mut s)[..],
+        [Event::Completed { token: 1, outcome: Err(RequestError::Timeout { .. }) }]
+    ));
+}

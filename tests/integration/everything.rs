@@ -67,3 +67,26 @@ fn handshake_tools_echo_roots_and_notifications() {
     assert_eq!(stats.session.violations, 0, "{stats:?}");
     assert_eq!(client.shutdown_blocking(), CloseReason::Exited(0));
 }
+
+/// `trigger-long-running-operation` with a progress token: every step's progress arrives on the
+/// call's stream in order, and each pushes the deadline back — the 1.2 s operation completes
+/// under a 0.7 s timeout, which the same call without progress does not survive.
+#[test]
+fn progress_is_routed_to_its_call_and_resets_its_timeout() {
+    let Some(spec) = everything() else { return };
+    let host = Host::builder().request_timeout(Duration::from_secs(30)).build().unwrap();
+    let client = host.spawn_blocking(spec).unwrap();
+    let args = json!({"duration": 1.2, "steps": 4});
+    let timeout = Some(Duration::from_millis(700));
+    let (call, progress) =
+        client.call_tool_with_progress("trigger-long-running-operation", args.clone(), timeout);
+    let result = futures_executor::block_on(call).unwrap();
+    assert!(result.text().contains("Long running operation completed"), "{}", result.text());
+    let updates: Vec<_> = std::iter::from_fn(|| progress.try_recv().ok()).collect();
+    let steps: Vec<f64> = updates.iter().map(|p| p.progress).collect();
+    assert_eq!(steps, [1.0, 2.0, 3.0, 4.0], "{updates:?}");
+    assert!(updates.iter().all(|p| p.total == Some(4.0)));
+    let plain = client.call_tool_with_timeout("trigger-long-running-operation", args, timeout);
+    let err = futures_executor::block_on(plain);
+    assert!(err.is_err_and(|e| e.to_string().contains("timed out")), "no progress: it times out");
+}
