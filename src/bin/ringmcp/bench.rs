@@ -71,6 +71,11 @@ pub(crate) struct Args {
     /// How long to measure the host's CPU with the idle servers.
     #[arg(long, value_name = "SECS", default_value_t = 3.0)]
     idle_seconds: f64,
+    /// Measure server start-up instead of calls: spawn → initialized, `--requests` times in a
+    /// row (default 20, after `--warmup` untimed ones), each server shut down before the next
+    /// (untimed). Compare `--no-sandbox` with the default sandbox (PERFORMANCE.md P6).
+    #[arg(long)]
+    spawn_only: bool,
     #[command(flatten)]
     server: ServerArgs,
 }
@@ -147,6 +152,46 @@ fn arguments(
     }
 }
 
+/// `--spawn-only`: start-up latency, spawn → initialized.
+fn spawn_bench(
+    args: &Args,
+    host: &ringmcp::host::Host,
+    spec: &ringmcp::host::ServerSpec,
+) -> Result<(), Failure> {
+    let runs = args.requests.unwrap_or(20);
+    let mut latencies = Latencies::new();
+    for i in 0..args.warmup.min(5) + runs {
+        let started = Instant::now();
+        let client = host.spawn_blocking(spec.clone())?;
+        let took = started.elapsed();
+        client.shutdown_blocking();
+        if i >= args.warmup.min(5) {
+            latencies.record(took);
+        }
+    }
+    let s = latencies.summary();
+    let report = json!({
+        "mode": "spawn",
+        "sandboxed": spec.sandboxed(),
+        "spawns": s.count,
+        "latency_us": {"min": s.min, "p50": s.p50, "p90": s.p90, "max": s.max, "mean": s.mean},
+    });
+    if args.json {
+        println!("{report}");
+    } else {
+        println!(
+            "{} spawns ({}): p50 {:.0} µs, p90 {:.0} µs, min {:.0} µs, max {:.0} µs",
+            s.count,
+            if spec.sandboxed() { "sandboxed" } else { "not sandboxed" },
+            s.p50,
+            s.p90,
+            s.min,
+            s.max
+        );
+    }
+    Ok(())
+}
+
 fn bench(args: &Args) -> Result<(), Failure> {
     let plan = plan(args)?;
     let spec = args.server.spec()?;
@@ -161,6 +206,9 @@ fn bench(args: &Args) -> Result<(), Failure> {
         }
     };
     let host = args.server.host()?;
+    if args.spawn_only {
+        return spawn_bench(args, &host, &spec);
+    }
     let clients = servers::spawn_copies(&host, &spec, 0, servers)?;
 
     let mut idle = None;
