@@ -193,7 +193,8 @@ pub enum Incoming {
         /// Why.
         error: TransportError,
     },
-    /// The transport closed; nothing follows.
+    /// The transport closed; nothing follows, and the channel closes. (Sent when there is
+    /// room; a closed channel means the same.)
     Closed,
 }
 
@@ -319,8 +320,10 @@ impl HttpTransport {
     }
 
     /// Sets the negotiated protocol version: sent as `MCP-Protocol-Version` on every request
-    /// after `initialize`. A version of 2026-07-28 or later switches to the stateless headers
-    /// (`Mcp-Method`, `Mcp-Name`; no session, GET stream, resumption or DELETE).
+    /// after `initialize` (call it when the `InitializeResult` arrives, before sending
+    /// `notifications/initialized`). A version of 2026-07-28 or later switches to the stateless
+    /// headers (`Mcp-Method`, `Mcp-Name`, the version on every POST; no session, GET stream,
+    /// resumption or DELETE): set it before the first request in that era.
     pub fn set_protocol_version(&self, version: &str) {
         self.lock().protocol_version = Some(version.to_owned());
     }
@@ -365,9 +368,11 @@ impl HttpTransport {
         futures_executor::block_on(self.open_get_stream())
     }
 
-    /// Stops reading the response stream of request `id` and closes its connection. In
-    /// 2026-07-28 that is how a request is cancelled; before, it only stops waiting (POST
-    /// `notifications/cancelled` for the server to stop working). No-op when there is none.
+    /// Stops reading the response stream of request `id` and closes its connection, and stops
+    /// resuming it. In 2026-07-28 that is how a request is cancelled; before, it only stops
+    /// waiting (POST `notifications/cancelled` for the server to stop working). Call it when a
+    /// request times out: a stream that the server keeps accepting reconnections for (SSE
+    /// polling) is otherwise followed until its response comes. No-op when there is none.
     pub fn cancel_stream(&self, id: &Id) {
         // A full or closed queue: the stream ends with the transport anyway.
         let _ = self.commands.try_send(Command::Cancel { id: id.clone() });

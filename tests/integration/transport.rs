@@ -454,6 +454,11 @@ fn transport_local_json_202_session_headers_and_expiry() {
     assert_eq!(next_message(&rx)["id"], 4);
     assert_eq!(t.session_id().as_deref(), Some("s2"));
     t.close_blocking().unwrap(); // DELETE answered 405: fine
+    match next(&rx) {
+        Incoming::Closed => {}
+        other => panic!("expected Closed, got {other:?}"),
+    }
+    assert!(rx.recv_blocking().is_err(), "nothing after Closed; the channel is closed");
 
     let seen = server.seen();
     let posts: Vec<&Seen> = seen.iter().filter(|s| s.method == "POST").collect();
@@ -578,8 +583,43 @@ fn transport_local_stream_lost_without_event_id_and_get_stream() {
     assert!(seen.iter().any(|s| s.body["id"] == "r1" && s.body["result"].is_object()));
     // Once the GET stream is gone, a second open gets the 405.
     assert_eq!(t.open_get_stream_blocking().unwrap(), GetStream::Unsupported);
+    // Dropping the transport (no close) still DELETEs the session, from its thread.
+    drop(t);
+    let deadline = Instant::now() + WAIT;
+    while !server
+        .seen()
+        .iter()
+        .any(|s| s.method == "DELETE" && s.header("mcp-session-id") == Some("s1"))
+    {
+        assert!(Instant::now() < deadline, "no DELETE after drop");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn transport_local_cancel_stream_stops_resuming() {
+    let server = LocalServer::start(with_session("s1", |seen| match seen.method.as_str() {
+        // The stream closes at once, asking for a (long) wait before the resumption.
+        "POST" if seen.rpc_method() == "tools/call" => sse_reply("id: c0\nretry: 400\ndata:\n\n"),
+        "GET" => sse_reply("data: {\"jsonrpc\":\"2.0\",\"id\":9,\"result\":{}}\n\n"),
+        _ => status(202),
+    }));
+    let t = server.connect();
+    let rx = t.incoming();
+    t.send_blocking(initialize(1, "2025-11-25")).unwrap();
+    next_message(&rx);
+    t.send_blocking(request(8, "tools/call", json!({"name": "x"}))).unwrap();
+    t.cancel_stream(&Id::Number(8));
+    std::thread::sleep(Duration::from_millis(900));
+    assert!(server.seen().iter().all(|s| s.method != "GET"), "a cancelled stream is not resumed");
+    assert!(rx.is_empty(), "and not reported: {:?}", rx.try_recv());
+    // Without the cancel, the same exchange resumes and completes.
+    t.send_blocking(request(9, "tools/call", json!({"name": "x"}))).unwrap();
+    assert_eq!(next_message(&rx)["id"], 9);
+    assert!(
+        server.seen().iter().any(|s| s.method == "GET" && s.header("last-event-id") == Some("c0"))
+    );
     t.close_blocking().unwrap();
-    assert!(server.seen().iter().any(|s| s.method == "DELETE"));
 }
 
 #[test]
