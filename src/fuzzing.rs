@@ -91,6 +91,23 @@ pub fn spill_scan(data: &[u8]) {
     crate::spill::scan::oracle::check(line, threshold, &cuts);
 }
 
+/// The SSE parser against its oracle: the first byte picks the chunk sizes, the rest is the
+/// event stream. Panics on any disagreement.
+pub fn sse(data: &[u8]) {
+    use crate::transport::sse::{oracle, parse_chunked};
+    let [ctl, input @ ..] = data else { return };
+    let chunk = 1 + usize::from(ctl % 16);
+    let (mut cuts, mut at, mut step) = (Vec::new(), 0, chunk);
+    while at < input.len() {
+        at += step;
+        cuts.push(at.min(input.len()));
+        step = step % 13 + chunk;
+    }
+    // No event of a fuzz input can reach the bound, so the parser never gives up here.
+    let got = parse_chunked(input, &cuts, 1 << 30).expect("within the bound");
+    assert_eq!(got, oracle(input));
+}
+
 /// The epoch of the protocol simulator's virtual clock: tests take one real instant as time
 /// zero and then only add durations to it, so the session under test never reads a clock.
 pub fn epoch() -> std::time::Instant {
@@ -114,5 +131,7 @@ mod tests {
         super::spill_scan(b"\x00{\"result\":\"\\ud83d\\ude00\"} ");
         super::spill_scan(b"\x09[1]");
         super::spill_scan(b"");
+        super::sse(b"\x03id: 1\r\ndata: a\r\ndata:b\r\rretry: 5\n: c\n\xEF\xBB\xBFx\n\n");
+        super::sse(b"");
     }
 }

@@ -36,6 +36,7 @@ pub mod protocol;
 pub mod queue;
 pub mod sandbox;
 pub mod spill;
+pub mod transport;
 pub mod uring;
 
 #[doc(hidden)]

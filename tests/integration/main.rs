@@ -11,4 +11,5 @@ mod python_sdk;
 mod reference;
 mod sandbox;
 mod spill;
+mod transport;
 mod util;
