@@ -417,6 +417,115 @@ impl Client {
         self.typed("resources/read", Ok(json!({ "uri": uri })), None)
     }
 
+    /// `resources/templates/list`, following every page (templates as the server sent them).
+    ///
+    /// # Errors
+    /// As [`request`](Self::request), or a malformed result.
+    pub async fn list_resource_templates(&self) -> Result<Vec<Value>> {
+        self.list_all("resources/templates/list", "resourceTemplates").await
+    }
+
+    /// `resources/subscribe`: the server's `notifications/resources/updated` for `uri` then
+    /// arrive as [`ServerEvent::ResourceUpdated`](super::ServerEvent::ResourceUpdated), numbered
+    /// per URI in the order sent.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] (nothing sent) when the server did not declare
+    /// `resources.subscribe`; otherwise as [`request`](Self::request).
+    pub fn subscribe_resource(
+        &self,
+        uri: &str,
+    ) -> impl Future<Output = Result<()>> + Send + 'static {
+        self.checked("resources/subscribe", &["resources", "subscribe"], json!({ "uri": uri }))
+    }
+
+    /// `resources/unsubscribe`.
+    ///
+    /// # Errors
+    /// As [`subscribe_resource`](Self::subscribe_resource).
+    pub fn unsubscribe_resource(
+        &self,
+        uri: &str,
+    ) -> impl Future<Output = Result<()>> + Send + 'static {
+        self.checked("resources/unsubscribe", &["resources", "subscribe"], json!({ "uri": uri }))
+    }
+
+    /// `logging/setLevel`; the server's `notifications/message` go to `tracing` at their
+    /// level (and on [`events`](Self::events)).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] (nothing sent) for a level that is not one of the eight
+    /// syslog levels, or when the server did not declare `logging`; otherwise as
+    /// [`request`](Self::request).
+    pub fn set_log_level(&self, level: &str) -> impl Future<Output = Result<()>> + Send + 'static {
+        const LEVELS: [&str; 8] =
+            ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"];
+        let sent = if LEVELS.contains(&level) {
+            Ok(self.checked("logging/setLevel", &["logging"], json!({ "level": level })))
+        } else {
+            Err(Error::InvalidArgument(format!("{level:?} is not a log level (one of {LEVELS:?})")))
+        };
+        async move { sent?.await }
+    }
+
+    /// `completion/complete` for an argument of a prompt (`{"type": "ref/prompt", "name"}`)
+    /// or a resource template (`{"type": "ref/resource", "uri"}`); `context` carries the
+    /// values of the other arguments. Returns the `completion` object (`values`, `total`,
+    /// `hasMore`).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] (nothing sent) when the server did not declare
+    /// `completions`; otherwise as [`request`](Self::request).
+    pub fn complete(
+        &self,
+        reference: Value,
+        argument: &str,
+        value: &str,
+        context: Option<Value>,
+    ) -> impl Future<Output = Result<Value>> + Send + 'static {
+        let mut params =
+            json!({ "ref": reference, "argument": { "name": argument, "value": value } });
+        if let Some(arguments) = context {
+            params["context"] = json!({ "arguments": arguments });
+        }
+        let sent = self
+            .require(&["completions"])
+            .map(|()| self.request("completion/complete", Some(params), None));
+        async move {
+            let mut result = sent?.await?;
+            Ok(result.get_mut("completion").map(Value::take).unwrap_or(Value::Null))
+        }
+    }
+
+    /// Fails unless the server declared the capability at `path` (e.g. `resources.subscribe`).
+    fn require(&self, path: &[&str]) -> Result<()> {
+        let caps = &self.inner.details.init.capabilities;
+        let found = path
+            .iter()
+            .try_fold(caps, |v, key| v.get(key))
+            .is_some_and(|v| !v.is_null() && *v != Value::Bool(false));
+        if found {
+            Ok(())
+        } else {
+            Err(Error::InvalidArgument(format!(
+                "server {:?} did not declare the `{}` capability",
+                self.inner.name,
+                path.join(".")
+            )))
+        }
+    }
+
+    /// A request that needs a capability, with an empty result.
+    fn checked(
+        &self,
+        method: &'static str,
+        capability: &[&str],
+        params: Value,
+    ) -> impl Future<Output = Result<()>> + Send + 'static {
+        let sent = self.require(capability).map(|()| self.request(method, Some(params), None));
+        async move { sent?.await.map(drop) }
+    }
+
     /// `prompts/list`, following every page.
     ///
     /// # Errors
@@ -603,6 +712,52 @@ impl Client {
     /// As [`list_resources`](Self::list_resources).
     pub fn list_resources_blocking(&self) -> Result<Vec<Resource>> {
         block_on(self.list_resources())
+    }
+
+    /// Blocking [`list_resource_templates`](Self::list_resource_templates).
+    ///
+    /// # Errors
+    /// As [`list_resource_templates`](Self::list_resource_templates).
+    pub fn list_resource_templates_blocking(&self) -> Result<Vec<Value>> {
+        block_on(self.list_resource_templates())
+    }
+
+    /// Blocking [`subscribe_resource`](Self::subscribe_resource).
+    ///
+    /// # Errors
+    /// As [`subscribe_resource`](Self::subscribe_resource).
+    pub fn subscribe_resource_blocking(&self, uri: &str) -> Result<()> {
+        block_on(self.subscribe_resource(uri))
+    }
+
+    /// Blocking [`unsubscribe_resource`](Self::unsubscribe_resource).
+    ///
+    /// # Errors
+    /// As [`unsubscribe_resource`](Self::unsubscribe_resource).
+    pub fn unsubscribe_resource_blocking(&self, uri: &str) -> Result<()> {
+        block_on(self.unsubscribe_resource(uri))
+    }
+
+    /// Blocking [`set_log_level`](Self::set_log_level).
+    ///
+    /// # Errors
+    /// As [`set_log_level`](Self::set_log_level).
+    pub fn set_log_level_blocking(&self, level: &str) -> Result<()> {
+        block_on(self.set_log_level(level))
+    }
+
+    /// Blocking [`complete`](Self::complete).
+    ///
+    /// # Errors
+    /// As [`complete`](Self::complete).
+    pub fn complete_blocking(
+        &self,
+        reference: Value,
+        argument: &str,
+        value: &str,
+        context: Option<Value>,
+    ) -> Result<Value> {
+        block_on(self.complete(reference, argument, value, context))
     }
 
     /// Blocking [`fetch_resource`](Self::fetch_resource).

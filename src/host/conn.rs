@@ -138,6 +138,8 @@ pub(crate) struct Conn {
     in_flight: HashMap<u64, i64>,
     /// Progress streams of requests in flight, by session id.
     progress: HashMap<i64, async_channel::Sender<crate::protocol::Progress>>,
+    /// Updates seen per resource URI (for [`ServerEvent::ResourceUpdated`]'s `seq`).
+    updates: HashMap<String, u64>,
     /// Frames in arrival order while one of them is on the parse pool.
     in_order: VecDeque<Slot>,
     next_seq: u64,
@@ -219,6 +221,7 @@ impl Conn {
             meter: RateMeter::new(),
             in_flight: HashMap::new(),
             progress: HashMap::new(),
+            updates: HashMap::new(),
             in_order: VecDeque::new(),
             next_seq: 0,
             offload_threshold: parts.offload_threshold,
@@ -324,6 +327,18 @@ impl Conn {
                     if failed || !delivered {
                         // Nobody will use this server: stop it.
                         self.begin_shutdown(ring, now);
+                    }
+                }
+                Event::Notification(n) if n.method == "notifications/resources/updated" => {
+                    match n.params.as_ref().and_then(|p| p.get("uri")).and_then(Value::as_str) {
+                        Some(uri) => {
+                            let seq = self.updates.entry(uri.to_owned()).or_insert(0);
+                            *seq += 1;
+                            let event =
+                                ServerEvent::ResourceUpdated { uri: uri.to_owned(), seq: *seq };
+                            self.emit(event);
+                        }
+                        None => self.emit(ServerEvent::Notification(n)),
                     }
                 }
                 Event::Notification(n) => {

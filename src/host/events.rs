@@ -10,6 +10,15 @@ use crate::protocol::{CloseReason, Violation};
 pub enum ServerEvent {
     /// A notification (`notifications/tools/list_changed`, `notifications/message`, ...).
     Notification(Notification),
+    /// `notifications/resources/updated` for a subscribed resource. `seq` counts the updates
+    /// of this URI from 1, in the order the server sent them (events of one server are
+    /// delivered in order, so a gap in `seq` means events were dropped for a slow reader).
+    ResourceUpdated {
+        /// The resource.
+        uri: String,
+        /// 1 for the first update of this URI, then 2, 3, ...
+        seq: u64,
+    },
     /// The server broke the protocol (e.g. a non-JSON line on stdout); the session carries on.
     Violation(Violation),
     /// The connection ended; the last event of the stream.

@@ -28,4 +28,14 @@ fn handshake_and_calls() {
     assert_eq!(r.structured_content, Some(json!({"result": 42})));
     let r = client.call_tool_blocking("add", json!({"a": "x"})).unwrap();
     assert!(r.is_error, "validation failures come back as isError results");
+    // Capabilities the server did not declare are refused before anything is sent.
+    if !client.server_info().capabilities["resources"]["subscribe"].as_bool().unwrap_or(false) {
+        let err = client.subscribe_resource_blocking("file:///x").unwrap_err();
+        assert!(err.to_string().contains("resources.subscribe"), "{err}");
+    }
+    if client.server_info().capabilities.get("completions").is_none() {
+        let err =
+            client.complete_blocking(json!({"type": "ref/prompt", "name": "p"}), "a", "", None);
+        assert!(err.unwrap_err().to_string().contains("completions"));
+    }
 }

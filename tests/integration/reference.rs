@@ -254,3 +254,38 @@ fn unspilled_host() -> ringmcp::host::Host {
         .build()
         .unwrap()
 }
+
+/// Subscriptions: updates of one URI arrive as typed events numbered 1, 2, 3 in the order sent;
+/// after unsubscribing, none. Logging level and completion go through, capability-checked.
+#[test]
+fn subscriptions_logging_and_completion_through_the_host() {
+    use ringmcp::host::ServerEvent;
+    let host = host();
+    let client = host.spawn_blocking(crate::util::faulty("subs")).unwrap();
+    let uri = "ringmcp://reference/readme";
+    client.subscribe_resource_blocking(uri).unwrap();
+    let r = client.call_tool_blocking("touch", json!({"times": 3})).unwrap();
+    assert_eq!(r.text(), "touched 1 resources 3 times");
+    let events = client.events();
+    let seqs: Vec<u64> = std::iter::from_fn(|| events.try_recv().ok())
+        .filter_map(|e| match e {
+            ServerEvent::ResourceUpdated { uri: u, seq } if u == uri => Some(seq),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(seqs, [1, 2, 3]);
+    client.unsubscribe_resource_blocking(uri).unwrap();
+    client.call_tool_blocking("touch", json!({"times": 2})).unwrap();
+    assert!(
+        std::iter::from_fn(|| events.try_recv().ok())
+            .all(|e| !matches!(e, ServerEvent::ResourceUpdated { .. }))
+    );
+    client.set_log_level_blocking("warning").unwrap();
+    let err = client.set_log_level_blocking("loud").unwrap_err();
+    assert!(matches!(err, ringmcp::host::Error::InvalidArgument(_)), "{err}");
+    let done = client
+        .complete_blocking(json!({"type": "ref/prompt", "name": "greet"}), "name", "c", None)
+        .unwrap();
+    assert_eq!(done["values"], json!(["carol"]));
+    assert_eq!(client.list_resource_templates_blocking().unwrap(), Vec::<serde_json::Value>::new());
+}

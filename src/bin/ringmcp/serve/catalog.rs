@@ -150,6 +150,13 @@ fn standard_tools() -> Vec<Value> {
 fn fault_tool_defs() -> Vec<Value> {
     vec![
         tool(
+            "touch",
+            "Test only: sends notifications/resources/updated `times` times for every subscribed \
+             resource, then answers.",
+            json!({"times": {"type": "integer", "minimum": 0, "description": "How many rounds."}}),
+            &["times"],
+        ),
+        tool(
             "exit",
             "Test only: the server process exits at once with `code`, without answering.",
             json!({"code": {"type": "integer", "description": "The exit status."}}),

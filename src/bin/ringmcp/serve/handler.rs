@@ -77,6 +77,10 @@ pub(crate) struct Server<E> {
     pub(super) roots_sent: u64,
     /// `roots/list` request id → the `ask_roots` tool call waiting for its answer.
     pub(super) awaiting_roots: HashMap<String, Id>,
+    /// Resource URIs the client subscribed to (`touch` notifies them).
+    pub(super) subscribed: std::collections::BTreeSet<String>,
+    /// The level set by `logging/setLevel`.
+    pub(super) log_level: Option<String>,
 }
 
 impl<E: Write> Server<E> {
@@ -89,6 +93,8 @@ impl<E: Write> Server<E> {
             stderr,
             roots_sent: 0,
             awaiting_roots: HashMap::new(),
+            subscribed: std::collections::BTreeSet::new(),
+            log_level: None,
         }
     }
 
@@ -173,6 +179,24 @@ impl<E: Write> Server<E> {
                     .and_then(|p| self.catalog.tools(p.cursor())),
                 "resources/list" => parse::<ListParams>(&method, params)
                     .and_then(|p| self.catalog.resources(p.cursor())),
+                "resources/subscribe" => parse::<ReadParams>(&method, params).map(|p| {
+                    self.subscribed.insert(p.uri);
+                    json!({})
+                }),
+                "resources/unsubscribe" => parse::<ReadParams>(&method, params).map(|p| {
+                    self.subscribed.remove(&p.uri);
+                    json!({})
+                }),
+                "logging/setLevel" => parse::<LevelParams>(&method, params).and_then(|p| {
+                    if LOG_LEVELS.contains(&p.level.as_str()) {
+                        self.log_level = Some(p.level);
+                        Ok(json!({}))
+                    } else {
+                        let msg = format!("Invalid log level {:?}", p.level);
+                        Err(ErrorObject::new(codes::INVALID_PARAMS, msg))
+                    }
+                }),
+                "completion/complete" => parse::<CompleteParams>(&method, params).map(complete),
                 "resources/templates/list" => {
                     parse::<ListParams>(&method, params).map(|_| json!({"resourceTemplates": []}))
                 }
@@ -216,8 +240,10 @@ impl<E: Write> Server<E> {
             "protocolVersion": version,
             "capabilities": {
                 "tools": {"listChanged": false},
-                "resources": {"subscribe": false, "listChanged": false},
+                "resources": {"subscribe": true, "listChanged": false},
                 "prompts": {"listChanged": false},
+                "logging": {},
+                "completions": {},
             },
             "serverInfo": {"name": SERVER_NAME, "version": env!("CARGO_PKG_VERSION")},
         }))
@@ -337,6 +363,34 @@ impl ListParams {
 #[derive(Deserialize)]
 struct ReadParams {
     uri: String,
+}
+
+/// The syslog levels of `logging/setLevel`.
+const LOG_LEVELS: [&str; 8] =
+    ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"];
+
+#[derive(Deserialize)]
+struct LevelParams {
+    level: String,
+}
+
+#[derive(Deserialize)]
+struct CompleteParams {
+    argument: CompleteArgument,
+}
+
+#[derive(Deserialize)]
+struct CompleteArgument {
+    value: String,
+}
+
+/// Completes names for the `greet` prompt's `name` argument (any reference gets the same list).
+fn complete(p: CompleteParams) -> Value {
+    let values: Vec<&str> = ["alice", "bob", "carol"]
+        .into_iter()
+        .filter(|n| n.starts_with(&p.argument.value))
+        .collect();
+    json!({"completion": {"values": values, "total": values.len(), "hasMore": false}})
 }
 
 #[derive(Deserialize)]

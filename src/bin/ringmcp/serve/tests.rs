@@ -90,9 +90,12 @@ fn only_initialize_and_ping_before_initialize() {
     assert_eq!(result["capabilities"]["tools"], json!({"listChanged": false}));
     assert_eq!(
         result["capabilities"]["resources"],
-        json!({"subscribe": false, "listChanged": false})
+        json!({"subscribe": true, "listChanged": false})
     );
-    assert!(result["capabilities"].get("logging").is_none());
+    assert_eq!(
+        (&result["capabilities"]["logging"], &result["capabilities"]["completions"]),
+        (&json!({}), &json!({}))
+    );
     assert_eq!(ask(&mut server, 3, "tools/list", json!({}))["result"]["tools"][0]["name"], "echo");
     assert_eq!(error_code(&ask(&mut server, 4, "initialize", json!({}))), -32600);
 }
@@ -191,6 +194,7 @@ fn tools_list_has_schemas_and_fault_tools_only_on_request() {
             "fail",
             "export",
             "add",
+            "touch",
             "exit",
             "noise",
             "hang",
@@ -222,7 +226,7 @@ fn lists_paginate_with_opaque_cursors() {
             None => break,
         }
     }
-    assert_eq!((names.len(), pages), (12, 6));
+    assert_eq!((names.len(), pages), (13, 7));
     let answer = ask(&mut server, 1, "tools/list", json!({"cursor": "bogus"}));
     assert_eq!(error_code(&answer), -32602);
     let resources = ask(&mut server, 2, "resources/list", json!({}))["result"].clone();
@@ -557,4 +561,49 @@ fn blob_as_link_answers_like_export() {
     assert_eq!(inline["result"]["content"][0]["text"].as_str().unwrap().len(), 5000);
     let bad = call(&mut server, "blob", json!({"bytes": 1, "as_link": "yes"}));
     assert_eq!(bad["error"]["code"], -32602);
+}
+
+#[test]
+fn subscriptions_logging_and_completion() {
+    let mut server = ready(Config { page_size: None, fault_tools: true });
+    let uri = "ringmcp://reference/readme";
+    assert_eq!(
+        ask(&mut server, 1, "resources/subscribe", json!({"uri": uri}))["result"],
+        json!({})
+    );
+    let mut out = Vec::new();
+    let frame = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "touch", "arguments": {"times": 2}}});
+    server.handle(frame.to_string().as_bytes(), &mut out).unwrap();
+    let lines: Vec<Value> = out
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(|l| serde_json::from_slice(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 3);
+    for update in &lines[..2] {
+        assert_eq!(update["method"], "notifications/resources/updated");
+        assert_eq!(update["params"]["uri"], uri);
+    }
+    assert_eq!(lines[2]["id"], 2);
+    ask(&mut server, 3, "resources/unsubscribe", json!({"uri": uri}));
+    assert_eq!(
+        text(&call(&mut server, "touch", json!({"times": 5}))),
+        "touched 0 resources 5 times"
+    );
+    assert_eq!(
+        ask(&mut server, 4, "logging/setLevel", json!({"level": "warning"}))["result"],
+        json!({})
+    );
+    assert_eq!(
+        error_code(&ask(&mut server, 5, "logging/setLevel", json!({"level": "loud"}))),
+        -32602
+    );
+    let done = ask(
+        &mut server,
+        6,
+        "completion/complete",
+        json!({"ref": {"type": "ref/prompt", "name": "greet"}, "argument": {"name": "name", "value": "b"}}),
+    );
+    assert_eq!(done["result"]["completion"]["values"], json!(["bob"]));
 }

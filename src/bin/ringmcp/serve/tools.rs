@@ -79,6 +79,7 @@ enum Call {
     Stderr(u64),
     Notify,
     AskRoots,
+    Touch(u64),
 }
 
 impl<E: Write> Server<E> {
@@ -122,6 +123,16 @@ impl<E: Write> Server<E> {
             Call::Stderr(len) => {
                 write_stderr(&mut self.stderr, len)?;
                 let text = format!("wrote {len} bytes to stderr");
+                write_result(out, &id, &text_result(text, false))?;
+            }
+            Call::Touch(times) => {
+                for _ in 0..times {
+                    for uri in &self.subscribed {
+                        let params = json!({"uri": uri});
+                        write_notification(out, "notifications/resources/updated", Some(params))?;
+                    }
+                }
+                let text = format!("touched {} resources {times} times", self.subscribed.len());
                 write_result(out, &id, &text_result(text, false))?;
             }
             Call::Notify => {
@@ -194,6 +205,12 @@ struct ExitArgs {
 #[serde(deny_unknown_fields)]
 struct NoArgs {}
 
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TimesArgs {
+    times: u64,
+}
+
 /// Checks the tool name and its arguments against the tool's input schema.
 fn validate(name: &str, args: Map<String, Value>, fault_tools: bool) -> Result<Call, ErrorObject> {
     let args = Value::Object(args);
@@ -213,6 +230,7 @@ fn validate(name: &str, args: Map<String, Value>, fault_tools: bool) -> Result<C
         "stderr" if fault_tools => Call::Stderr(arguments::<BytesArgs>(name, args)?.bytes),
         "notify" if fault_tools => arguments::<NoArgs>(name, args).map(|_| Call::Notify)?,
         "ask_roots" if fault_tools => arguments::<NoArgs>(name, args).map(|_| Call::AskRoots)?,
+        "touch" if fault_tools => Call::Touch(arguments::<TimesArgs>(name, args)?.times),
         _ => return Err(ErrorObject::new(codes::INVALID_PARAMS, format!("Unknown tool: {name}"))),
     })
 }
