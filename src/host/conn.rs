@@ -12,7 +12,9 @@ use futures_channel::oneshot;
 use serde_json::Value;
 
 use crate::frame::{FrameEvent, LineFramer};
-use crate::jsonrpc::{Attachment, DecodeError, RawDecoded, RawMessage, RawResponse};
+use crate::jsonrpc::{
+    Attachment, DecodeError, ErrorObject, RawDecoded, RawMessage, RawResponse, codes,
+};
 use crate::parse::pool::{Job, ParsePool, Parsed};
 use crate::protocol::{CloseReason, Event, RequestError, ServerDetails, Session, SessionStats};
 use crate::queue::{RateMeter, RequestQueue};
@@ -140,6 +142,8 @@ pub(crate) struct Conn {
     progress: HashMap<i64, async_channel::Sender<crate::protocol::Progress>>,
     /// Updates seen per resource URI (for [`ServerEvent::ResourceUpdated`]'s `seq`).
     updates: HashMap<String, u64>,
+    /// Where server→client requests go (sampling, elicitation), when the host has a handler.
+    handler: Option<super::handler::HandlerSlot>,
     /// Frames in arrival order while one of them is on the parse pool.
     in_order: VecDeque<Slot>,
     next_seq: u64,
@@ -182,6 +186,7 @@ pub(crate) struct ConnParts {
     pub(crate) spill: Option<SpillContext>,
     pub(crate) events: EventSink,
     pub(crate) init_reply: oneshot::Sender<Result<ServerDetails, Error>>,
+    pub(crate) handler: Option<super::handler::HandlerSlot>,
 }
 
 impl Conn {
@@ -222,6 +227,7 @@ impl Conn {
             in_flight: HashMap::new(),
             progress: HashMap::new(),
             updates: HashMap::new(),
+            handler: parts.handler,
             in_order: VecDeque::new(),
             next_seq: 0,
             offload_threshold: parts.offload_threshold,
@@ -292,14 +298,17 @@ impl Conn {
 
     /// Moves the session's output to the pipe and its events to their receivers.
     pub(crate) fn flush(&mut self, ring: &mut Ring, now: Instant) {
-        while let Some(bytes) = self.session.poll_transmit() {
-            if self.stdin.is_some() {
-                self.outq.push_back(bytes);
-            }
-        }
-        self.start_write(ring);
+        self.write_transmit(ring);
         while let Some(event) = self.session.poll_event() {
             match event {
+                Event::ServerRequest { id, method, params } => match &self.handler {
+                    Some(h) => h.dispatch(self.id, self.name.clone(), id, method, params),
+                    None => {
+                        let msg = format!("Method not found: {method}");
+                        let error = ErrorObject::new(codes::METHOD_NOT_FOUND, msg);
+                        self.session.respond(&id, Err(error));
+                    }
+                },
                 Event::Progress { id, progress } => {
                     // A full stream drops the update: progress is advisory, never a reason to
                     // stall the reactor.
@@ -353,6 +362,18 @@ impl Conn {
                 }
             }
         }
+        // Answers queued while handling events (a refused server request).
+        self.write_transmit(ring);
+    }
+
+    /// Moves the session's output to the pipe.
+    fn write_transmit(&mut self, ring: &mut Ring) {
+        while let Some(bytes) = self.session.poll_transmit() {
+            if self.stdin.is_some() {
+                self.outq.push_back(bytes);
+            }
+        }
+        self.start_write(ring);
     }
 
     fn emit(&mut self, event: ServerEvent) {

@@ -108,6 +108,8 @@ pub(crate) struct DriverConfig {
     pub(crate) pipe_size: usize,
     pub(crate) offload_threshold: usize,
     pub(crate) spill: Option<(super::SpillConfig, Arc<crate::spill::store::SpillStore>)>,
+    /// The application's answers to server→client requests.
+    pub(crate) handler: Option<super::handler::HandlerSlot>,
 }
 
 /// Frames parsed off the reactor thread, waiting to be delivered in order.
@@ -241,6 +243,7 @@ impl Driver {
             self.drain_commands(now);
             self.drain_ready(now);
             self.drain_parsed(now);
+            self.drain_answers(now);
             let buf = match c.buffer {
                 Buffer::Read(buf) => buf,
                 _ => Vec::with_capacity(8),
@@ -284,6 +287,19 @@ impl Driver {
                     self.stop(now);
                     return;
                 }
+            }
+        }
+    }
+
+    /// Sends the application's answers to server requests.
+    fn drain_answers(&mut self, now: Instant) {
+        let Some(slot) = &self.config.handler else { return };
+        let answers = slot.answers.clone();
+        while let Some(a) = answers.pop() {
+            if let Some(conn) = self.conns.get_mut(&a.conn) {
+                conn.session.respond(&a.id, a.outcome);
+                conn.flush(&mut self.ring, now);
+                self.after(a.conn);
             }
         }
     }
@@ -438,6 +454,7 @@ impl Driver {
             queue,
             events,
             init_reply: reply,
+            handler: self.config.handler.clone(),
         };
         match Conn::start(parts, &mut self.ring, now) {
             Ok(conn) => {

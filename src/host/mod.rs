@@ -23,6 +23,7 @@ mod conn;
 mod driver;
 mod error;
 mod events;
+mod handler;
 mod spilling;
 mod stderr;
 
@@ -48,6 +49,7 @@ pub use conn::{SandboxStats, ServerStats};
 pub use error::{Error, Result};
 use events::EventSink;
 pub use events::{EventStream, ServerEvent};
+pub use handler::ClientHandler;
 pub use spilling::SpillConfig;
 
 use client::{ClientInner, block_on};
@@ -97,6 +99,7 @@ pub struct HostBuilder {
     max_request: usize,
     /// `None`: the default store, and no spilling if it cannot be opened.
     spill: Option<Option<SpillConfig>>,
+    handler: Option<handler::SharedHandler>,
 }
 
 impl Default for HostBuilder {
@@ -114,6 +117,7 @@ impl Default for HostBuilder {
             parser: JsonParser::default(),
             max_request: DEFAULT_MAX_REQUEST,
             spill: None,
+            handler: None,
         }
     }
 }
@@ -221,6 +225,15 @@ impl HostBuilder {
         self
     }
 
+    /// Answers the servers' `sampling/createMessage` and `elicitation/create` requests (and
+    /// declares those capabilities, as [`ClientHandler::features`] says). Without one, neither
+    /// is declared and such requests get -32601.
+    pub fn handler(mut self, handler: Arc<dyn ClientHandler>) -> Self {
+        self.session.features = handler.features();
+        self.handler = Some(handler::SharedHandler(handler));
+        self
+    }
+
     /// The `clientInfo` sent in `initialize`.
     pub fn client_info(mut self, info: Implementation) -> Self {
         self.session.client_info = info;
@@ -253,6 +266,7 @@ impl HostBuilder {
             read_size: self.read_size,
             pipe_size: sys::pipe_max_size(),
             offload_threshold: self.offload_threshold,
+            handler: None,
             spill: match self.spill {
                 Some(Some(config)) => {
                     let store = spilling::open_store(&config).map_err(Error::Spill)?;
@@ -275,6 +289,12 @@ impl HostBuilder {
             },
         };
         let spill_store = config.spill.as_ref().map(|(_, store)| store.clone());
+        let mut config = config;
+        config.handler = self.handler.clone().map(|shared| handler::HandlerSlot {
+            handler: shared.0,
+            answers: Arc::new(handler::AnswerQueue::new()),
+            wake: wake.clone(),
+        });
         // The ring is built on the reactor thread itself: with SINGLE_ISSUER only the thread
         // that created it may submit. Its outcome comes back before `build` returns.
         let (entries, buffers) = (self.ring_entries, self.buffers);

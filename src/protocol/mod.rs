@@ -65,6 +65,20 @@ pub struct SessionConfig {
     /// The longest a request with progress may run, however often its deadline is pushed
     /// back by progress notifications (default 10 minutes).
     pub max_request_total: Duration,
+    /// Server→client requests the application answers (declared as capabilities, delivered
+    /// as [`Event::ServerRequest`], answered with [`Session::respond`]). Default: none.
+    pub features: ClientFeatures,
+}
+
+/// Which server→client requests the client answers (and so declares in `initialize`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ClientFeatures {
+    /// `sampling/createMessage`.
+    pub sampling: bool,
+    /// `elicitation/create` in form mode.
+    pub elicitation_form: bool,
+    /// `elicitation/create` in URL mode (2025-11-25).
+    pub elicitation_url: bool,
 }
 
 impl Default for SessionConfig {
@@ -77,6 +91,7 @@ impl Default for SessionConfig {
             max_frame: crate::frame::DEFAULT_MAX_FRAME,
             roots: None,
             max_request_total: Duration::from_secs(600),
+            features: ClientFeatures::default(),
         }
     }
 }
@@ -93,6 +108,17 @@ pub enum Event<T> {
     },
     /// A notification from the server.
     Notification(jsonrpc::Notification),
+    /// A server→client request the application answers (see [`ClientFeatures`]); reply with
+    /// [`Session::respond`] and this `id`. If the server cancels it first, the answer is
+    /// dropped (no response may follow a cancellation).
+    ServerRequest {
+        /// The server's request id.
+        id: Id,
+        /// `sampling/createMessage` or `elicitation/create`.
+        method: String,
+        /// Its params.
+        params: Option<Value>,
+    },
     /// Progress of request `id` (sent with [`Session::request_with_progress`]).
     Progress {
         /// The request's id, as returned when it was queued.
@@ -165,6 +191,8 @@ pub struct Session<T> {
     /// Ids of requests cancelled or timed out lately (bounded), so that their late answers
     /// are counted rather than reported as violations.
     abandoned: VecDeque<i64>,
+    /// Server requests handed to the application and not answered yet.
+    delegated: std::collections::HashSet<Id>,
 }
 
 impl<T> Session<T> {
@@ -181,6 +209,7 @@ impl<T> Session<T> {
             stats: SessionStats::default(),
             last_received: None,
             abandoned: VecDeque::new(),
+            delegated: std::collections::HashSet::new(),
         }
     }
 
@@ -190,6 +219,22 @@ impl<T> Session<T> {
         let mut capabilities = json!({});
         if self.config.roots.is_some() {
             capabilities["roots"] = json!({ "listChanged": false });
+        }
+        let f = self.config.features;
+        if f.sampling {
+            capabilities["sampling"] = json!({});
+        }
+        match (f.elicitation_form, f.elicitation_url) {
+            // `{}` means form mode only (MCP-CLIENT.md checklist 17).
+            (true, false) => capabilities["elicitation"] = json!({}),
+            (form, true) => {
+                let mut modes = json!({ "url": {} });
+                if form {
+                    modes["form"] = json!({});
+                }
+                capabilities["elicitation"] = modes;
+            }
+            (false, false) => {}
         }
         let params = json!({
             "protocolVersion": self.config.offer.as_str(),
@@ -510,6 +555,19 @@ impl<T> Session<T> {
         &self.config
     }
 
+    /// Answers a server request delivered as [`Event::ServerRequest`]. Ignored when the server
+    /// cancelled it meanwhile, or when `id` is not one we are waiting on.
+    pub fn respond(&mut self, id: &Id, outcome: Result<Value, ErrorObject>) {
+        if !self.delegated.remove(id) {
+            return;
+        }
+        let line = match outcome {
+            Ok(result) => jsonrpc::encode_result(id, result).expect("Value serialises"),
+            Err(error) => jsonrpc::encode_error(Some(id), &error),
+        };
+        self.transmit.push_back(line.into());
+    }
+
     /// Cancels request `id` for a caller that stopped waiting: the server is sent
     /// `notifications/cancelled` (never for `initialize`), the request leaves the pending table
     /// and its token is handed back (no [`Event::Completed`] follows), and a late answer is
@@ -575,7 +633,21 @@ impl<T> Session<T> {
                     self.on_progress(n.params.as_ref(), now);
                 }
             }
+            RawMessage::Notification(n) if n.method == "notifications/cancelled" => {
+                // The server withdrew one of its requests: no response may follow.
+                let id = n.params.as_ref().and_then(|p| p.get("requestId")).cloned();
+                if let Some(id) = id.and_then(|v| serde_json::from_value::<Id>(v).ok()) {
+                    self.delegated.remove(&id);
+                }
+                self.events.push_back(Event::Notification(n));
+            }
             RawMessage::Notification(n) => self.events.push_back(Event::Notification(n)),
+            RawMessage::Request(req) if self.delegates(&req.method, req.params.as_ref()) => {
+                self.stats.server_requests += 1;
+                self.delegated.insert(req.id.clone());
+                let (id, method, params) = (req.id, req.method, req.params);
+                self.events.push_back(Event::ServerRequest { id, method, params });
+            }
             RawMessage::Request(req) => {
                 self.stats.server_requests += 1;
                 let line = match self.answer(&req.method) {
@@ -589,11 +661,38 @@ impl<T> Session<T> {
         }
     }
 
+    /// Whether a server request goes to the application: a declared feature, and for
+    /// elicitation a declared mode (`form` when absent).
+    fn delegates(&self, method: &str, params: Option<&Value>) -> bool {
+        let f = self.config.features;
+        match method {
+            "sampling/createMessage" => f.sampling,
+            "elicitation/create" => {
+                match params.and_then(|p| p.get("mode")).and_then(Value::as_str) {
+                    None | Some("form") => f.elicitation_form,
+                    Some("url") => f.elicitation_url,
+                    Some(_) => false,
+                }
+            }
+            _ => false,
+        }
+    }
+
     /// The answer to a server→client request.
     fn answer(&self, method: &str) -> Result<Value, ErrorObject> {
         match (method, &self.config.roots) {
             ("ping", _) => Ok(json!({})),
             ("roots/list", Some(roots)) => Ok(json!({ "roots": roots })),
+            // A declared elicitation feature, but not in the mode asked for (checklist 51).
+            ("elicitation/create", _)
+                if self.config.features.elicitation_form
+                    || self.config.features.elicitation_url =>
+            {
+                Err(ErrorObject::new(
+                    codes::INVALID_PARAMS,
+                    "This client does not support that elicitation mode",
+                ))
+            }
             _ => Err(ErrorObject::new(
                 codes::METHOD_NOT_FOUND,
                 format!("Method not found: {method}"),

@@ -415,3 +415,41 @@ fn progress_reaches_its_request_and_pushes_the_deadline_back_up_to_the_cap() {
         [Event::Completed { token: 1, outcome: Err(RequestError::Timeout { .. }) }]
     ));
 }
+
+#[test]
+fn declared_client_features_are_delegated_and_answered_once() {
+    let t0 = crate::fuzzing::epoch();
+    let features =
+        ClientFeatures { sampling: true, elicitation_form: true, elicitation_url: false };
+    let mut s = TestSession::new(SessionConfig { features, ..SessionConfig::default() });
+    s.initialize(t0, 0);
+    let init = sent(&mut s);
+    assert_eq!(init[0]["params"]["capabilities"], json!({"sampling": {}, "elicitation": {}}));
+    feed(&mut s, json!({"jsonrpc":"2.0","id":1,"result": init_result("2025-11-25")}), t0);
+    events(&mut s);
+    sent(&mut s);
+    let ask = |id: &str, method: &str, params: Value| json!({"jsonrpc":"2.0","id":id,"method":method,"params":params});
+    feed(&mut s, ask("s1", "sampling/createMessage", json!({"messages": [], "maxTokens": 5})), t0);
+    let ev = events(&mut s);
+    let [Event::ServerRequest { id, method, .. }] = &ev[..] else { panic!("{ev:?}") };
+    assert_eq!((id, method.as_str()), (&Id::String("s1".into()), "sampling/createMessage"));
+    assert!(sent(&mut s).is_empty(), "nothing is answered until the application does");
+    s.respond(&Id::String("s1".into()), Ok(json!({"role": "assistant"})));
+    s.respond(&Id::String("s1".into()), Ok(json!({"twice": true})));
+    let out = sent(&mut s);
+    assert_eq!(out.len(), 1, "answered once");
+    assert_eq!(out[0]["id"], "s1");
+    // A URL-mode elicitation was not declared: -32602 at once.
+    feed(&mut s, ask("e1", "elicitation/create", json!({"mode": "url", "url": "https://x"})), t0);
+    assert_eq!(sent(&mut s)[0]["error"]["code"], -32602);
+    // Cancelled by the server before the answer: no response may follow.
+    feed(&mut s, ask("e2", "elicitation/create", json!({"message": "?"})), t0);
+    events(&mut s);
+    feed(
+        &mut s,
+        json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"e2"}}),
+        t0,
+    );
+    s.respond(&Id::String("e2".into()), Ok(json!({"action": "accept"})));
+    assert!(sent(&mut s).is_empty());
+}

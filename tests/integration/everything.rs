@@ -90,3 +90,50 @@ fn progress_is_routed_to_its_call_and_resets_its_timeout() {
     let err = futures_executor::block_on(plain);
     assert!(err.is_err_and(|e| e.to_string().contains("timed out")), "no progress: it times out");
 }
+
+/// A host handler answers the server's sampling and elicitation requests (each on its own
+/// thread); without one, neither capability is declared and the server does not offer the
+/// tools that need them.
+#[test]
+fn sampling_and_elicitation_go_to_the_host_handler() {
+    use ringmcp::host::ClientHandler;
+    use ringmcp::jsonrpc::ErrorObject;
+    use ringmcp::protocol::ClientFeatures;
+    struct Canned;
+    impl ClientHandler for Canned {
+        fn features(&self) -> ClientFeatures {
+            ClientFeatures { sampling: true, elicitation_form: true, elicitation_url: false }
+        }
+        fn create_message(
+            &self,
+            _: &str,
+            params: serde_json::Value,
+        ) -> Result<serde_json::Value, ErrorObject> {
+            let asked = params["messages"][0]["content"]["text"].as_str().unwrap_or("").to_owned();
+            Ok(json!({"role": "assistant", "model": "canned-1", "stopReason": "endTurn",
+                      "content": {"type": "text", "text": format!("canned answer to: {asked}")}}))
+        }
+        fn elicit(
+            &self,
+            _: &str,
+            params: serde_json::Value,
+        ) -> Result<serde_json::Value, ErrorObject> {
+            assert!(params["requestedSchema"].is_object());
+            Ok(json!({"action": "decline"}))
+        }
+    }
+    let Some(spec) = everything() else { return };
+    let plain = Host::builder().build().unwrap();
+    let c = plain.spawn_blocking(spec.clone()).unwrap();
+    let names: Vec<String> = c.list_tools_blocking().unwrap().into_iter().map(|t| t.name).collect();
+    assert!(!names.iter().any(|n| n == "trigger-sampling-request"), "{names:?}");
+
+    let host = Host::builder().handler(std::sync::Arc::new(Canned)).build().unwrap();
+    let client = host.spawn_blocking(spec).unwrap();
+    let r = client
+        .call_tool_blocking("trigger-sampling-request", json!({"prompt": "2+2?", "maxTokens": 10}))
+        .unwrap();
+    assert!(r.text().contains("canned answer to:") && r.text().contains("2+2?"), "{}", r.text());
+    let r = client.call_tool_blocking("trigger-elicitation-request", json!({})).unwrap();
+    assert!(r.text().to_lowercase().contains("decline"), "{}", r.text());
+}
