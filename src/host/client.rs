@@ -23,7 +23,7 @@ use crate::spill::link::META_KEY;
 use crate::spill::scan::decode_base64;
 use crate::spill::store::{SpillError, SpillFile, SpillStore};
 
-use super::ReactorHandle;
+use super::Backend;
 use super::conn::ServerStats;
 use super::driver::{Command, QueuedRequest, Reply};
 use super::error::{Error, Result};
@@ -60,7 +60,7 @@ pub(crate) struct ClientInner {
     pub(crate) queue: Arc<RequestQueue<QueuedRequest>>,
     pub(crate) name: Arc<str>,
     pub(crate) details: ServerDetails,
-    pub(crate) reactor: Arc<ReactorHandle>,
+    pub(crate) reactor: Arc<dyn Backend>,
     pub(crate) events: EventStream,
 }
 
@@ -140,7 +140,7 @@ enum Waiting {
 /// Tells the reactor that the caller of request `seq` stopped waiting.
 #[derive(Debug)]
 struct CancelOnDrop {
-    reactor: Arc<ReactorHandle>,
+    reactor: Arc<dyn Backend>,
     server: u64,
     seq: u64,
 }

@@ -22,6 +22,8 @@ pub struct ServerSpec {
     pub request_timeout: Option<Duration>,
     /// Largest request this server is sent, if not the host's default.
     pub max_request_bytes: Option<usize>,
+    /// Set for a server reached over HTTP (then `launch` is unused).
+    pub remote: Option<super::RemoteSpec>,
 }
 
 impl ServerSpec {
@@ -37,7 +39,25 @@ impl ServerSpec {
             },
             request_timeout: None,
             max_request_bytes: None,
+            remote: None,
         }
+    }
+
+    /// A server reached over Streamable HTTP (or legacy HTTP+SSE, detected) at `url`.
+    pub fn http(name: impl Into<String>, url: impl Into<String>) -> Self {
+        let url = url.into();
+        let mut spec = ServerSpec::new(name, url.clone()).sandbox(None);
+        spec.remote = Some(super::RemoteSpec { url, headers: Vec::new() });
+        spec
+    }
+
+    /// Adds a header to every HTTP request (e.g. `Authorization: Bearer …`); only for
+    /// [`http`](Self::http) servers.
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        if let Some(remote) = &mut self.remote {
+            remote.headers.push((name.into(), value.into()));
+        }
+        self
     }
 
     /// Adds one argument.
@@ -135,6 +155,11 @@ struct Entry {
     cwd: Option<PathBuf>,
     /// The server's sandbox settings (absent: the host's default).
     sandbox: Option<SandboxConfig>,
+    /// An HTTP server's endpoint.
+    url: Option<String>,
+    /// HTTP headers for it.
+    #[serde(default)]
+    headers: BTreeMap<String, String>,
     /// Other keys (`url`, `type`, `disabled`, ...), kept for later layers.
     #[serde(flatten)]
     _other: BTreeMap<String, Value>,
@@ -180,6 +205,13 @@ impl Config {
             name: name.to_owned(),
             available: self.names(),
         })?;
+        if let Some(url) = &entry.url {
+            let mut spec = ServerSpec::http(name, url);
+            for (k, v) in &entry.headers {
+                spec = spec.header(k, v);
+            }
+            return Ok(spec);
+        }
         let command =
             entry.command.as_ref().ok_or_else(|| ConfigError::NoCommand(name.to_owned()))?;
         let mut spec = ServerSpec::new(name, command).args(&entry.args);
@@ -216,7 +248,8 @@ mod tests {
         assert_eq!(fs.launch.args.len(), 3);
         assert_eq!(fs.launch.env, vec![("DEBUG".into(), "1".into())]);
         assert_eq!(fs.launch.cwd.as_deref(), Some(Path::new("/")));
-        assert!(matches!(cfg.server("remote"), Err(ConfigError::NoCommand(_))));
+        let remote = cfg.server("remote").unwrap();
+        assert_eq!(remote.remote.unwrap().url, "https://example.invalid/mcp");
         assert!(fs.sandboxed(), "sandboxed by default");
         assert!(!fs.clone().sandbox(None).sandboxed());
         let boxed = Config::parse(

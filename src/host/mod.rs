@@ -24,6 +24,7 @@ mod driver;
 mod error;
 mod events;
 mod handler;
+mod remote;
 mod spilling;
 mod stderr;
 
@@ -50,6 +51,7 @@ pub use error::{Error, Result};
 use events::EventSink;
 pub use events::{EventStream, ServerEvent};
 pub use handler::ClientHandler;
+pub use remote::RemoteSpec;
 pub use spilling::SpillConfig;
 
 use client::{ClientInner, block_on};
@@ -57,6 +59,25 @@ use driver::{Command, Driver, DriverConfig, ParsedQueue, QueuedRequest};
 
 /// Default largest request: 8 MiB, under the 10 MiB the TypeScript SDK's servers accept.
 pub const DEFAULT_MAX_REQUEST: usize = 8 << 20;
+
+/// Where a client's requests and commands go: the io_uring reactor (stdio servers) or an
+/// HTTP connection's thread.
+pub(crate) trait Backend: Send + Sync + std::fmt::Debug {
+    /// A queue that just received its first request.
+    fn schedule(&self, queue: Arc<RequestQueue<QueuedRequest>>);
+    /// A command (notify, cancel, stats, shutdown).
+    fn send(&self, command: Command);
+}
+
+impl Backend for ReactorHandle {
+    fn schedule(&self, queue: Arc<RequestQueue<QueuedRequest>>) {
+        ReactorHandle::schedule(self, queue);
+    }
+
+    fn send(&self, command: Command) {
+        ReactorHandle::send(self, command);
+    }
+}
 
 /// The caller side of the reactor: a command channel plus the eventfd that wakes it.
 pub(crate) struct ReactorHandle {
@@ -260,6 +281,7 @@ impl HostBuilder {
             Some(ParsePool::new(self.parse_threads, self.parser, deliver).map_err(Error::Reactor)?)
         };
         let (tx, rx) = channel();
+        let session_copy = self.session.clone();
         let config = DriverConfig {
             session: self.session,
             stderr_capacity: self.stderr_capacity,
@@ -338,6 +360,7 @@ impl HostBuilder {
         Ok(Host {
             reactor,
             spawner: Some(spawner),
+            session: session_copy,
             thread: Some(thread),
             next_id: AtomicU64::new(1),
             events_capacity: self.events_capacity,
@@ -368,6 +391,8 @@ pub struct Host {
     spill_store: Option<Arc<crate::spill::store::SpillStore>>,
     /// The spawner thread and its job queue.
     spawner: Option<(std::sync::mpsc::Sender<SpawnJob>, JoinHandle<()>)>,
+    /// Session settings, for HTTP servers (stdio ones get them from the reactor's copy).
+    session: SessionConfig,
 }
 
 /// A server to start, handed to the spawner thread.
@@ -439,13 +464,35 @@ impl Host {
         let max_request = spec.max_request_bytes.unwrap_or(self.max_request);
         let spec = Box::new(spec);
         let registry = Arc::new(spilling::SpillRegistry::default());
-        let job = SpawnJob { id, spec, queue: queue.clone(), events: events_tx, reply: tx };
-        if let Some((jobs, _)) = &self.spawner {
-            // If the spawner is gone the job (and its reply sender) is dropped: the caller
-            // sees `ReactorStopped`.
-            let _ = jobs.send(job);
-        }
-        let reactor = self.reactor.clone();
+        let backend: Arc<dyn Backend> = match spec.remote.clone() {
+            Some(remote) => {
+                let mut session = self.session.clone();
+                // Server requests are answered on the reactor's handler path only (stdio).
+                session.features = crate::protocol::ClientFeatures::default();
+                if let Some(t) = spec.request_timeout {
+                    session.request_timeout = t;
+                }
+                remote::start(remote::RemoteParts {
+                    id,
+                    name: name.clone(),
+                    spec: remote,
+                    session,
+                    queue: queue.clone(),
+                    events: events_tx,
+                    reply: tx,
+                })
+            }
+            None => {
+                let job = SpawnJob { id, spec, queue: queue.clone(), events: events_tx, reply: tx };
+                if let Some((jobs, _)) = &self.spawner {
+                    // If the spawner is gone the job (and its reply sender) is dropped: the
+                    // caller sees `ReactorStopped`.
+                    let _ = jobs.send(job);
+                }
+                self.reactor.clone()
+            }
+        };
+        let reactor = backend;
         let parser = self.parser;
         let store = self.spill_store.clone();
         async move {

@@ -761,3 +761,37 @@ fn transport_local_errors_carry_status_and_body() {
         HttpTransport::connect(HttpConfig::new("http://x/").header("bad header", "v")).unwrap_err();
     assert!(matches!(bad, TransportError::InvalidHeader { .. }), "{bad:?}");
 }
+
+/// The same `Client` API over Streamable HTTP: `ServerSpec::http` (and a `url` entry in an
+/// `mcpServers` config) reach server-everything; tools, calls, progress, events and shutdown.
+#[test]
+fn host_client_over_streamable_http() {
+    use ringmcp::host::{Config, Host, ServerSpec};
+    let Some(entry) = everything_js() else { return };
+    let server = NodeServer::start(&entry, "streamableHttp");
+    let url = format!("http://127.0.0.1:{}/mcp", server.port);
+    let host = Host::builder().request_timeout(Duration::from_secs(30)).build().unwrap();
+    let client = host.spawn_blocking(ServerSpec::http("everything-http", &url)).unwrap();
+    assert_eq!(client.server_info().server_info.name, "mcp-servers/everything");
+    let tools = client.list_tools_blocking().unwrap();
+    assert!(tools.iter().any(|t| t.name == "echo"), "{tools:?}");
+    let r = client.call_tool_blocking("echo", serde_json::json!({"message": "over http"})).unwrap();
+    assert!(r.text().contains("over http"), "{}", r.text());
+    let (call, progress) = client.call_tool_with_progress(
+        "trigger-long-running-operation",
+        serde_json::json!({"duration": 0.3, "steps": 3}),
+        None,
+    );
+    futures::executor::block_on(call).unwrap();
+    let steps: Vec<f64> =
+        std::iter::from_fn(|| progress.try_recv().ok()).map(|p| p.progress).collect();
+    assert_eq!(steps, [1.0, 2.0, 3.0]);
+    assert_eq!(client.shutdown_blocking(), ringmcp::protocol::CloseReason::Shutdown);
+    // A `url` entry of an mcpServers config.
+    let config = format!(
+        r#"{{"mcpServers": {{"remote": {{"url": "{url}", "headers": {{"X-Test": "1"}}}}}}}}"#
+    );
+    let spec = Config::parse(config.as_bytes()).unwrap().server("remote").unwrap();
+    let client = host.spawn_blocking(spec).unwrap();
+    assert!(!client.list_tools_blocking().unwrap().is_empty());
+}

@@ -1,0 +1,352 @@
+//! Servers reached over HTTP (Streamable HTTP, or legacy HTTP+SSE): the same sans-IO
+//! [`Session`] and the same [`Client`](super::Client) API as stdio servers, driven by a thread of
+//! their own (a tokio current-thread runtime) instead of the io_uring reactor, which only
+//! serves pipes.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+use futures::StreamExt;
+use futures::stream::FuturesUnordered;
+use futures_channel::oneshot;
+use serde_json::Value;
+
+use crate::frame::IdSniffer;
+use crate::jsonrpc::{ErrorObject, codes};
+use crate::protocol::{CloseReason, Event, RequestError, ServerDetails, Session, SessionConfig};
+use crate::queue::RequestQueue;
+use crate::transport::{HttpConfig, HttpTransport, Incoming, TransportError};
+
+use super::Backend;
+use super::conn::{Completer, ServerStats};
+use super::driver::{Command, QueuedRequest};
+use super::error::Error;
+use super::events::{EventSink, ServerEvent};
+
+/// Where an HTTP server is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemoteSpec {
+    /// The MCP endpoint, e.g. `http://127.0.0.1:3001/mcp`.
+    pub url: String,
+    /// Extra headers on every request (e.g. `Authorization: Bearer …`).
+    pub headers: Vec<(String, String)>,
+}
+
+/// What the loop reacts to besides the transport.
+enum Input {
+    Scheduled,
+    Command(Command),
+}
+
+/// The client side's handle on one remote connection.
+pub(crate) struct RemoteHandle {
+    inputs: async_channel::Sender<Input>,
+}
+
+impl std::fmt::Debug for RemoteHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RemoteHandle")
+    }
+}
+
+impl Backend for RemoteHandle {
+    fn schedule(&self, _queue: Arc<RequestQueue<QueuedRequest>>) {
+        let _ = self.inputs.try_send(Input::Scheduled);
+    }
+
+    fn send(&self, command: Command) {
+        let _ = self.inputs.try_send(Input::Command(command));
+    }
+}
+
+/// Everything a remote connection starts with.
+pub(crate) struct RemoteParts {
+    pub(crate) id: u64,
+    pub(crate) name: Arc<str>,
+    pub(crate) spec: RemoteSpec,
+    pub(crate) session: SessionConfig,
+    pub(crate) queue: Arc<RequestQueue<QueuedRequest>>,
+    pub(crate) events: EventSink,
+    pub(crate) reply: oneshot::Sender<Result<ServerDetails, Error>>,
+}
+
+/// Connects and starts the connection's thread; its handle is the client's backend.
+pub(crate) fn start(parts: RemoteParts) -> Arc<RemoteHandle> {
+    let (tx, rx) = async_channel::unbounded();
+    let handle = Arc::new(RemoteHandle { inputs: tx });
+    let name = parts.name.clone();
+    let spawned =
+        std::thread::Builder::new().name(format!("ringmcp-http-{}", parts.id)).spawn(move || {
+            let rt = match tokio::runtime::Builder::new_current_thread().enable_time().build() {
+                Ok(rt) => rt,
+                Err(e) => {
+                    let source = RequestError::Closed(CloseReason::Io(format!("runtime: {e}")));
+                    let _ = parts.reply.send(Err(Error::Server { server: parts.name, source }));
+                    return;
+                }
+            };
+            rt.block_on(run(parts, rx));
+        });
+    if let Err(e) = spawned {
+        tracing::error!(server = &*name, "starting the HTTP connection thread: {e}");
+    }
+    handle
+}
+
+struct Remote {
+    name: Arc<str>,
+    session: Session<Completer>,
+    /// `None` once closed.
+    transport: Option<HttpTransport>,
+    /// Progress streams of requests in flight, by session id.
+    progress: HashMap<i64, async_channel::Sender<crate::protocol::Progress>>,
+    queue: Arc<RequestQueue<QueuedRequest>>,
+    events: EventSink,
+    init_reply: Option<oneshot::Sender<Result<ServerDetails, Error>>>,
+    in_flight: HashMap<u64, i64>,
+    updates: HashMap<String, u64>,
+    shutdown_waiters: Vec<oneshot::Sender<CloseReason>>,
+    closed: Option<CloseReason>,
+}
+
+async fn run(parts: RemoteParts, inputs: async_channel::Receiver<Input>) {
+    let RemoteParts { id: _, name, spec, session, queue, events, reply } = parts;
+    let mut config = HttpConfig::new(spec.url.clone());
+    for (k, v) in &spec.headers {
+        config = config.header(k, v);
+    }
+    let transport = match HttpTransport::connect(config) {
+        Ok(t) => t,
+        Err(e) => {
+            let source = RequestError::Closed(CloseReason::Io(e.to_string()));
+            let _ = reply.send(Err(Error::Server { server: name, source }));
+            queue.close(CloseReason::Io(e.to_string()));
+            return;
+        }
+    };
+    let incoming = transport.incoming();
+    let mut r = Remote {
+        name,
+        session: Session::new(session),
+        transport: Some(transport),
+        progress: HashMap::new(),
+        queue,
+        events,
+        init_reply: Some(reply),
+        in_flight: HashMap::new(),
+        updates: HashMap::new(),
+        shutdown_waiters: Vec::new(),
+        closed: None,
+    };
+    let mut sends = FuturesUnordered::new();
+    r.session.initialize(Instant::now(), Completer::Init);
+    r.transmit(&mut sends);
+    r.deliver();
+    loop {
+        let deadline = r.session.poll_timeout();
+        let sleep = async {
+            match deadline {
+                Some(at) => tokio::time::sleep_until(at.into()).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            input = inputs.recv() => match input {
+                Ok(Input::Scheduled) => r.drain_queue(),
+                Ok(Input::Command(c)) => {
+                    if r.command(c).await {
+                        break;
+                    }
+                }
+                // Every client handle is gone.
+                Err(_) => {
+                    r.close(CloseReason::Shutdown).await;
+                    break;
+                }
+            },
+            message = incoming.recv() => match message {
+                Ok(Incoming::Message(bytes)) => r.session.handle_frame(&bytes, Instant::now()),
+                Ok(Incoming::StreamLost { request, error }) => {
+                    let token = request.map(|id| serde_json::to_vec(&id).unwrap_or_default());
+                    let reason = format!("the server's stream broke: {error}");
+                    r.session.handle_failed_answer(token.as_deref(), RequestError::Closed(CloseReason::Io(reason)));
+                }
+                Ok(Incoming::SessionExpired) => {
+                    r.close(CloseReason::Io("the server ended the HTTP session (404)".into())).await;
+                    break;
+                }
+                Ok(_) | Err(_) => {
+                    r.close(CloseReason::StdoutClosed).await;
+                    break;
+                }
+            },
+            Some((token, outcome)) = sends.next(), if !sends.is_empty() => {
+                let outcome: Result<(), TransportError> = outcome;
+                if let Err(e) = outcome {
+                    // A request whose POST failed fails now, with the HTTP error.
+                    let reason = e.to_string();
+                    r.session.handle_failed_answer(token.as_deref(), RequestError::Closed(CloseReason::Io(reason)));
+                }
+            },
+            () = sleep => r.session.handle_timeout(Instant::now()),
+        }
+        r.transmit(&mut sends);
+        r.deliver();
+    }
+}
+
+type SendFuture = std::pin::Pin<
+    Box<dyn std::future::Future<Output = (Option<Vec<u8>>, Result<(), TransportError>)> + Send>,
+>;
+
+impl Remote {
+    fn emit(&self, event: ServerEvent) {
+        if self.events.try_send(event).is_err() && !self.events.is_closed() {
+            tracing::warn!(server = &*self.name, "event stream full: an event was dropped");
+        }
+    }
+
+    /// POSTs everything the session queued; each POST's outcome comes back with the raw id of
+    /// the request it carried.
+    fn transmit(&mut self, sends: &mut FuturesUnordered<SendFuture>) {
+        while let Some(bytes) = self.session.poll_transmit() {
+            let mut sniffer = IdSniffer::new();
+            sniffer.feed(&bytes);
+            let token = sniffer.id().map(<[u8]>::to_vec);
+            let Some(transport) = &self.transport else { continue };
+            let sent = transport.send(bytes);
+            sends.push(Box::pin(async move { (token, sent.await) }));
+        }
+    }
+
+    fn drain_queue(&mut self) {
+        let now = Instant::now();
+        let queue = self.queue.clone();
+        for request in queue.drain() {
+            let QueuedRequest { method, params, timeout, reply, progress } = request;
+            if reply.tx.is_canceled() {
+                continue;
+            }
+            let seq = reply.seq;
+            let (params, token) = (params.as_deref(), Completer::Caller(reply));
+            let sent = match &progress {
+                Some(_) => self.session.request_with_progress(&method, params, now, timeout, token),
+                None => self.session.request(&method, params, now, timeout, token),
+            };
+            match sent {
+                Ok(id) => {
+                    self.in_flight.insert(seq, id);
+                    if let Some(sink) = progress {
+                        self.progress.insert(id, sink);
+                    }
+                }
+                Err((Completer::Caller(reply), error)) => reply.send(Err(error)),
+                Err((Completer::Init, _)) => unreachable!("only callers' requests are queued"),
+            }
+        }
+    }
+
+    /// Returns true when the connection is finished.
+    async fn command(&mut self, command: Command) -> bool {
+        match command {
+            Command::Notify { method, params, .. } => self.session.notify(&method, params),
+            Command::Cancel { seq, .. } => {
+                if let Some(id) = self.in_flight.remove(&seq) {
+                    drop(self.session.cancel(id, "the caller stopped waiting"));
+                }
+            }
+            Command::Stats { reply, .. } => {
+                let _ = reply
+                    .send(ServerStats { session: self.session.stats(), ..ServerStats::default() });
+            }
+            Command::Shutdown { reply, .. } => {
+                if let Some(reply) = reply {
+                    self.shutdown_waiters.push(reply);
+                }
+                self.close(CloseReason::Shutdown).await;
+                return true;
+            }
+            Command::Spawn { .. } | Command::Stop => {}
+        }
+        false
+    }
+
+    async fn close(&mut self, reason: CloseReason) {
+        if self.closed.is_some() {
+            return;
+        }
+        self.closed = Some(reason.clone());
+        self.session.handle_closed(reason.clone());
+        self.queue.close(reason.clone());
+        self.deliver();
+        // DELETE the session (a 405 is fine); bounded by the transport's timeout.
+        if let Some(transport) = self.transport.take()
+            && let Err(e) = transport.close().await
+        {
+            tracing::debug!(server = &*self.name, "closing the HTTP session: {e}");
+        }
+        self.emit(ServerEvent::Closed(reason.clone()));
+        for w in self.shutdown_waiters.drain(..) {
+            let _ = w.send(reason.clone());
+        }
+    }
+
+    /// Completes callers and emits events.
+    fn deliver(&mut self) {
+        while let Some(event) = self.session.poll_event() {
+            match event {
+                Event::Completed { token: Completer::Caller(reply), outcome } => {
+                    if let Some(id) = self.in_flight.remove(&reply.seq) {
+                        self.progress.remove(&id);
+                    }
+                    reply.send(outcome);
+                }
+                Event::Completed { token: Completer::Init, outcome } => {
+                    let result = match (outcome, self.session.server()) {
+                        (Ok(_), Some(details)) => {
+                            if let Some(t) = &self.transport {
+                                t.set_protocol_version(details.version.as_str());
+                            }
+                            Ok(details.clone())
+                        }
+                        (Ok(_), None) => Err(RequestError::NotInitialized),
+                        (Err(e), _) => Err(e),
+                    };
+                    let result = result
+                        .map_err(|source| Error::Server { server: self.name.clone(), source });
+                    if let Some(reply) = self.init_reply.take() {
+                        let _ = reply.send(result);
+                    }
+                }
+                Event::ServerRequest { id, method, .. } => {
+                    let error = ErrorObject::new(
+                        codes::METHOD_NOT_FOUND,
+                        format!("Method not found: {method}"),
+                    );
+                    self.session.respond(&id, Err(error));
+                }
+                Event::Progress { id, progress } => {
+                    if let Some(sink) = self.progress.get(&id) {
+                        let _ = sink.try_send(progress);
+                    }
+                }
+                Event::Notification(n) if n.method == "notifications/resources/updated" => {
+                    if let Some(uri) =
+                        n.params.as_ref().and_then(|p| p.get("uri")).and_then(Value::as_str)
+                    {
+                        let seq = self.updates.entry(uri.to_owned()).or_insert(0);
+                        *seq += 1;
+                        let seq = *seq;
+                        self.emit(ServerEvent::ResourceUpdated { uri: uri.to_owned(), seq });
+                    }
+                }
+                Event::Notification(n) => self.emit(ServerEvent::Notification(n)),
+                Event::Violation(v) => {
+                    tracing::warn!(server = &*self.name, "protocol violation: {v}");
+                    self.emit(ServerEvent::Violation(v));
+                }
+            }
+        }
+    }
+}
