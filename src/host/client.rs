@@ -274,6 +274,14 @@ impl Client {
         RawFuture { state: Waiting::Reply(rx, cancel), server }
     }
 
+    /// Replaces the roots this client answers `roots/list` with, and tells the server
+    /// (`notifications/roots/list_changed`). Only for hosts built with
+    /// [`roots`](super::HostBuilder::roots): without them the capability was not declared and
+    /// this does nothing.
+    pub fn set_roots(&self, roots: Vec<crate::protocol::Root>) {
+        self.inner.reactor.send(Command::SetRoots { id: self.inner.id, roots });
+    }
+
     /// Sends a notification to the server.
     pub fn notify(&self, method: &str, params: Option<Value>) {
         self.inner.reactor.send(Command::Notify {

@@ -90,6 +90,11 @@ pub(crate) enum Command {
         id: u64,
         reply: oneshot::Sender<ServerStats>,
     },
+    /// New roots for server `id` (sent on with `notifications/roots/list_changed`).
+    SetRoots {
+        id: u64,
+        roots: Vec<crate::protocol::Root>,
+    },
     /// The caller of request `seq` stopped waiting (dropped its future).
     Cancel {
         id: u64,
@@ -379,6 +384,12 @@ impl Driver {
             Command::Stats { id, reply } => {
                 if let Some(conn) = self.conns.get(&id) {
                     let _ = reply.send(conn.stats());
+                }
+            }
+            Command::SetRoots { id, roots } => {
+                if let Some(conn) = self.conns.get_mut(&id) {
+                    conn.session.set_roots(roots);
+                    conn.flush(&mut self.ring, now);
                 }
             }
             Command::Cancel { id, seq } => {

@@ -267,6 +267,7 @@ impl Remote {
                 self.close(CloseReason::Shutdown).await;
                 return true;
             }
+            Command::SetRoots { roots, .. } => self.session.set_roots(roots),
             Command::Spawn { .. } | Command::Stop => {}
         }
         false

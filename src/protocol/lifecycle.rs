@@ -94,6 +94,11 @@ impl State {
     }
 
     /// Whether a request for `method` may be sent now.
+    /// Whether the handshake is done and the session open.
+    pub(crate) fn is_active(&self) -> bool {
+        matches!(self, State::Active(_))
+    }
+
     pub(crate) fn admits(&self, method: &str) -> Result<(), RequestError> {
         match self {
             State::Active(_) => Ok(()),

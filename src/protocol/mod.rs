@@ -218,7 +218,7 @@ impl<T> Session<T> {
     pub fn initialize(&mut self, now: Instant, token: T) {
         let mut capabilities = json!({});
         if self.config.roots.is_some() {
-            capabilities["roots"] = json!({ "listChanged": false });
+            capabilities["roots"] = json!({ "listChanged": true });
         }
         let f = self.config.features;
         if f.sampling {
@@ -553,6 +553,20 @@ impl<T> Session<T> {
     /// The session's settings.
     pub fn config(&self) -> &SessionConfig {
         &self.config
+    }
+
+    /// Replaces the roots answered to `roots/list` and tells the server
+    /// (`notifications/roots/list_changed`, as the declared `roots.listChanged` promises).
+    /// Ignored when the session was configured without roots (the capability was not
+    /// declared, so the server must not be told).
+    pub fn set_roots(&mut self, roots: Vec<Root>) {
+        if self.config.roots.is_none() {
+            return;
+        }
+        self.config.roots = Some(roots);
+        if self.state.is_active() {
+            self.notify("notifications/roots/list_changed", None);
+        }
     }
 
     /// Answers a server request delivered as [`Event::ServerRequest`]. Ignored when the server

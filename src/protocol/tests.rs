@@ -211,7 +211,7 @@ fn server_requests_are_answered() {
     let mut s = TestSession::new(config);
     s.initialize(t0, 0);
     let init = sent(&mut s);
-    assert_eq!(init[0]["params"]["capabilities"]["roots"], json!({"listChanged": false}));
+    assert_eq!(init[0]["params"]["capabilities"]["roots"], json!({"listChanged": true}));
     feed(&mut s, json!({"jsonrpc":"2.0","id":"r","method":"roots/list"}), t0);
     assert_eq!(sent(&mut s)[0]["result"], json!({"roots":[{"uri":"file:///w"}]}));
 }
@@ -452,4 +452,23 @@ fn declared_client_features_are_delegated_and_answered_once() {
     );
     s.respond(&Id::String("e2".into()), Ok(json!({"action": "accept"})));
     assert!(sent(&mut s).is_empty());
+}
+
+#[test]
+fn new_roots_are_announced_only_when_roots_were_declared() {
+    let t0 = crate::fuzzing::epoch();
+    let roots = vec![Root { uri: "file:///a".into(), name: None }];
+    let mut s = TestSession::new(SessionConfig { roots: Some(roots), ..SessionConfig::default() });
+    s.initialize(t0, 0);
+    assert_eq!(sent(&mut s)[0]["params"]["capabilities"]["roots"], json!({"listChanged": true}));
+    feed(&mut s, json!({"jsonrpc":"2.0","id":1,"result": init_result("2025-11-25")}), t0);
+    events(&mut s);
+    sent(&mut s);
+    s.set_roots(vec![Root { uri: "file:///b".into(), name: None }]);
+    assert_eq!(sent(&mut s)[0]["method"], "notifications/roots/list_changed");
+    feed(&mut s, json!({"jsonrpc":"2.0","id":"r","method":"roots/list"}), t0);
+    assert_eq!(sent(&mut s)[0]["result"]["roots"][0]["uri"], "file:///b");
+    let mut plain = active("2025-11-25", t0);
+    plain.set_roots(vec![]);
+    assert!(sent(&mut plain).is_empty(), "roots were not declared: nothing to announce");
 }

@@ -174,6 +174,14 @@ fn notifications_are_events_and_server_requests_are_answered() {
 
     let r = client.call_tool_blocking("ask_roots", json!({})).unwrap();
     assert!(r.text().contains("file:///workspace"), "{}", r.text());
+    // New roots are answered from then on (and announced with roots/list_changed).
+    client.set_roots(vec![Root { uri: "file:///elsewhere".into(), name: None }]);
+    let r = client.call_tool_blocking("ask_roots", json!({})).unwrap();
+    assert!(
+        r.text().contains("file:///elsewhere") && !r.text().contains("workspace"),
+        "{}",
+        r.text()
+    );
 
     // Without roots configured, roots/list gets "method not found".
     let plain = host_without_roots();
