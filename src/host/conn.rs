@@ -60,6 +60,70 @@ pub(crate) enum Completer {
     Caller(Reply),
 }
 
+/// Callers' requests in flight in one session: for cancelling by the client's sequence number
+/// and routing progress by session id. Shared by stdio and HTTP connections.
+#[derive(Default)]
+pub(crate) struct CallTable {
+    /// The session id of each request, by the client's sequence number.
+    in_flight: HashMap<u64, i64>,
+    /// Progress streams, by session id.
+    progress: HashMap<i64, async_channel::Sender<crate::protocol::Progress>>,
+}
+
+impl CallTable {
+    /// Hands a caller's request to the session (never sent if its caller already left).
+    pub(crate) fn submit(
+        &mut self,
+        session: &mut Session<Completer>,
+        request: QueuedRequest,
+        now: Instant,
+    ) {
+        let QueuedRequest { method, params, timeout, reply, progress } = request;
+        if reply.tx.is_canceled() {
+            return; // Its caller stopped waiting while it was queued: never sent.
+        }
+        let seq = reply.seq;
+        let (params, token) = (params.as_deref(), Completer::Caller(reply));
+        let sent = match &progress {
+            Some(_) => session.request_with_progress(&method, params, now, timeout, token),
+            None => session.request(&method, params, now, timeout, token),
+        };
+        match sent {
+            Ok(id) => {
+                self.in_flight.insert(seq, id);
+                if let Some(sink) = progress {
+                    self.progress.insert(id, sink);
+                }
+            }
+            Err((Completer::Caller(reply), error)) => reply.send(Err(error)),
+            Err((Completer::Init, _)) => unreachable!("only callers' requests are queued"),
+        }
+    }
+
+    /// Cancels request `seq` whose caller dropped its future.
+    pub(crate) fn cancel(&mut self, session: &mut Session<Completer>, seq: u64) {
+        if let Some(id) = self.in_flight.remove(&seq) {
+            self.progress.remove(&id);
+            drop(session.cancel(id, "the caller stopped waiting"));
+        }
+    }
+
+    /// Request `seq` completed.
+    pub(crate) fn completed(&mut self, seq: u64) {
+        if let Some(id) = self.in_flight.remove(&seq) {
+            self.progress.remove(&id);
+        }
+    }
+
+    /// Routes progress to its call's stream. A full stream drops the update: progress is
+    /// advisory, never a reason to stall a connection.
+    pub(crate) fn progress(&self, id: i64, progress: crate::protocol::Progress) {
+        if let Some(sink) = self.progress.get(&id) {
+            let _ = sink.try_send(progress);
+        }
+    }
+}
+
 /// Counters and tail of one server, for `Client::stats`.
 #[derive(Debug, Clone, Default)]
 pub struct ServerStats {
@@ -136,10 +200,8 @@ pub(crate) struct Conn {
     read_size: usize,
     queue: Arc<RequestQueue<QueuedRequest>>,
     meter: RateMeter,
-    /// The session id of each caller's request in flight, by the client's sequence number.
-    in_flight: HashMap<u64, i64>,
-    /// Progress streams of requests in flight, by session id.
-    progress: HashMap<i64, async_channel::Sender<crate::protocol::Progress>>,
+    /// Callers' requests in flight.
+    calls: CallTable,
     /// Updates seen per resource URI (for [`ServerEvent::ResourceUpdated`]'s `seq`).
     updates: HashMap<String, u64>,
     /// Where server→client requests go (sampling, elicitation), when the host has a handler.
@@ -224,8 +286,7 @@ impl Conn {
             read_size: parts.read_size,
             queue: parts.queue,
             meter: RateMeter::new(),
-            in_flight: HashMap::new(),
-            progress: HashMap::new(),
+            calls: CallTable::default(),
             updates: HashMap::new(),
             handler: parts.handler,
             in_order: VecDeque::new(),
@@ -264,36 +325,13 @@ impl Conn {
 
     /// Hands a caller's request to the session; [`flush`](Self::flush) then sends it.
     pub(crate) fn request(&mut self, request: QueuedRequest, now: Instant) {
-        let QueuedRequest { method, params, timeout, reply, progress } = request;
-        if reply.tx.is_canceled() {
-            return; // Its caller stopped waiting while it was queued: never sent.
-        }
-        let seq = reply.seq;
-        let token = Completer::Caller(reply);
-        let params = params.as_deref();
-        let sent = match &progress {
-            Some(_) => self.session.request_with_progress(&method, params, now, timeout, token),
-            None => self.session.request(&method, params, now, timeout, token),
-        };
-        match sent {
-            Ok(id) => {
-                self.in_flight.insert(seq, id);
-                if let Some(sink) = progress {
-                    self.progress.insert(id, sink);
-                }
-            }
-            Err((Completer::Caller(reply), error)) => reply.send(Err(error)),
-            Err((Completer::Init, _)) => unreachable!("only callers' requests come here"),
-        }
+        self.calls.submit(&mut self.session, request, now);
     }
 
     /// The caller of request `seq` dropped its future: the server is told to stop
     /// (`notifications/cancelled`) and a late answer is discarded and counted.
     pub(crate) fn cancel(&mut self, seq: u64) {
-        if let Some(id) = self.in_flight.remove(&seq) {
-            self.progress.remove(&id);
-            drop(self.session.cancel(id, "the caller stopped waiting"));
-        }
+        self.calls.cancel(&mut self.session, seq);
     }
 
     /// Moves the session's output to the pipe and its events to their receivers.
@@ -309,17 +347,9 @@ impl Conn {
                         self.session.respond(&id, Err(error));
                     }
                 },
-                Event::Progress { id, progress } => {
-                    // A full stream drops the update: progress is advisory, never a reason to
-                    // stall the reactor.
-                    if let Some(sink) = self.progress.get(&id) {
-                        let _ = sink.try_send(progress);
-                    }
-                }
+                Event::Progress { id, progress } => self.calls.progress(id, progress),
                 Event::Completed { token: Completer::Caller(reply), outcome } => {
-                    if let Some(id) = self.in_flight.remove(&reply.seq) {
-                        self.progress.remove(&id);
-                    }
+                    self.calls.completed(reply.seq);
                     self.queue.record_completion(&mut self.meter, now);
                     reply.send(outcome);
                 }

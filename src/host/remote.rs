@@ -19,7 +19,7 @@ use crate::queue::RequestQueue;
 use crate::transport::{HttpConfig, HttpTransport, Incoming, TransportError};
 
 use super::Backend;
-use super::conn::{Completer, ServerStats};
+use super::conn::{CallTable, Completer, ServerStats};
 use super::driver::{Command, QueuedRequest};
 use super::error::Error;
 use super::events::{EventSink, ServerEvent};
@@ -99,12 +99,10 @@ struct Remote {
     session: Session<Completer>,
     /// `None` once closed.
     transport: Option<HttpTransport>,
-    /// Progress streams of requests in flight, by session id.
-    progress: HashMap<i64, async_channel::Sender<crate::protocol::Progress>>,
     queue: Arc<RequestQueue<QueuedRequest>>,
     events: EventSink,
     init_reply: Option<oneshot::Sender<Result<ServerDetails, Error>>>,
-    in_flight: HashMap<u64, i64>,
+    calls: CallTable,
     updates: HashMap<String, u64>,
     shutdown_waiters: Vec<oneshot::Sender<CloseReason>>,
     closed: Option<CloseReason>,
@@ -130,11 +128,10 @@ async fn run(parts: RemoteParts, inputs: async_channel::Receiver<Input>) {
         name,
         session: Session::new(session),
         transport: Some(transport),
-        progress: HashMap::new(),
         queue,
         events,
         init_reply: Some(reply),
-        in_flight: HashMap::new(),
+        calls: CallTable::default(),
         updates: HashMap::new(),
         shutdown_waiters: Vec::new(),
         closed: None,
@@ -224,26 +221,7 @@ impl Remote {
         let now = Instant::now();
         let queue = self.queue.clone();
         for request in queue.drain() {
-            let QueuedRequest { method, params, timeout, reply, progress } = request;
-            if reply.tx.is_canceled() {
-                continue;
-            }
-            let seq = reply.seq;
-            let (params, token) = (params.as_deref(), Completer::Caller(reply));
-            let sent = match &progress {
-                Some(_) => self.session.request_with_progress(&method, params, now, timeout, token),
-                None => self.session.request(&method, params, now, timeout, token),
-            };
-            match sent {
-                Ok(id) => {
-                    self.in_flight.insert(seq, id);
-                    if let Some(sink) = progress {
-                        self.progress.insert(id, sink);
-                    }
-                }
-                Err((Completer::Caller(reply), error)) => reply.send(Err(error)),
-                Err((Completer::Init, _)) => unreachable!("only callers' requests are queued"),
-            }
+            self.calls.submit(&mut self.session, request, now);
         }
     }
 
@@ -251,11 +229,7 @@ impl Remote {
     async fn command(&mut self, command: Command) -> bool {
         match command {
             Command::Notify { method, params, .. } => self.session.notify(&method, params),
-            Command::Cancel { seq, .. } => {
-                if let Some(id) = self.in_flight.remove(&seq) {
-                    drop(self.session.cancel(id, "the caller stopped waiting"));
-                }
-            }
+            Command::Cancel { seq, .. } => self.calls.cancel(&mut self.session, seq),
             Command::Stats { reply, .. } => {
                 let _ = reply
                     .send(ServerStats { session: self.session.stats(), ..ServerStats::default() });
@@ -298,9 +272,7 @@ impl Remote {
         while let Some(event) = self.session.poll_event() {
             match event {
                 Event::Completed { token: Completer::Caller(reply), outcome } => {
-                    if let Some(id) = self.in_flight.remove(&reply.seq) {
-                        self.progress.remove(&id);
-                    }
+                    self.calls.completed(reply.seq);
                     reply.send(outcome);
                 }
                 Event::Completed { token: Completer::Init, outcome } => {
@@ -327,11 +299,7 @@ impl Remote {
                     );
                     self.session.respond(&id, Err(error));
                 }
-                Event::Progress { id, progress } => {
-                    if let Some(sink) = self.progress.get(&id) {
-                        let _ = sink.try_send(progress);
-                    }
-                }
+                Event::Progress { id, progress } => self.calls.progress(id, progress),
                 Event::Notification(n) if n.method == "notifications/resources/updated" => {
                     if let Some(uri) =
                         n.params.as_ref().and_then(|p| p.get("uri")).and_then(Value::as_str)
