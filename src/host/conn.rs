@@ -790,6 +790,11 @@ impl Conn {
                 };
                 reason = CloseReason::OutOfMemory(limit);
             }
+            let oom_kills = stats.oom_kills.unwrap_or(0);
+            let refused_forks = stats.pids_max_hits.unwrap_or(0);
+            if oom_kills > 0 || refused_forks > 0 {
+                self.emit(ServerEvent::SandboxLimits { oom_kills, refused_forks });
+            }
             if let Some(hits) = stats.pids_max_hits.filter(|&h| h > 0) {
                 tracing::warn!(
                     server = &*self.name,

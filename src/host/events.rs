@@ -19,6 +19,16 @@ pub enum ServerEvent {
         /// 1 for the first update of this URI, then 2, 3, ...
         seq: u64,
     },
+    /// The server's sandbox stopped something at its limits during its life (reported when it
+    /// exits, before [`Closed`](Self::Closed); [`Client::stats`](super::Client::stats) has the
+    /// live counters): processes OOM-killed at the memory limit, forks refused at the pids
+    /// limit.
+    SandboxLimits {
+        /// Processes killed by the OOM killer (the server itself, or one of its children).
+        oom_kills: u64,
+        /// `fork`/`clone` calls refused by `pids.max`.
+        refused_forks: u64,
+    },
     /// The server broke the protocol (e.g. a non-JSON line on stdout); the session carries on.
     Violation(Violation),
     /// The connection ended; the last event of the stream.

@@ -480,3 +480,37 @@ fn an_unprivileged_host_sandboxes_and_reports_what_it_cannot_enforce() {
     let why = String::from_utf8_lossy(&strict.stderr);
     assert!(why.contains("strict profile needs enforced memory and pids limits"), "{why}");
 }
+
+/// Forks refused at the pids limit during a server's life are reported as a typed event when it
+/// ends (and live in `stats()`); the server itself carries on.
+#[test]
+fn refused_forks_are_reported_as_a_typed_event() {
+    if !sandbox_works("refused_forks_are_reported_as_a_typed_event") {
+        return;
+    }
+    if !is_root() {
+        eprintln!(
+            "\n*** SKIPPED refused_forks_are_reported_as_a_typed_event: needs root (cgroup v1) ***\n"
+        );
+        return;
+    }
+    let host = Host::builder().build().unwrap();
+    let config = SandboxConfig { pids: Some(12), ..SandboxConfig::standard() };
+    let client = host.spawn_blocking(crate::util::faulty("forker").sandbox(Some(config))).unwrap();
+    let r = client.call_tool_blocking("children", json!({"times": 40})).unwrap();
+    let started: u32 = r.text().split(' ').nth(1).unwrap().parse().unwrap();
+    assert!(started < 40, "{}", r.text());
+    let live = client.stats_blocking().unwrap().sandbox.unwrap().counters.unwrap();
+    assert!(live.pids_max_hits.unwrap_or(0) > 0, "{live:?}");
+    assert_eq!(
+        client.call_tool_blocking("echo", json!({"text": "still here"})).unwrap().text(),
+        "still here"
+    );
+    let events = client.events();
+    client.shutdown_blocking();
+    let seen: Vec<_> = std::iter::from_fn(|| events.recv_blocking().ok()).collect();
+    assert!(
+        seen.iter().any(|e| matches!(e, ringmcp::host::ServerEvent::SandboxLimits { refused_forks, .. } if *refused_forks > 0)),
+        "{seen:?}"
+    );
+}

@@ -150,6 +150,13 @@ fn standard_tools() -> Vec<Value> {
 fn fault_tool_defs() -> Vec<Value> {
     vec![
         tool(
+            "children",
+            "Test only: starts up to `times` child processes at once (sleep 2), reports how many \
+             started, then kills them.",
+            json!({"times": {"type": "integer", "minimum": 0, "description": "How many."}}),
+            &["times"],
+        ),
+        tool(
             "touch",
             "Test only: sends notifications/resources/updated `times` times for every subscribed \
              resource, then answers.",

@@ -194,6 +194,7 @@ fn tools_list_has_schemas_and_fault_tools_only_on_request() {
             "fail",
             "export",
             "add",
+            "children",
             "touch",
             "exit",
             "noise",
@@ -226,7 +227,7 @@ fn lists_paginate_with_opaque_cursors() {
             None => break,
         }
     }
-    assert_eq!((names.len(), pages), (13, 7));
+    assert_eq!((names.len(), pages), (14, 7));
     let answer = ask(&mut server, 1, "tools/list", json!({"cursor": "bogus"}));
     assert_eq!(error_code(&answer), -32602);
     let resources = ask(&mut server, 2, "resources/list", json!({}))["result"].clone();

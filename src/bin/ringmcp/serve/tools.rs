@@ -80,6 +80,7 @@ enum Call {
     Notify,
     AskRoots,
     Touch(u64),
+    Children(u64),
 }
 
 impl<E: Write> Server<E> {
@@ -124,6 +125,22 @@ impl<E: Write> Server<E> {
                 write_stderr(&mut self.stderr, len)?;
                 let text = format!("wrote {len} bytes to stderr");
                 write_result(out, &id, &text_result(text, false))?;
+            }
+            Call::Children(n) => {
+                // Start up to n `sleep 2` children at once; report how many started.
+                let mut kids = Vec::new();
+                for _ in 0..n {
+                    match std::process::Command::new("sleep").arg("2").spawn() {
+                        Ok(child) => kids.push(child),
+                        Err(_) => break,
+                    }
+                }
+                let started = kids.len();
+                for mut kid in kids {
+                    let _ = kid.kill();
+                    let _ = kid.wait();
+                }
+                write_result(out, &id, &text_result(format!("started {started} of {n}"), false))?;
             }
             Call::Touch(times) => {
                 for _ in 0..times {
@@ -231,6 +248,7 @@ fn validate(name: &str, args: Map<String, Value>, fault_tools: bool) -> Result<C
         "notify" if fault_tools => arguments::<NoArgs>(name, args).map(|_| Call::Notify)?,
         "ask_roots" if fault_tools => arguments::<NoArgs>(name, args).map(|_| Call::AskRoots)?,
         "touch" if fault_tools => Call::Touch(arguments::<TimesArgs>(name, args)?.times),
+        "children" if fault_tools => Call::Children(arguments::<TimesArgs>(name, args)?.times),
         _ => return Err(ErrorObject::new(codes::INVALID_PARAMS, format!("Unknown tool: {name}"))),
     })
 }
