@@ -88,24 +88,86 @@ impl HandlerSlot {
         params: Option<Value>,
     ) {
         let slot = self.clone();
-        let fallback_id = id.clone();
-        let run = move || {
-            let params = params.unwrap_or(Value::Null);
-            let outcome = match method.as_str() {
-                "sampling/createMessage" => slot.handler.create_message(&server, params),
-                "elicitation/create" => slot.handler.elicit(&server, params),
-                _ => Err(ErrorObject::new(
-                    codes::METHOD_NOT_FOUND,
-                    format!("Method not found: {method}"),
-                )),
-            };
+        spawn_answer(self.handler.clone(), server, method, params, move |outcome| {
             slot.answers.push(Answer { conn, id, outcome });
             crate::uring::sys::eventfd_signal(&slot.wake);
-        };
-        if let Err(e) = std::thread::Builder::new().name("ringmcp-handler".into()).spawn(run) {
-            let error = ErrorObject::new(codes::INTERNAL_ERROR, format!("no handler thread: {e}"));
-            self.answers.push(Answer { conn, id: fallback_id, outcome: Err(error) });
-            crate::uring::sys::eventfd_signal(&self.wake);
+        });
+    }
+}
+
+/// Runs `handler` on server `server`'s request `method` on a thread of its own (the handler
+/// may block on a human) and hands the outcome to `deliver`, on that thread. If no thread can
+/// be started, a clone of `deliver` gets an internal error at once, on the caller's thread.
+/// Shared by the reactor (stdio servers) and the HTTP connections' threads.
+pub(crate) fn spawn_answer(
+    handler: Arc<dyn ClientHandler>,
+    server: Arc<str>,
+    method: String,
+    params: Option<Value>,
+    deliver: impl FnOnce(Result<Value, ErrorObject>) + Clone + Send + 'static,
+) {
+    let fallback = deliver.clone();
+    let run = move || deliver(answer(&*handler, &server, &method, params));
+    if let Err(e) = std::thread::Builder::new().name("ringmcp-handler".into()).spawn(run) {
+        fallback(Err(ErrorObject::new(codes::INTERNAL_ERROR, format!("no handler thread: {e}"))));
+    }
+}
+
+/// The handler's answer to one server request.
+fn answer(
+    handler: &dyn ClientHandler,
+    server: &str,
+    method: &str,
+    params: Option<Value>,
+) -> Result<Value, ErrorObject> {
+    let params = params.unwrap_or(Value::Null);
+    match method {
+        "sampling/createMessage" => handler.create_message(server, params),
+        "elicitation/create" => handler.elicit(server, params),
+        _ => Err(ErrorObject::new(codes::METHOD_NOT_FOUND, format!("Method not found: {method}"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::ClientFeatures;
+
+    struct Echo;
+    impl ClientHandler for Echo {
+        fn features(&self) -> ClientFeatures {
+            ClientFeatures { elicitation_form: true, ..ClientFeatures::default() }
         }
+        fn elicit(&self, server: &str, params: Value) -> Result<Value, ErrorObject> {
+            Ok(json!({"action": "accept", "content": {"server": server, "asked": params}}))
+        }
+    }
+
+    /// Each request runs on a thread of its own and its outcome reaches `deliver` once;
+    /// a method no handler method takes gets -32601, and a default method declines.
+    #[test]
+    fn spawn_answer_delivers_each_outcome_once() {
+        let (tx, rx) = std::sync::mpsc::channel();
+        for method in ["elicitation/create", "roots/list", "sampling/createMessage"] {
+            let tx = tx.clone();
+            let params = Some(json!({"m": method}));
+            spawn_answer(Arc::new(Echo), "srv".into(), method.into(), params, move |outcome| {
+                tx.send((method, std::thread::current().name().map(str::to_owned), outcome))
+                    .unwrap();
+            });
+        }
+        drop(tx);
+        let mut answers: Vec<_> = rx.iter().collect();
+        answers.sort_by_key(|(method, ..)| *method);
+        let threads: Vec<_> = answers.iter().map(|(_, thread, _)| thread.as_deref()).collect();
+        assert_eq!(threads, [Some("ringmcp-handler"); 3]);
+        let outcomes: Vec<_> = answers.into_iter().map(|(_, _, outcome)| outcome).collect();
+        assert_eq!(
+            outcomes[0],
+            Ok(json!({"action": "accept", "content": {"server": "srv",
+                      "asked": {"m": "elicitation/create"}}}))
+        );
+        assert_eq!(outcomes[1].as_ref().unwrap_err().code, codes::METHOD_NOT_FOUND);
+        assert_eq!(outcomes[2].as_ref().unwrap_err().code, -1, "the default declines sampling");
     }
 }

@@ -369,6 +369,7 @@ impl HostBuilder {
             parser: self.parser,
             max_request: self.max_request,
             spill_store,
+            handler: self.handler,
         })
     }
 }
@@ -393,6 +394,9 @@ pub struct Host {
     spawner: Option<(std::sync::mpsc::Sender<SpawnJob>, JoinHandle<()>)>,
     /// Session settings, for HTTP servers (stdio ones get them from the reactor's copy).
     session: SessionConfig,
+    /// The application's answers to server requests, for HTTP servers (stdio ones go through
+    /// the reactor's copy).
+    handler: Option<handler::SharedHandler>,
 }
 
 /// A server to start, handed to the spawner thread.
@@ -466,9 +470,9 @@ impl Host {
         let registry = Arc::new(spilling::SpillRegistry::default());
         let backend: Arc<dyn Backend> = match spec.remote.clone() {
             Some(remote) => {
+                // Declares what the handler answers, as for stdio servers; the connection's
+                // thread runs the handler.
                 let mut session = self.session.clone();
-                // Server requests are answered on the reactor's handler path only (stdio).
-                session.features = crate::protocol::ClientFeatures::default();
                 if let Some(t) = spec.request_timeout {
                     session.request_timeout = t;
                 }
@@ -480,6 +484,7 @@ impl Host {
                     queue: queue.clone(),
                     events: events_tx,
                     reply: tx,
+                    handler: self.handler.as_ref().map(|shared| shared.0.clone()),
                 })
             }
             None => {

@@ -2,6 +2,10 @@
 //! [`Session`] and the same [`Client`](super::Client) API as stdio servers, driven by a thread of
 //! their own (a tokio current-thread runtime) instead of the io_uring reactor, which only
 //! serves pipes.
+//!
+//! Server→client requests go to the host's [`ClientHandler`] as for stdio servers (each on a
+//! thread of its own; the answer comes back to this thread and is POSTed). They arrive on a
+//! POST's SSE stream or on the GET stream, which is opened once the handshake is done.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -13,16 +17,17 @@ use futures_channel::oneshot;
 use serde_json::Value;
 
 use crate::frame::IdSniffer;
-use crate::jsonrpc::{ErrorObject, codes};
+use crate::jsonrpc::{ErrorObject, Id, codes};
 use crate::protocol::{CloseReason, Event, RequestError, ServerDetails, Session, SessionConfig};
 use crate::queue::RequestQueue;
-use crate::transport::{HttpConfig, HttpTransport, Incoming, TransportError};
+use crate::transport::{GetStream, HttpConfig, HttpTransport, Incoming, TransportError};
 
 use super::Backend;
 use super::conn::{CallTable, Completer, ServerStats};
 use super::driver::{Command, QueuedRequest};
 use super::error::Error;
 use super::events::{EventSink, ServerEvent};
+use super::handler::{ClientHandler, spawn_answer};
 
 /// Where an HTTP server is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -69,6 +74,9 @@ pub(crate) struct RemoteParts {
     pub(crate) queue: Arc<RequestQueue<QueuedRequest>>,
     pub(crate) events: EventSink,
     pub(crate) reply: oneshot::Sender<Result<ServerDetails, Error>>,
+    /// Answers the server's sampling and elicitation requests (the session declares what it
+    /// answers); `None`: they get -32601.
+    pub(crate) handler: Option<Arc<dyn ClientHandler>>,
 }
 
 /// Connects and starts the connection's thread; its handle is the client's backend.
@@ -106,10 +114,30 @@ struct Remote {
     updates: HashMap<String, u64>,
     shutdown_waiters: Vec<oneshot::Sender<CloseReason>>,
     closed: Option<CloseReason>,
+    /// The handshake just completed: open the GET stream after the next POSTs (once).
+    get_stream_due: bool,
+    /// The client declares capabilities the server may call back on (sampling, elicitation,
+    /// roots): `spawn` then resolves only once the GET stream is open or refused.
+    await_get_stream: bool,
+    /// `spawn`'s answer, held until the GET stream is open (see `await_get_stream`).
+    deferred_init: Option<(oneshot::Sender<Result<ServerDetails, Error>>, ServerDetails)>,
+    handler: Option<Arc<dyn ClientHandler>>,
+    /// The handler's answers, sent from its threads; unbounded, but at most one per server
+    /// request the session delegated.
+    answers: (async_channel::Sender<Answer>, async_channel::Receiver<Answer>),
 }
 
+/// The longest `spawn` waits for the GET stream's head (when it waits; see
+/// `Remote::await_get_stream`).
+const GET_STREAM_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// The application's answer to the server's request `id`.
+type Answer = (Id, Result<Value, ErrorObject>);
+
 async fn run(parts: RemoteParts, inputs: async_channel::Receiver<Input>) {
-    let RemoteParts { id: _, name, spec, session, queue, events, reply } = parts;
+    let RemoteParts { id: _, name, spec, session, queue, events, reply, handler } = parts;
+    let await_get_stream =
+        session.roots.is_some() || session.features != crate::protocol::ClientFeatures::default();
     let mut config = HttpConfig::new(spec.url.clone());
     for (k, v) in &spec.headers {
         config = config.header(k, v);
@@ -135,8 +163,14 @@ async fn run(parts: RemoteParts, inputs: async_channel::Receiver<Input>) {
         updates: HashMap::new(),
         shutdown_waiters: Vec::new(),
         closed: None,
+        get_stream_due: false,
+        await_get_stream,
+        deferred_init: None,
+        handler,
+        answers: async_channel::unbounded(),
     };
     let mut sends = FuturesUnordered::new();
+    let answers = r.answers.1.clone();
     r.session.initialize(Instant::now(), Completer::Init);
     r.transmit(&mut sends);
     r.deliver();
@@ -164,10 +198,14 @@ async fn run(parts: RemoteParts, inputs: async_channel::Receiver<Input>) {
             },
             message = incoming.recv() => match message {
                 Ok(Incoming::Message(bytes)) => r.session.handle_frame(&bytes, Instant::now()),
-                Ok(Incoming::StreamLost { request, error }) => {
-                    let token = request.map(|id| serde_json::to_vec(&id).unwrap_or_default());
+                Ok(Incoming::StreamLost { request: Some(id), error }) => {
+                    let token = serde_json::to_vec(&id).unwrap_or_default();
                     let reason = format!("the server's stream broke: {error}");
-                    r.session.handle_failed_answer(token.as_deref(), RequestError::Closed(CloseReason::Io(reason)));
+                    r.session.handle_failed_answer(Some(&token), RequestError::Closed(CloseReason::Io(reason)));
+                }
+                // The GET stream gave up reconnecting: only unsolicited messages are lost.
+                Ok(Incoming::StreamLost { request: None, error }) => {
+                    tracing::warn!(server = &*r.name, "the server's GET stream ended: {error}");
                 }
                 Ok(Incoming::SessionExpired) => {
                     r.close(CloseReason::Io("the server ended the HTTP session (404)".into())).await;
@@ -180,16 +218,60 @@ async fn run(parts: RemoteParts, inputs: async_channel::Receiver<Input>) {
             },
             Some((token, outcome)) = sends.next(), if !sends.is_empty() => {
                 let outcome: Result<(), TransportError> = outcome;
-                if let Err(e) = outcome {
+                match (outcome, token) {
+                    (Ok(()), _) => {}
                     // A request whose POST failed fails now, with the HTTP error.
-                    let reason = e.to_string();
-                    r.session.handle_failed_answer(token.as_deref(), RequestError::Closed(CloseReason::Io(reason)));
+                    (Err(e), Some(token)) => {
+                        let reason = e.to_string();
+                        r.session.handle_failed_answer(Some(&token), RequestError::Closed(CloseReason::Io(reason)));
+                    }
+                    // A notification or a response to the server: nobody waits for it.
+                    (Err(e), None) => tracing::warn!(server = &*r.name, "a POST to the server failed: {e}"),
                 }
+            },
+            Ok((id, outcome)) = answers.recv() => {
+                // Dropped by the session if the server cancelled the request meanwhile.
+                r.session.respond(&id, outcome);
+                // The transmit queue is empty here (it is drained at the end of every turn),
+                // so it now holds this response only: a failed POST of it has no caller to
+                // fail, and its id (the server's) must not be matched against ours.
+                r.transmit_untracked(&mut sends);
             },
             () = sleep => r.session.handle_timeout(Instant::now()),
         }
-        r.transmit(&mut sends);
+        // Events first: completing `initialize` sets the version header that
+        // `notifications/initialized` must carry, and answers to server requests go out now
+        // rather than on the next wake.
         r.deliver();
+        r.transmit(&mut sends);
+    }
+}
+
+/// What follows the handshake's last POST (`notifications/initialized`).
+struct AfterHandshake<F> {
+    name: Arc<str>,
+    /// Opening the GET stream (`None`: no transport left).
+    opening: Option<F>,
+    /// `spawn`'s answer, when it waits for the GET stream.
+    deferred: Option<(oneshot::Sender<Result<ServerDetails, Error>>, ServerDetails)>,
+}
+
+impl<F: std::future::Future<Output = Result<GetStream, TransportError>>> AfterHandshake<F> {
+    /// Opens the GET stream if `open` (the POST was accepted), then answers `spawn`.
+    async fn run(self, open: bool) {
+        let name = &*self.name;
+        if let Some(opening) = self.opening.filter(|_| open) {
+            // Bounded: a server that holds the GET's head back delays `spawn` this long at
+            // most (the GET goes on in the transport).
+            match tokio::time::timeout(GET_STREAM_GRACE, opening).await {
+                Ok(Ok(stream)) => tracing::debug!(server = name, "GET stream: {stream:?}"),
+                Ok(Err(e)) => tracing::debug!(server = name, "no GET stream: {e}"),
+                Err(_) => tracing::debug!(server = name, "GET stream: no answer yet"),
+            }
+        }
+        if let Some((reply, details)) = self.deferred {
+            let _ = reply.send(Ok(details));
+        }
     }
 }
 
@@ -206,14 +288,56 @@ impl Remote {
 
     /// POSTs everything the session queued; each POST's outcome comes back with the raw id of
     /// the request it carried.
+    ///
+    /// Right after the handshake (the batch then ends with `notifications/initialized`), the
+    /// optional GET stream is opened once that last POST was accepted (MCP-CLIENT.md
+    /// checklist 70): servers send there the requests and notifications that belong to no POST
+    /// (the TypeScript SDK's servers send a tool handler's `elicitation/create` and
+    /// `sampling/createMessage` there, and `list_changed`, `resources/updated`). Without one
+    /// (405, or any failure) those are lost, which is no reason to fail the connection. When
+    /// the client declares capabilities the server may call back on, `spawn` resolves only
+    /// after that attempt (bounded by [`GET_STREAM_GRACE`]), so that a request the server sends
+    /// on the GET stream right after the handshake is not lost.
     fn transmit(&mut self, sends: &mut FuturesUnordered<SendFuture>) {
+        let mut batch = Vec::new();
         while let Some(bytes) = self.session.poll_transmit() {
             let mut sniffer = IdSniffer::new();
             sniffer.feed(&bytes);
             let token = sniffer.id().map(<[u8]>::to_vec);
             let Some(transport) = &self.transport else { continue };
+            batch.push((token, transport.send(bytes)));
+        }
+        let mut after = std::mem::take(&mut self.get_stream_due).then(|| AfterHandshake {
+            name: self.name.clone(),
+            opening: self.transport.as_ref().map(HttpTransport::open_get_stream),
+            deferred: self.deferred_init.take(),
+        });
+        let last = batch.len().saturating_sub(1);
+        for (i, (token, sent)) in batch.into_iter().enumerate() {
+            let after = if i == last { after.take() } else { None };
+            sends.push(Box::pin(async move {
+                let outcome = sent.await;
+                if let Some(after) = after {
+                    after.run(outcome.is_ok()).await;
+                }
+                (token, outcome)
+            }));
+        }
+        if let Some(after) = after {
+            // Nothing was POSTed with it (not expected): open it now.
+            sends.push(Box::pin(async move {
+                after.run(true).await;
+                (None, Ok(()))
+            }));
+        }
+    }
+
+    /// POSTs what the session queued without tracking the outcome (responses to the server).
+    fn transmit_untracked(&mut self, sends: &mut FuturesUnordered<SendFuture>) {
+        while let Some(bytes) = self.session.poll_transmit() {
+            let Some(transport) = &self.transport else { continue };
             let sent = transport.send(bytes);
-            sends.push(Box::pin(async move { (token, sent.await) }));
+            sends.push(Box::pin(async move { (None, sent.await) }));
         }
     }
 
@@ -281,6 +405,12 @@ impl Remote {
                             if let Some(t) = &self.transport {
                                 t.set_protocol_version(details.version.as_str());
                             }
+                            self.get_stream_due = true;
+                            if self.await_get_stream
+                                && let Some(reply) = self.init_reply.take()
+                            {
+                                self.deferred_init = Some((reply, details.clone()));
+                            }
                             Ok(details.clone())
                         }
                         (Ok(_), None) => Err(RequestError::NotInitialized),
@@ -292,13 +422,23 @@ impl Remote {
                         let _ = reply.send(result);
                     }
                 }
-                Event::ServerRequest { id, method, .. } => {
-                    let error = ErrorObject::new(
-                        codes::METHOD_NOT_FOUND,
-                        format!("Method not found: {method}"),
-                    );
-                    self.session.respond(&id, Err(error));
-                }
+                // Only what the session delegates (a declared feature) comes here.
+                Event::ServerRequest { id, method, params } => match &self.handler {
+                    Some(handler) => {
+                        let answers = self.answers.0.clone();
+                        let deliver = move |outcome| {
+                            let _ = answers.try_send((id, outcome));
+                        };
+                        spawn_answer(handler.clone(), self.name.clone(), method, params, deliver);
+                    }
+                    None => {
+                        let error = ErrorObject::new(
+                            codes::METHOD_NOT_FOUND,
+                            format!("Method not found: {method}"),
+                        );
+                        self.session.respond(&id, Err(error));
+                    }
+                },
                 Event::Progress { id, progress } => self.calls.progress(id, progress),
                 Event::Notification(n) if n.method == "notifications/resources/updated" => {
                     if let Some(uri) =

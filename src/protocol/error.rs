@@ -19,7 +19,8 @@ pub enum CloseReason {
     Shutdown,
     /// The `initialize` handshake failed; the message says how.
     HandshakeFailed(String),
-    /// The host could not keep talking to the server (an I/O error on its pipes).
+    /// The host could not keep talking to the server (an I/O error on its pipes or its HTTP
+    /// connection).
     Io(String),
     /// The sandbox's OOM killer stopped the server at its memory limit (given as enforced).
     OutOfMemory(String),
@@ -33,7 +34,7 @@ impl fmt::Display for CloseReason {
             CloseReason::StdoutClosed => f.write_str("server closed its stdout"),
             CloseReason::Shutdown => f.write_str("server was shut down by the host"),
             CloseReason::HandshakeFailed(why) => write!(f, "initialize handshake failed: {why}"),
-            CloseReason::Io(why) => write!(f, "I/O error on the server's pipes: {why}"),
+            CloseReason::Io(why) => write!(f, "I/O error talking to the server: {why}"),
             CloseReason::OutOfMemory(limit) => {
                 write!(f, "server was OOM-killed at its sandbox memory limit ({limit})")
             }

@@ -795,3 +795,112 @@ fn host_client_over_streamable_http() {
     let client = host.spawn_blocking(spec).unwrap();
     assert!(!client.list_tools_blocking().unwrap().is_empty());
 }
+
+/// A `ClientHandler` over HTTP: the capability is declared in `initialize`, the GET stream is
+/// opened once the handshake is done (and `spawn` waits for it), a server request arriving on
+/// it goes to the handler (on its own thread) and the answer is POSTed back with the session's
+/// headers. Also: the `notifications/initialized` POST already carries the negotiated version.
+#[test]
+fn host_handler_answers_server_requests_from_the_get_stream() {
+    use ringmcp::host::{ClientHandler, Host, ServerSpec};
+    use ringmcp::jsonrpc::ErrorObject;
+    use ringmcp::protocol::ClientFeatures;
+    struct Accept;
+    impl ClientHandler for Accept {
+        fn features(&self) -> ClientFeatures {
+            ClientFeatures { elicitation_form: true, ..ClientFeatures::default() }
+        }
+        fn elicit(&self, server: &str, params: Value) -> Result<Value, ErrorObject> {
+            assert_eq!(server, "scripted");
+            Ok(json!({"action": "accept", "content": {"asked": params["message"]}}))
+        }
+    }
+    let server = LocalServer::start(with_session("s1", |seen| match seen.method.as_str() {
+        // The first GET (no Last-Event-ID) carries a server request; the stream then ends and
+        // its resumption is refused (405: no more GET stream).
+        "GET" if seen.header("last-event-id").is_none() => sse_reply(
+            "id: g1\nretry: 10\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"srv-1\",\
+             \"method\":\"elicitation/create\",\"params\":{\"message\":\"name?\",\
+             \"requestedSchema\":{\"type\":\"object\",\"properties\":{}}}}\n\n",
+        ),
+        "GET" => status(405),
+        "POST" if seen.rpc_method() == "tools/list" => {
+            json_reply(result(&seen.body["id"], json!({"tools": []})))
+        }
+        "POST" | "DELETE" => status(202),
+        _ => status(400),
+    }));
+    let host = Host::builder().handler(Arc::new(Accept)).build().unwrap();
+    let client = host.spawn_blocking(ServerSpec::http("scripted", &server.url)).unwrap();
+    let deadline = Instant::now() + WAIT;
+    let answer = loop {
+        if let Some(s) = server.seen().into_iter().find(|s| s.body["id"] == "srv-1") {
+            break s;
+        }
+        assert!(Instant::now() < deadline, "no answer POSTed: {:#?}", server.seen());
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    assert_eq!(
+        answer.body,
+        json!({"jsonrpc": "2.0", "id": "srv-1",
+               "result": {"action": "accept", "content": {"asked": "name?"}}})
+    );
+    assert_eq!(answer.header("mcp-session-id"), Some("s1"));
+    assert_eq!(answer.header("mcp-protocol-version"), Some("2025-11-25"));
+    // The connection goes on as before.
+    assert!(client.list_tools_blocking().unwrap().is_empty());
+    client.shutdown_blocking();
+
+    let seen = server.seen();
+    let init = seen.iter().find(|s| s.rpc_method() == "initialize").unwrap();
+    assert_eq!(init.body["params"]["capabilities"], json!({"elicitation": {}}));
+    let initialized = seen.iter().find(|s| s.rpc_method() == "notifications/initialized");
+    let initialized = initialized.expect("notifications/initialized POSTed");
+    assert_eq!(initialized.header("mcp-protocol-version"), Some("2025-11-25"));
+    let get = seen.iter().find(|s| s.method == "GET").unwrap();
+    assert!(get.at >= initialized.at, "the GET stream opens after the handshake");
+    assert_eq!(get.header("mcp-session-id"), Some("s1"));
+    // With a handler, `spawn` resolved only once the GET stream was open: nothing the server
+    // sends there right after the handshake can be missed.
+    let list = seen.iter().find(|s| s.rpc_method() == "tools/list").unwrap();
+    assert!(list.at >= get.at, "spawn waited for the GET stream");
+}
+
+/// The same handler answers server-everything's elicitation and sampling requests over
+/// Streamable HTTP (sent on the tools/call's own SSE stream), as it does over stdio.
+#[test]
+fn host_handler_answers_everything_over_streamable_http() {
+    use ringmcp::host::{ClientHandler, Host, ServerSpec};
+    use ringmcp::jsonrpc::ErrorObject;
+    use ringmcp::protocol::ClientFeatures;
+    struct Canned;
+    impl ClientHandler for Canned {
+        fn features(&self) -> ClientFeatures {
+            ClientFeatures { sampling: true, elicitation_form: true, elicitation_url: false }
+        }
+        fn create_message(&self, _: &str, params: Value) -> Result<Value, ErrorObject> {
+            let asked = params["messages"][0]["content"]["text"].as_str().unwrap_or("").to_owned();
+            Ok(json!({"role": "assistant", "model": "canned-1", "stopReason": "endTurn",
+                      "content": {"type": "text", "text": format!("canned answer to: {asked}")}}))
+        }
+        fn elicit(&self, _: &str, _: Value) -> Result<Value, ErrorObject> {
+            Ok(json!({"action": "decline"}))
+        }
+    }
+    let Some(entry) = everything_js() else { return };
+    let server = NodeServer::start(&entry, "streamableHttp");
+    let url = format!("http://127.0.0.1:{}/mcp", server.port);
+    let host = Host::builder()
+        .request_timeout(Duration::from_secs(30))
+        .handler(Arc::new(Canned))
+        .build()
+        .unwrap();
+    let client = host.spawn_blocking(ServerSpec::http("everything-http", &url)).unwrap();
+    let r = client
+        .call_tool_blocking("trigger-sampling-request", json!({"prompt": "2+2?", "maxTokens": 10}))
+        .unwrap();
+    assert!(r.text().contains("canned answer to:") && r.text().contains("2+2?"), "{}", r.text());
+    let r = client.call_tool_blocking("trigger-elicitation-request", json!({})).unwrap();
+    assert!(r.text().to_lowercase().contains("decline"), "{}", r.text());
+    client.shutdown_blocking();
+}

@@ -7,6 +7,7 @@
 
 mod bench;
 mod call;
+mod conformance;
 mod inspect;
 mod sandbox;
 mod serve;
@@ -38,6 +39,9 @@ enum Command {
     Bench(bench::Args),
     /// Check which sandbox layers this machine can enforce, or run a command confined.
     Sandbox(sandbox::Args),
+    /// Run one scenario of the official MCP conformance suite against URL (scripts/conformance.sh).
+    #[command(name = "conformance-client")]
+    ConformanceClient(conformance::Args),
     /// Runs SANDBOX.md's attack list from inside a sandbox (used by the tests).
     #[command(name = "__sandbox-probe", hide = true)]
     SandboxProbe(sandbox::ProbeArgs),
@@ -60,6 +64,7 @@ fn main() -> ExitCode {
         Command::Bench(args) => return bench::run(args),
         Command::Sandbox(args) => return sandbox::run(args),
         Command::SandboxProbe(args) => return sandbox::probe(args),
+        Command::ConformanceClient(args) => return conformance::run(args),
         Command::Serve(args) => serve::run(args),
     };
     match result {

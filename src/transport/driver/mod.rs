@@ -344,8 +344,12 @@ async fn run(
                     let _ = reply.send(post(&ctx, body, out, extra).await);
                 });
             }
+            // Its own task: a server slow to send the GET's head must not hold up the POSTs.
             Command::OpenGet { reply } => {
-                let _ = reply.send(open_get(&ctx).await);
+                let ctx = Arc::clone(&ctx);
+                tokio::spawn(async move {
+                    let _ = reply.send(open_get(&ctx).await);
+                });
             }
             Command::Cancel { id } => ctx.cancel(&id),
             Command::Close { reply } => return (Some(reply), close_session(&ctx).await),

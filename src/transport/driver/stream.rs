@@ -247,15 +247,18 @@ pub(super) async fn open_get(ctx: &Arc<Ctx>) -> Result<GetStream, TransportError
     if snap.legacy.is_some() || snap.modern {
         return Ok(GetStream::Unsupported);
     }
-    if ctx.lock().get_open {
+    // Reserved before the GET goes out, so that concurrent calls open one stream.
+    if std::mem::replace(&mut ctx.lock().get_open, true) {
         return Ok(GetStream::Opened);
     }
-    match get_sse(ctx, &snap, None).await? {
-        Some(response) => {
-            ctx.lock().get_open = true;
+    match get_sse(ctx, &snap, None).await {
+        Ok(Some(response)) => {
             spawn_stream(ctx, response, StreamKind::Get);
             Ok(GetStream::Opened)
         }
-        None => Ok(GetStream::Unsupported),
+        other => {
+            ctx.lock().get_open = false;
+            other.map(|_| GetStream::Unsupported)
+        }
     }
 }
