@@ -45,6 +45,15 @@ fn call_params(name: &str, arguments: Value) -> Result<Value> {
     }
 }
 
+/// Lists cached by [`Client::tools`], [`Client::resources`] and [`Client::prompts`], each
+/// with the change count it was fetched at.
+#[derive(Debug, Default)]
+pub(crate) struct ListCache {
+    tools: Option<(u64, Arc<Vec<Tool>>)>,
+    resources: Option<(u64, Arc<Vec<Resource>>)>,
+    prompts: Option<(u64, Arc<Vec<Prompt>>)>,
+}
+
 /// Most pages a list operation follows before concluding the server loops.
 const MAX_PAGES: usize = 10_000;
 
@@ -57,6 +66,10 @@ pub(crate) struct ClientInner {
     pub(crate) store: Option<Arc<SpillStore>>,
     /// Numbers the requests of this client (for cancelling the one whose future is dropped).
     pub(crate) next_seq: std::sync::atomic::AtomicU64,
+    /// How often each list changed (bumped as `list_changed` notifications arrive).
+    pub(crate) lists: Arc<super::events::ListEpochs>,
+    /// The lists fetched by [`Client::tools`] & co, with the change count they were fetched at.
+    pub(crate) cache: std::sync::Mutex<ListCache>,
     pub(crate) queue: Arc<RequestQueue<QueuedRequest>>,
     pub(crate) name: Arc<str>,
     pub(crate) details: ServerDetails,
@@ -351,6 +364,62 @@ impl Client {
                 reason: format!("more than {MAX_PAGES} pages"),
             },
         })
+    }
+
+    /// The server's tools, fetched with [`list_tools`](Self::list_tools) the first time and
+    /// again only after the server sent `notifications/tools/list_changed` (the cache is
+    /// invalidated by the notification itself, whether or not the application reads events).
+    ///
+    /// # Errors
+    /// As [`list_tools`](Self::list_tools).
+    pub async fn tools(&self) -> Result<Arc<Vec<Tool>>> {
+        let epoch = &self.inner.lists.tools;
+        self.cached(epoch, |c| &mut c.tools, self.list_tools()).await
+    }
+
+    /// The server's resources, cached like [`tools`](Self::tools) (invalidated by
+    /// `notifications/resources/list_changed`).
+    ///
+    /// # Errors
+    /// As [`list_resources`](Self::list_resources).
+    pub async fn resources(&self) -> Result<Arc<Vec<Resource>>> {
+        let epoch = &self.inner.lists.resources;
+        self.cached(epoch, |c| &mut c.resources, self.list_resources()).await
+    }
+
+    /// The server's prompts, cached like [`tools`](Self::tools) (invalidated by
+    /// `notifications/prompts/list_changed`).
+    ///
+    /// # Errors
+    /// As [`list_prompts`](Self::list_prompts).
+    pub async fn prompts(&self) -> Result<Arc<Vec<Prompt>>> {
+        let epoch = &self.inner.lists.prompts;
+        self.cached(epoch, |c| &mut c.prompts, self.list_prompts()).await
+    }
+
+    async fn cached<T>(
+        &self,
+        epoch: &std::sync::atomic::AtomicU64,
+        slot: impl Fn(&mut ListCache) -> &mut Option<(u64, Arc<Vec<T>>)>,
+        fetch: impl Future<Output = Result<Vec<T>>>,
+    ) -> Result<Arc<Vec<T>>> {
+        // Acquire: pairs with the Release bump in the event sink, so a change that arrived
+        // before this load is seen. The count is read before fetching: a change during the
+        // fetch makes the next call fetch again.
+        let now = epoch.load(std::sync::atomic::Ordering::Acquire);
+        {
+            let mut cache =
+                self.inner.cache.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            if let Some((at, list)) = slot(&mut cache)
+                && *at == now
+            {
+                return Ok(list.clone());
+            }
+        }
+        let list = Arc::new(fetch.await?);
+        let mut cache = self.inner.cache.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        *slot(&mut cache) = Some((now, list.clone()));
+        Ok(list)
     }
 
     /// `tools/list`, following every page.

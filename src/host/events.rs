@@ -1,6 +1,9 @@
 //! What a server tells the host outside of answers: notifications, protocol violations, and
 //! the end of the connection.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use crate::jsonrpc::Notification;
 use crate::protocol::{CloseReason, Violation};
 
@@ -48,17 +51,45 @@ pub type EventStream = async_channel::Receiver<ServerEvent>;
 pub(crate) struct EventSink {
     tx: async_channel::Sender<ServerEvent>,
     capacity: usize,
+    /// Bumped by every `list_changed` notification that passes (delivered or not).
+    lists: Arc<ListEpochs>,
+}
+
+/// How many times the server said each of its lists changed: a client's cached list is fresh
+/// while the count it was fetched at is still the current one.
+#[derive(Debug, Default)]
+pub(crate) struct ListEpochs {
+    pub(crate) tools: AtomicU64,
+    pub(crate) resources: AtomicU64,
+    pub(crate) prompts: AtomicU64,
 }
 
 impl EventSink {
     /// A sink holding at most `capacity` undelivered events, and its stream.
     pub(crate) fn new(capacity: usize) -> (EventSink, EventStream) {
         let (tx, rx) = async_channel::unbounded();
-        (EventSink { tx, capacity: capacity.max(1) }, rx)
+        (EventSink { tx, capacity: capacity.max(1), lists: Arc::default() }, rx)
+    }
+
+    /// The list-change counters, shared with the client's list caches.
+    pub(crate) fn lists(&self) -> Arc<ListEpochs> {
+        self.lists.clone()
     }
 
     /// Sends, unless the stream is full or nobody listens any more.
     pub(crate) fn try_send(&self, event: ServerEvent) -> Result<(), ServerEvent> {
+        if let ServerEvent::Notification(n) = &event {
+            let epoch = match n.method.as_str() {
+                "notifications/tools/list_changed" => Some(&self.lists.tools),
+                "notifications/resources/list_changed" => Some(&self.lists.resources),
+                "notifications/prompts/list_changed" => Some(&self.lists.prompts),
+                _ => None,
+            };
+            // Release: pairs with the client's Acquire load before it trusts its cache.
+            if let Some(epoch) = epoch {
+                epoch.fetch_add(1, Ordering::Release);
+            }
+        }
         if self.tx.len() >= self.capacity {
             return Err(event);
         }

@@ -463,6 +463,7 @@ impl Host {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let name: Arc<str> = spec.name.as_str().into();
         let (events_tx, events_rx) = EventSink::new(self.events_capacity);
+        let lists = events_tx.lists();
         let (tx, rx) = oneshot::channel();
         let queue = Arc::new(RequestQueue::new(id, self.queue_limit));
         let max_request = spec.max_request_bytes.unwrap_or(self.max_request);
@@ -514,6 +515,8 @@ impl Host {
                 spilled: registry,
                 store,
                 next_seq: AtomicU64::new(0),
+                lists,
+                cache: std::sync::Mutex::default(),
             }))
         }
     }

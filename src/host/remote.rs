@@ -212,7 +212,7 @@ async fn run(parts: RemoteParts, inputs: async_channel::Receiver<Input>) {
                     break;
                 }
                 Ok(_) | Err(_) => {
-                    r.close(CloseReason::StdoutClosed).await;
+                    r.close(CloseReason::Io("the server closed the HTTP connection".into())).await;
                     break;
                 }
             },

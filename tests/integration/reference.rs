@@ -289,3 +289,26 @@ fn subscriptions_logging_and_completion_through_the_host() {
     assert_eq!(done["values"], json!(["carol"]));
     assert_eq!(client.list_resource_templates_blocking().unwrap(), Vec::<serde_json::Value>::new());
 }
+
+/// `tools()` is cached until the server says its tools changed.
+#[test]
+fn cached_lists_are_refetched_after_list_changed() {
+    let host = host();
+    let client = host.spawn_blocking(crate::util::faulty("cache")).unwrap();
+    let first = futures_executor::block_on(client.tools()).unwrap();
+    let again = futures_executor::block_on(client.tools()).unwrap();
+    assert!(std::sync::Arc::ptr_eq(&first, &again), "served from the cache");
+    let requests = client.stats_blocking().unwrap().session.requests;
+    // `notify` sends notifications/tools/list_changed before its answer.
+    client.call_tool_blocking("notify", json!({})).unwrap();
+    let fresh = futures_executor::block_on(client.tools()).unwrap();
+    assert!(!std::sync::Arc::ptr_eq(&first, &fresh), "refetched after list_changed");
+    assert_eq!(*first, *fresh);
+    // One tools/call and one tools/list since: the cache was used for nothing else.
+    assert_eq!(client.stats_blocking().unwrap().session.requests, requests + 2);
+    let prompts = futures_executor::block_on(client.prompts()).unwrap();
+    assert!(std::sync::Arc::ptr_eq(
+        &prompts,
+        &futures_executor::block_on(client.prompts()).unwrap()
+    ));
+}
