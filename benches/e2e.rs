@@ -162,8 +162,10 @@ impl RingSide {
         let host = Host::builder().build().expect("ringmcp host (io_uring available?)");
         let clients = (0..servers)
             .map(|i| {
-                host.spawn_blocking(ServerSpec::new(format!("echo{i}"), BIN).arg("serve"))
-                    .expect("ringmcp spawn + initialize")
+                host.spawn_blocking(
+                    ServerSpec::new(format!("echo{i}"), BIN).arg("serve").sandbox(None),
+                )
+                .expect("ringmcp spawn + initialize")
             })
             .collect();
         RingSide { clients, _host: host }

@@ -210,7 +210,8 @@ fn run_ringmcp(opts: &Opts) -> Outcome {
         Err(e) => return Outcome { error: Some(format!("host: {e}")), ..outcome },
     };
     let started = Instant::now();
-    let spec = ServerSpec::new("ringmcp-serve", &opts.server).arg("serve");
+    // Unsandboxed, like the server the other clients start (no CPU quota on it).
+    let spec = ServerSpec::new("ringmcp-serve", &opts.server).arg("serve").sandbox(None);
     let client = match host.spawn_blocking(spec) {
         Ok(client) => client,
         Err(e) => return Outcome { error: Some(format!("spawn + initialize: {e}")), ..outcome },
