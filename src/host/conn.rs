@@ -9,7 +9,6 @@ use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
 use futures_channel::oneshot;
-use serde_json::Value;
 
 use crate::frame::{FrameEvent, LineFramer};
 use crate::jsonrpc::{
@@ -23,7 +22,7 @@ use crate::uring::{Buffer, Completion, Ring};
 
 use super::driver::{QueuedRequest, Reply};
 use super::error::Error;
-use super::events::{EventSink, ServerEvent};
+use super::events::{EventSink, ServerEvent, notification_event};
 use super::spilling::{SpillJob, SpillOutcome};
 use super::stderr::StderrLog;
 
@@ -368,23 +367,9 @@ impl Conn {
                         self.begin_shutdown(ring, now);
                     }
                 }
-                Event::Notification(n) if n.method == "notifications/resources/updated" => {
-                    match n.params.as_ref().and_then(|p| p.get("uri")).and_then(Value::as_str) {
-                        Some(uri) => {
-                            let seq = self.updates.entry(uri.to_owned()).or_insert(0);
-                            *seq += 1;
-                            let event =
-                                ServerEvent::ResourceUpdated { uri: uri.to_owned(), seq: *seq };
-                            self.emit(event);
-                        }
-                        None => self.emit(ServerEvent::Notification(n)),
-                    }
-                }
                 Event::Notification(n) => {
-                    if n.method == "notifications/message" {
-                        log_server_message(&self.name, n.params.as_ref());
-                    }
-                    self.emit(ServerEvent::Notification(n));
+                    let event = notification_event(&self.name, &mut self.updates, n);
+                    self.emit(event);
                 }
                 Event::Violation(v) => {
                     tracing::warn!(server = &*self.name, "protocol violation: {v}");
@@ -929,21 +914,5 @@ impl Conn {
                 .as_ref()
                 .map(|g| SandboxStats { limits: g.limits.clone(), counters: g.stats() }),
         }
-    }
-}
-
-/// Routes a server's `notifications/message` into `tracing` at the matching level.
-fn log_server_message(server: &str, params: Option<&Value>) {
-    let Some(params) = params else { return };
-    let level = params.get("level").and_then(Value::as_str).unwrap_or("info");
-    let logger = params.get("logger").and_then(Value::as_str).unwrap_or("");
-    let data = params.get("data").map(ToString::to_string).unwrap_or_default();
-    match level {
-        "debug" => tracing::debug!(target: "ringmcp::server_log", server, logger, "{data}"),
-        "info" | "notice" => {
-            tracing::info!(target: "ringmcp::server_log", server, logger, "{data}")
-        }
-        "warning" => tracing::warn!(target: "ringmcp::server_log", server, logger, "{data}"),
-        _ => tracing::error!(target: "ringmcp::server_log", server, logger, level, "{data}"),
     }
 }

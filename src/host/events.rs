@@ -1,8 +1,11 @@
 //! What a server tells the host outside of answers: notifications, protocol violations, and
 //! the end of the connection.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde_json::Value;
 
 use crate::jsonrpc::Notification;
 use crate::protocol::{CloseReason, Violation};
@@ -99,5 +102,42 @@ impl EventSink {
     /// Whether every receiver is gone.
     pub(crate) fn is_closed(&self) -> bool {
         self.tx.is_closed()
+    }
+}
+
+/// The event for a server notification, on either transport: `notifications/resources/updated`
+/// becomes [`ServerEvent::ResourceUpdated`] numbered per URI (`updates` counts them);
+/// `notifications/message` also goes to `tracing` at its level; the rest pass as they are.
+pub(crate) fn notification_event(
+    server: &str,
+    updates: &mut HashMap<String, u64>,
+    n: Notification,
+) -> ServerEvent {
+    if n.method == "notifications/resources/updated"
+        && let Some(uri) = n.params.as_ref().and_then(|p| p.get("uri")).and_then(Value::as_str)
+    {
+        let seq = updates.entry(uri.to_owned()).or_insert(0);
+        *seq += 1;
+        return ServerEvent::ResourceUpdated { uri: uri.to_owned(), seq: *seq };
+    }
+    if n.method == "notifications/message" {
+        log_server_message(server, n.params.as_ref());
+    }
+    ServerEvent::Notification(n)
+}
+
+/// Routes a server's `notifications/message` into `tracing` at the matching level.
+fn log_server_message(server: &str, params: Option<&Value>) {
+    let Some(params) = params else { return };
+    let level = params.get("level").and_then(Value::as_str).unwrap_or("info");
+    let logger = params.get("logger").and_then(Value::as_str).unwrap_or("");
+    let data = params.get("data").map(ToString::to_string).unwrap_or_default();
+    match level {
+        "debug" => tracing::debug!(target: "ringmcp::server_log", server, logger, "{data}"),
+        "info" | "notice" => {
+            tracing::info!(target: "ringmcp::server_log", server, logger, "{data}")
+        }
+        "warning" => tracing::warn!(target: "ringmcp::server_log", server, logger, "{data}"),
+        _ => tracing::error!(target: "ringmcp::server_log", server, logger, level, "{data}"),
     }
 }

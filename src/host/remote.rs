@@ -26,7 +26,7 @@ use super::Backend;
 use super::conn::{CallTable, Completer, ServerStats};
 use super::driver::{Command, QueuedRequest};
 use super::error::Error;
-use super::events::{EventSink, ServerEvent};
+use super::events::{EventSink, ServerEvent, notification_event};
 use super::handler::{ClientHandler, spawn_answer};
 
 /// Where an HTTP server is.
@@ -440,17 +440,10 @@ impl Remote {
                     }
                 },
                 Event::Progress { id, progress } => self.calls.progress(id, progress),
-                Event::Notification(n) if n.method == "notifications/resources/updated" => {
-                    if let Some(uri) =
-                        n.params.as_ref().and_then(|p| p.get("uri")).and_then(Value::as_str)
-                    {
-                        let seq = self.updates.entry(uri.to_owned()).or_insert(0);
-                        *seq += 1;
-                        let seq = *seq;
-                        self.emit(ServerEvent::ResourceUpdated { uri: uri.to_owned(), seq });
-                    }
+                Event::Notification(n) => {
+                    let event = notification_event(&self.name, &mut self.updates, n);
+                    self.emit(event);
                 }
-                Event::Notification(n) => self.emit(ServerEvent::Notification(n)),
                 Event::Violation(v) => {
                     tracing::warn!(server = &*self.name, "protocol violation: {v}");
                     self.emit(ServerEvent::Violation(v));
