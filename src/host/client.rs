@@ -4,7 +4,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, ready};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use futures_channel::oneshot;
 use serde::de::DeserializeOwned;
@@ -45,14 +45,26 @@ fn call_params(name: &str, arguments: Value) -> Result<Value> {
     }
 }
 
-/// Lists cached by [`Client::tools`], [`Client::resources`] and [`Client::prompts`], each
-/// with the change count it was fetched at.
+/// Lists cached by [`Client::tools`], [`Client::resources`] and [`Client::prompts`].
 #[derive(Debug, Default)]
 pub(crate) struct ListCache {
-    tools: Option<(u64, Arc<Vec<Tool>>)>,
-    resources: Option<(u64, Arc<Vec<Resource>>)>,
-    prompts: Option<(u64, Arc<Vec<Prompt>>)>,
+    tools: Option<Cached<Tool>>,
+    resources: Option<Cached<Resource>>,
+    prompts: Option<Cached<Prompt>>,
 }
+
+/// One cached list: the change count it was fetched at, and (2026-07-28) until when the
+/// server's `ttlMs` says it is fresh.
+#[derive(Debug)]
+struct Cached<T> {
+    epoch: u64,
+    fresh_until: Option<Instant>,
+    list: Arc<Vec<T>>,
+}
+
+/// A whole list and, in 2026-07-28, how long it stays fresh (the smallest `ttlMs` of its
+/// pages; a missing or negative one counts as 0).
+type Listed<T> = (Vec<T>, Option<Duration>);
 
 /// Most pages a list operation follows before concluding the server loops.
 const MAX_PAGES: usize = 10_000;
@@ -334,8 +346,19 @@ impl Client {
 
     /// Follows `nextCursor` until the end, collecting the items under `key`.
     async fn list_all<T: DeserializeOwned>(&self, method: &str, key: &str) -> Result<Vec<T>> {
+        Ok(self.list_all_ttl(method, key).await?.0)
+    }
+
+    /// [`list_all`](Self::list_all), with the list's time to live (2026-07-28 `ttlMs`).
+    async fn list_all_ttl<T: DeserializeOwned>(
+        &self,
+        method: &str,
+        key: &str,
+    ) -> Result<Listed<T>> {
         let mut items = Vec::new();
         let mut cursor: Option<String> = None;
+        let modern = self.protocol_version().is_modern();
+        let mut ttl: Option<Duration> = None;
         for _ in 0..MAX_PAGES {
             let params = cursor.as_ref().map(|c| json!({ "cursor": c }));
             let mut page: Value = self.request(method, params, None).await?;
@@ -347,6 +370,11 @@ impl Client {
             let mut batch: Vec<T> =
                 serde_json::from_value(list).map_err(|e| malformed(e.to_string()))?;
             items.append(&mut batch);
+            if modern {
+                let ms = page.get("ttlMs").and_then(Value::as_u64).unwrap_or(0);
+                let page_ttl = Duration::from_millis(ms);
+                ttl = Some(ttl.map_or(page_ttl, |t| t.min(page_ttl)));
+            }
             match page.get("nextCursor") {
                 Some(Value::String(next)) if cursor.as_ref() == Some(next) => {
                     return Err(malformed(format!(
@@ -354,7 +382,7 @@ impl Client {
                     )));
                 }
                 Some(Value::String(next)) => cursor = Some(next.clone()),
-                _ => return Ok(items),
+                _ => return Ok((items, ttl)),
             }
         }
         Err(Error::Server {
@@ -374,7 +402,7 @@ impl Client {
     /// As [`list_tools`](Self::list_tools).
     pub async fn tools(&self) -> Result<Arc<Vec<Tool>>> {
         let epoch = &self.inner.lists.tools;
-        self.cached(epoch, |c| &mut c.tools, self.list_tools()).await
+        self.cached(epoch, |c| &mut c.tools, self.list_tools_ttl()).await
     }
 
     /// The server's resources, cached like [`tools`](Self::tools) (invalidated by
@@ -384,7 +412,8 @@ impl Client {
     /// As [`list_resources`](Self::list_resources).
     pub async fn resources(&self) -> Result<Arc<Vec<Resource>>> {
         let epoch = &self.inner.lists.resources;
-        self.cached(epoch, |c| &mut c.resources, self.list_resources()).await
+        self.cached(epoch, |c| &mut c.resources, self.list_all_ttl("resources/list", "resources"))
+            .await
     }
 
     /// The server's prompts, cached like [`tools`](Self::tools) (invalidated by
@@ -394,14 +423,17 @@ impl Client {
     /// As [`list_prompts`](Self::list_prompts).
     pub async fn prompts(&self) -> Result<Arc<Vec<Prompt>>> {
         let epoch = &self.inner.lists.prompts;
-        self.cached(epoch, |c| &mut c.prompts, self.list_prompts()).await
+        self.cached(epoch, |c| &mut c.prompts, self.list_all_ttl("prompts/list", "prompts")).await
     }
 
+    /// A cached list: fresh until the server's `list_changed` (counted in `epoch`), and in
+    /// 2026-07-28 also only while the result's `ttlMs` lasts (MCP-CLIENT.md checklist 80: a
+    /// missing `ttlMs` is 0, so such a list is fetched every time).
     async fn cached<T>(
         &self,
         epoch: &std::sync::atomic::AtomicU64,
-        slot: impl Fn(&mut ListCache) -> &mut Option<(u64, Arc<Vec<T>>)>,
-        fetch: impl Future<Output = Result<Vec<T>>>,
+        slot: impl Fn(&mut ListCache) -> &mut Option<Cached<T>>,
+        fetch: impl Future<Output = Result<Listed<T>>>,
     ) -> Result<Arc<Vec<T>>> {
         // Acquire: pairs with the Release bump in the event sink, so a change that arrived
         // before this load is seen. The count is read before fetching: a change during the
@@ -410,15 +442,19 @@ impl Client {
         {
             let mut cache =
                 self.inner.cache.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            if let Some((at, list)) = slot(&mut cache)
-                && *at == now
+            if let Some(c) = slot(&mut cache)
+                && c.epoch == now
+                && c.fresh_until.is_none_or(|until| Instant::now() < until)
             {
-                return Ok(list.clone());
+                return Ok(c.list.clone());
             }
         }
-        let list = Arc::new(fetch.await?);
+        let fetched = Instant::now();
+        let (list, ttl) = fetch.await?;
+        let list = Arc::new(list);
         let mut cache = self.inner.cache.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        *slot(&mut cache) = Some((now, list.clone()));
+        let fresh_until = ttl.map(|ttl| fetched + ttl);
+        *slot(&mut cache) = Some(Cached { epoch: now, fresh_until, list: list.clone() });
         Ok(list)
     }
 
@@ -426,8 +462,27 @@ impl Client {
     ///
     /// # Errors
     /// As [`request`](Self::request), or a malformed result.
+    ///
+    /// In 2026-07-28 a tool whose `x-mcp-header` annotations break the rules is left out,
+    /// with a warning (MCP-CLIENT.md checklist 78): its arguments could not be mirrored into
+    /// the HTTP headers the server checks.
     pub async fn list_tools(&self) -> Result<Vec<Tool>> {
-        self.list_all("tools/list", "tools").await
+        Ok(self.list_tools_ttl().await?.0)
+    }
+
+    async fn list_tools_ttl(&self) -> Result<Listed<Tool>> {
+        let (mut tools, ttl): Listed<Tool> = self.list_all_ttl("tools/list", "tools").await?;
+        if self.protocol_version().is_modern() {
+            tools.retain(|tool| match crate::protocol::param_headers(&tool.input_schema) {
+                Ok(_) => true,
+                Err(why) => {
+                    let server = &*self.inner.name;
+                    tracing::warn!(server, tool = tool.name, "tool left out: {why}");
+                    false
+                }
+            });
+        }
+        Ok((tools, ttl))
     }
 
     /// `tools/call`. A tool that ran and failed is an `Ok` result with `is_error` set; an

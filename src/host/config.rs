@@ -24,6 +24,10 @@ pub struct ServerSpec {
     pub max_request_bytes: Option<usize>,
     /// Set for a server reached over HTTP (then `launch` is unused).
     pub remote: Option<super::RemoteSpec>,
+    /// How its revision is found, if not as the host says ([`HostBuilder::era`]).
+    ///
+    /// [`HostBuilder::era`]: super::HostBuilder::era
+    pub era: Option<crate::protocol::Era>,
 }
 
 impl ServerSpec {
@@ -40,7 +44,30 @@ impl ServerSpec {
             request_timeout: None,
             max_request_bytes: None,
             remote: None,
+            era: None,
         }
+    }
+
+    /// What identifies "the same server" across starts (the era cache's key): the URL of an
+    /// HTTP server, the program, arguments and working directory of a stdio one.
+    pub fn identity(&self) -> String {
+        match &self.remote {
+            Some(remote) => format!("url {}", remote.url),
+            None => {
+                let l = &self.launch;
+                format!("cmd {:?} {:?} {:?}", l.program, l.args, l.cwd)
+            }
+        }
+    }
+
+    /// Finds the revision this way instead of the host's ([`Era::Legacy`] to skip the
+    /// 2026-07-28 probe, [`Era::Modern`] to refuse legacy servers).
+    ///
+    /// [`Era::Legacy`]: crate::protocol::Era::Legacy
+    /// [`Era::Modern`]: crate::protocol::Era::Modern
+    pub fn era(mut self, era: crate::protocol::Era) -> Self {
+        self.era = Some(era);
+        self
     }
 
     /// A server reached over Streamable HTTP (or legacy HTTP+SSE, detected) at `url`.

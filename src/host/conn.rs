@@ -309,7 +309,7 @@ impl Conn {
             let _ = conn.child.wait();
             return Err(e);
         }
-        conn.session.initialize(now, Completer::Init);
+        conn.session.handshake(now, Completer::Init);
         conn.flush(ring, now);
         Ok(conn)
     }

@@ -447,6 +447,9 @@ impl Driver {
         if let Some(t) = spec.request_timeout {
             session_config.request_timeout = t;
         }
+        if let Some(era) = spec.era {
+            session_config.era = era;
+        }
         let parts = ConnParts {
             id,
             name: name.clone(),

@@ -40,7 +40,7 @@ use futures_channel::oneshot;
 
 use crate::parse::JsonParser;
 use crate::parse::pool::ParsePool;
-use crate::protocol::{Implementation, Root, SessionConfig};
+use crate::protocol::{Era, Implementation, Root, SessionConfig};
 use crate::queue::{ReadyList, RequestQueue};
 use crate::uring::{BufferPool, Features, Ring, sys};
 
@@ -188,6 +188,22 @@ impl HostBuilder {
     /// Capacity of each server's event stream.
     pub fn events_capacity(mut self, n: usize) -> Self {
         self.events_capacity = n.max(1);
+        self
+    }
+
+    /// How servers' revisions are found (default [`Era::Auto`]: probe with the 2026-07-28
+    /// `server/discover`, fall back to `initialize` on any other answer or after
+    /// [`probe_timeout`](Self::probe_timeout)). A server's era is remembered by the host, so
+    /// the next start of the same command (or URL) skips the probe when it was legacy.
+    pub fn era(mut self, era: Era) -> Self {
+        self.session.era = era;
+        self
+    }
+
+    /// How long the `server/discover` probe waits before falling back to `initialize`
+    /// (default 3 s; only a legacy server that ignores unknown requests makes it wait).
+    pub fn probe_timeout(mut self, timeout: Duration) -> Self {
+        self.session.probe_timeout = timeout;
         self
     }
 
@@ -370,6 +386,7 @@ impl HostBuilder {
             max_request: self.max_request,
             spill_store,
             handler: self.handler,
+            eras: Arc::default(),
         })
     }
 }
@@ -397,6 +414,9 @@ pub struct Host {
     /// The application's answers to server requests, for HTTP servers (stdio ones go through
     /// the reactor's copy).
     handler: Option<handler::SharedHandler>,
+    /// The era each server spoke at its last start (true: 2026-07-28), by
+    /// [`ServerSpec::identity`] (MCP-CLIENT.md §1: cache the era per server).
+    eras: Arc<std::sync::Mutex<std::collections::HashMap<String, bool>>>,
 }
 
 /// A server to start, handed to the spawner thread.
@@ -467,7 +487,19 @@ impl Host {
         let (tx, rx) = oneshot::channel();
         let queue = Arc::new(RequestQueue::new(id, self.queue_limit));
         let max_request = spec.max_request_bytes.unwrap_or(self.max_request);
-        let spec = Box::new(spec);
+        let mut spec = Box::new(spec);
+        // A server known to be legacy skips the probe; a modern one is probed anyway (the
+        // probe is its first request), with the fallback, in case it changed.
+        let identity = spec.identity();
+        let eras = self.eras.clone();
+        let known =
+            eras.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(&identity).copied();
+        let default_era = self.session.era;
+        let era = spec.era.unwrap_or(match (default_era, known) {
+            (Era::Auto, Some(false)) => Era::Legacy,
+            (era, _) => era,
+        });
+        spec.era = Some(era);
         let registry = Arc::new(spilling::SpillRegistry::default());
         let backend: Arc<dyn Backend> = match spec.remote.clone() {
             Some(remote) => {
@@ -477,6 +509,7 @@ impl Host {
                 if let Some(t) = spec.request_timeout {
                     session.request_timeout = t;
                 }
+                session.era = era;
                 remote::start(remote::RemoteParts {
                     id,
                     name: name.clone(),
@@ -502,7 +535,15 @@ impl Host {
         let parser = self.parser;
         let store = self.spill_store.clone();
         async move {
-            let details = rx.await.map_err(|_| Error::ReactorStopped)??;
+            let details = rx.await.map_err(|_| Error::ReactorStopped)?;
+            let mut eras = eras.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            match &details {
+                Ok(d) => eras.insert(identity, d.version.is_modern()),
+                // Probe again next time.
+                Err(_) => eras.remove(&identity),
+            };
+            drop(eras);
+            let details = details?;
             Ok(Client::new(ClientInner {
                 id,
                 queue,

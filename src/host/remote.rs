@@ -7,7 +7,7 @@
 //! thread of its own; the answer comes back to this thread and is POSTed). They arrive on a
 //! POST's SSE stream or on the GET stream, which is opened once the handshake is done.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -18,9 +18,14 @@ use serde_json::Value;
 
 use crate::frame::IdSniffer;
 use crate::jsonrpc::{ErrorObject, Id, codes};
-use crate::protocol::{CloseReason, Event, RequestError, ServerDetails, Session, SessionConfig};
+use crate::protocol::{
+    CloseReason, Event, ParamHeader, RequestError, ServerDetails, Session, SessionConfig,
+    param_header_value, param_headers,
+};
 use crate::queue::RequestQueue;
-use crate::transport::{GetStream, HttpConfig, HttpTransport, Incoming, TransportError};
+use crate::transport::{
+    GetStream, HttpConfig, HttpTransport, Incoming, TransportError, encode_header_value,
+};
 
 use super::Backend;
 use super::conn::{CallTable, Completer, ServerStats};
@@ -125,6 +130,11 @@ struct Remote {
     /// The handler's answers, sent from its threads; unbounded, but at most one per server
     /// request the session delegated.
     answers: (async_channel::Sender<Answer>, async_channel::Receiver<Answer>),
+    /// 2026-07-28: the `x-mcp-header` annotations of each tool, from the `tools/list` answers
+    /// seen (a `tools/call`'s annotated arguments go into `Mcp-Param-*` headers).
+    tool_headers: HashMap<String, Vec<ParamHeader>>,
+    /// 2026-07-28: raw ids of the `tools/list` requests in flight.
+    tool_lists: HashSet<Vec<u8>>,
 }
 
 /// The longest `spawn` waits for the GET stream's head (when it waits; see
@@ -168,10 +178,12 @@ async fn run(parts: RemoteParts, inputs: async_channel::Receiver<Input>) {
         deferred_init: None,
         handler,
         answers: async_channel::unbounded(),
+        tool_headers: HashMap::new(),
+        tool_lists: HashSet::new(),
     };
     let mut sends = FuturesUnordered::new();
     let answers = r.answers.1.clone();
-    r.session.initialize(Instant::now(), Completer::Init);
+    r.session.handshake(Instant::now(), Completer::Init);
     r.transmit(&mut sends);
     r.deliver();
     loop {
@@ -197,7 +209,10 @@ async fn run(parts: RemoteParts, inputs: async_channel::Receiver<Input>) {
                 }
             },
             message = incoming.recv() => match message {
-                Ok(Incoming::Message(bytes)) => r.session.handle_frame(&bytes, Instant::now()),
+                Ok(Incoming::Message(bytes)) => {
+                    r.learn_tool_headers(&bytes);
+                    r.session.handle_frame(&bytes, Instant::now());
+                }
                 Ok(Incoming::StreamLost { request: Some(id), error }) => {
                     let token = serde_json::to_vec(&id).unwrap_or_default();
                     let reason = format!("the server's stream broke: {error}");
@@ -299,13 +314,17 @@ impl Remote {
     /// after that attempt (bounded by [`GET_STREAM_GRACE`]), so that a request the server sends
     /// on the GET stream right after the handshake is not lost.
     fn transmit(&mut self, sends: &mut FuturesUnordered<SendFuture>) {
+        self.sync_version();
+        let modern = self.session.wire_version().is_some_and(|v| v.is_modern());
         let mut batch = Vec::new();
         while let Some(bytes) = self.session.poll_transmit() {
             let mut sniffer = IdSniffer::new();
             sniffer.feed(&bytes);
             let token = sniffer.id().map(<[u8]>::to_vec);
+            let headers =
+                if modern { self.param_headers(&bytes, token.as_deref()) } else { vec![] };
             let Some(transport) = &self.transport else { continue };
-            batch.push((token, transport.send(bytes)));
+            batch.push((token, transport.send_with_headers(bytes, headers)));
         }
         let mut after = std::mem::take(&mut self.get_stream_due).then(|| AfterHandshake {
             name: self.name.clone(),
@@ -329,6 +348,109 @@ impl Remote {
                 after.run(true).await;
                 (None, Ok(()))
             }));
+        }
+    }
+
+    /// Puts the revision the session is at into the transport's headers: the one the
+    /// `server/discover` probe asks for (so its POST has the 2026-07-28 headers), none while
+    /// `initialize` is under way, then the negotiated one (`MCP-Protocol-Version` on
+    /// `notifications/initialized` and after).
+    fn sync_version(&self) {
+        let Some(transport) = &self.transport else { return };
+        let wanted = self.session.wire_version().map(crate::protocol::ProtocolVersion::as_str);
+        if transport.protocol_version().as_deref() != wanted {
+            match wanted {
+                Some(version) => transport.set_protocol_version(version),
+                None => transport.clear_protocol_version(),
+            }
+        }
+    }
+
+    /// 2026-07-28: the `Mcp-Param-*` headers of an outgoing `tools/call` (MCP-CLIENT.md
+    /// checklist 78: each argument annotated with `x-mcp-header`, encoded as the transport
+    /// encodes header values, omitted when null or absent). Also notes the ids of `tools/list`
+    /// requests, whose answers teach the annotations.
+    fn param_headers(&mut self, line: &[u8], token: Option<&[u8]>) -> Vec<(String, String)> {
+        #[derive(serde::Deserialize)]
+        struct Peek {
+            method: Option<String>,
+            params: Option<PeekParams>,
+        }
+        #[derive(serde::Deserialize)]
+        struct PeekParams {
+            name: Option<String>,
+            arguments: Option<Box<serde_json::value::RawValue>>,
+        }
+        let Ok(peek) = serde_json::from_slice::<Peek>(line) else { return Vec::new() };
+        match peek.method.as_deref() {
+            Some("tools/list") => {
+                if let Some(token) = token {
+                    self.tool_lists.insert(token.to_vec());
+                }
+                Vec::new()
+            }
+            Some("tools/call") => {
+                let params = peek.params;
+                let Some(name) = params.as_ref().and_then(|p| p.name.as_deref()) else {
+                    return Vec::new();
+                };
+                let Some(annotated) = self.tool_headers.get(name) else { return Vec::new() };
+                let arguments = params
+                    .and_then(|p| p.arguments)
+                    .and_then(|a| serde_json::from_str::<Value>(a.get()).ok())
+                    .unwrap_or(Value::Null);
+                annotated
+                    .iter()
+                    .filter_map(|h| {
+                        let value = param_header_value(arguments.get(&h.property))?;
+                        let value = encode_header_value(&value).into_owned();
+                        Some((format!("Mcp-Param-{}", h.header), value))
+                    })
+                    .collect()
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// Reads the `x-mcp-header` annotations out of an answer to a `tools/list` we sent.
+    fn learn_tool_headers(&mut self, message: &[u8]) {
+        if self.tool_lists.is_empty() {
+            return;
+        }
+        let mut sniffer = IdSniffer::new();
+        sniffer.feed(message);
+        let Some(id) = sniffer.id() else { return };
+        if !self.tool_lists.remove(id) {
+            return;
+        }
+        #[derive(serde::Deserialize)]
+        struct Answer {
+            result: Option<Listed>,
+        }
+        #[derive(serde::Deserialize)]
+        struct Listed {
+            #[serde(default)]
+            tools: Vec<Listing>,
+        }
+        #[derive(serde::Deserialize)]
+        struct Listing {
+            name: String,
+            #[serde(default, rename = "inputSchema")]
+            input_schema: Value,
+        }
+        let Ok(Answer { result: Some(listed) }) = serde_json::from_slice::<Answer>(message) else {
+            return;
+        };
+        for tool in listed.tools {
+            match param_headers(&tool.input_schema) {
+                Ok(headers) if !headers.is_empty() => {
+                    self.tool_headers.insert(tool.name, headers);
+                }
+                // Left out of the list by the client (`Client::list_tools`).
+                _ => {
+                    self.tool_headers.remove(&tool.name);
+                }
+            }
         }
     }
 
@@ -402,11 +524,11 @@ impl Remote {
                 Event::Completed { token: Completer::Init, outcome } => {
                     let result = match (outcome, self.session.server()) {
                         (Ok(_), Some(details)) => {
-                            if let Some(t) = &self.transport {
-                                t.set_protocol_version(details.version.as_str());
-                            }
-                            self.get_stream_due = true;
+                            // The version header follows in `transmit` (`sync_version`).
+                            // 2026-07-28 has no GET stream (nor server→client requests).
+                            self.get_stream_due = !details.version.is_modern();
                             if self.await_get_stream
+                                && self.get_stream_due
                                 && let Some(reply) = self.init_reply.take()
                             {
                                 self.deferred_init = Some((reply, details.clone()));

@@ -27,6 +27,14 @@ pub mod codes {
     pub const RESOURCE_NOT_FOUND: i64 = -32002;
     /// MCP 2025-11-25: URL-mode elicitation required.
     pub const URL_ELICITATION_REQUIRED: i64 = -32042;
+    /// MCP 2026-07-28: the HTTP headers do not match the body (HTTP 400).
+    pub const HEADER_MISMATCH: i64 = -32020;
+    /// MCP 2026-07-28: the request needs a client capability it did not declare
+    /// (`data.requiredCapabilities`).
+    pub const MISSING_REQUIRED_CLIENT_CAPABILITY: i64 = -32021;
+    /// MCP 2026-07-28: the request's protocol version is not supported (`data.supported`,
+    /// `data.requested`).
+    pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
 }
 
 /// A JSON-RPC error object (`{"code", "message", "data"?}`).

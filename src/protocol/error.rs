@@ -112,6 +112,27 @@ pub enum RequestError {
         /// What the server answered.
         answered: String,
     },
+    /// The server needs input this client cannot give to complete the request (2026-07-28
+    /// `input_required`: a capability that is not declared, an input the application refused
+    /// or failed to produce, or too many rounds).
+    #[error("{method} needs {input} from the client, which it did not get: {reason}")]
+    InputNotProvided {
+        /// The request's method.
+        method: String,
+        /// What the server asked for (`elicitation/create`, `sampling/createMessage`, ...).
+        input: String,
+        /// Why it was not provided.
+        reason: String,
+    },
+    /// The request cannot be expressed in the negotiated revision (e.g. params that are not
+    /// an object in 2026-07-28, where every request carries `_meta`); nothing was sent.
+    #[error("{method} cannot be sent: {reason}")]
+    InvalidRequest {
+        /// The request's method.
+        method: String,
+        /// Why.
+        reason: String,
+    },
     /// The server's answer did not have the shape MCP requires.
     #[error("malformed {method} result: {reason}")]
     MalformedResult {

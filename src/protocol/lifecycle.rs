@@ -2,9 +2,14 @@
 //!
 //! ```text
 //!  Uninitialized ──begin──▶ Initializing ──InitializeResult ok──▶ Active ──close──▶ Closed
-//!                                │  error / bad version / timeout                    ▲
-//!                                └──────────────────────────────────────────────────┘
+//!       │                        ▲       │  error / bad version / timeout            ▲
+//!       │ (2026-07-28 probe)     │       └──────────────────────────────────────────┤
+//!       └──▶ Discovering ────────┘ any other answer (fallback)                       │
+//!                 │  DiscoverResult with a modern revision ──▶ Active (stateless)    │
+//!                 └──── no fallback (Era::Modern): error / timeout ──────────────────┘
 //! ```
+//! A -32022 (UnsupportedProtocolVersion) naming a revision we speak re-sends `server/discover`
+//! once with it.
 //! (MCP-CLIENT.md §2 and the seed transition table: requests other than `ping` are refused
 //! until `Active`; `notifications/initialized` is sent on entering `Active`.)
 
@@ -35,6 +40,10 @@ impl ServerDetails {
 pub(crate) enum State {
     /// Nothing sent yet.
     Uninitialized,
+    /// `server/discover` sent with this request id (asking for `version`); waiting for its
+    /// answer. `fallback`: on anything but a `DiscoverResult` or a -32022 naming a modern
+    /// revision, do the `initialize` handshake instead; `retried`: the -32022 retry was used.
+    Discovering { request: i64, version: ProtocolVersion, fallback: bool, retried: bool },
     /// `initialize` sent with this request id; waiting for its answer.
     Initializing { request: i64, offered: ProtocolVersion },
     /// Handshake done.
@@ -47,7 +56,9 @@ impl State {
     /// `initialize` was sent.
     pub(crate) fn begin(self, request: i64, offered: ProtocolVersion) -> State {
         match self {
-            State::Uninitialized => State::Initializing { request, offered },
+            State::Uninitialized | State::Discovering { .. } => {
+                State::Initializing { request, offered }
+            }
             other => other,
         }
     }
@@ -77,8 +88,12 @@ impl State {
             }
         };
         match init.protocol_version.parse::<ProtocolVersion>() {
-            Ok(version) => (State::Active(Box::new(ServerDetails { version, init })), Ok(value)),
-            Err(_) => fail(RequestError::UnsupportedVersion {
+            // A stateless revision has no `initialize`: answering it with one is not a choice
+            // we can honour through this handshake.
+            Ok(version) if !version.is_modern() => {
+                (State::Active(Box::new(ServerDetails { version, init })), Ok(value))
+            }
+            _ => fail(RequestError::UnsupportedVersion {
                 offered: offered.as_str(),
                 answered: init.protocol_version,
             }),
@@ -104,7 +119,9 @@ impl State {
             State::Active(_) => Ok(()),
             State::Closed(reason) => Err(RequestError::Closed(reason.clone())),
             State::Uninitialized | State::Initializing { .. } if method == "ping" => Ok(()),
-            State::Uninitialized | State::Initializing { .. } => Err(RequestError::NotInitialized),
+            State::Uninitialized | State::Discovering { .. } | State::Initializing { .. } => {
+                Err(RequestError::NotInitialized)
+            }
         }
     }
 }

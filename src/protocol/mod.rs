@@ -20,6 +20,8 @@
 
 mod error;
 mod lifecycle;
+pub mod modern;
+mod rounds;
 mod types;
 mod version;
 
@@ -37,6 +39,8 @@ use crate::jsonrpc::{self, DecodeError, ErrorObject, Id, RawDecoded, RawJson, Ra
 pub use error::{CloseReason, RequestError, Violation};
 pub use lifecycle::ServerDetails;
 use lifecycle::State;
+use modern::ResultKind;
+pub use modern::{Era, ParamHeader, param_header_value, param_headers};
 pub use types::{
     CallToolResult, Content, GetPromptResult, Implementation, InitializeResult, Prompt,
     PromptMessage, ReadResourceResult, Resource, ResourceContents, Root, Tool,
@@ -66,8 +70,16 @@ pub struct SessionConfig {
     /// back by progress notifications (default 10 minutes).
     pub max_request_total: Duration,
     /// Server→client requests the application answers (declared as capabilities, delivered
-    /// as [`Event::ServerRequest`], answered with [`Session::respond`]). Default: none.
+    /// as [`Event::ServerRequest`], answered with [`Session::respond`]). Default: none. In
+    /// 2026-07-28 the same requests arrive inside `input_required` results and are delivered
+    /// the same way.
     pub features: ClientFeatures,
+    /// How the revision is found: probe with `server/discover` and fall back to `initialize`
+    /// (the default), or only one of the two.
+    pub era: Era,
+    /// How long the `server/discover` probe of [`Era::Auto`] waits before falling back to
+    /// `initialize` (a legacy server may ignore a request it does not know). Default 3 s.
+    pub probe_timeout: Duration,
 }
 
 /// Which server→client requests the client answers (and so declares in `initialize`).
@@ -92,6 +104,8 @@ impl Default for SessionConfig {
             roots: None,
             max_request_total: Duration::from_secs(600),
             features: ClientFeatures::default(),
+            era: Era::Auto,
+            probe_timeout: Duration::from_secs(3),
         }
     }
 }
@@ -153,6 +167,10 @@ pub struct SessionStats {
 /// How many cancelled or timed-out request ids are remembered to recognise late answers.
 const RECENTLY_ABANDONED: usize = 4096;
 
+/// The most `input_required` rounds one request may go through before it fails (a server
+/// that keeps asking is not going to finish).
+pub const MAX_INPUT_ROUNDS: u8 = 16;
+
 #[derive(Debug)]
 struct Pending<T> {
     method: Box<str>,
@@ -162,6 +180,32 @@ struct Pending<T> {
     /// Set for requests sent with a `progressToken` (their id): each progress notification
     /// moves the deadline to `now + timeout`, never past `sent + max_request_total`.
     timeout: Option<Duration>,
+    /// The id the caller knows the request by: its first id (a 2026-07-28 retry after
+    /// `input_required` is sent with a new one).
+    origin: i64,
+    /// The request line as sent (2026-07-28 only: an `input_required` retry is built from it;
+    /// a reference to the transmitted bytes, not a copy).
+    line: Option<Bytes>,
+    /// `input_required` rounds so far.
+    rounds: u8,
+}
+
+/// A 2026-07-28 request between `input_required` and its retry: waiting for the application's
+/// answers to the server's input requests.
+#[derive(Debug)]
+struct Round<T> {
+    token: T,
+    method: Box<str>,
+    line: Bytes,
+    state: Option<Box<RawValue>>,
+    responses: serde_json::Map<String, Value>,
+    /// Input requests still unanswered.
+    waiting: usize,
+    /// Progress timeout (see [`Pending::timeout`]).
+    timeout: Option<Duration>,
+    /// The request's deadline span, kept for the retry.
+    span: Duration,
+    rounds: u8,
 }
 
 /// A `notifications/progress` for a request in flight.
@@ -193,6 +237,19 @@ pub struct Session<T> {
     abandoned: VecDeque<i64>,
     /// Server requests handed to the application and not answered yet.
     delegated: std::collections::HashSet<Id>,
+    /// The latest time an input carried (`input_required` retries are sent "now").
+    clock: Option<Instant>,
+    /// 2026-07-28: the current id of requests re-sent after `input_required`, by origin id.
+    reissued: HashMap<i64, i64>,
+    /// 2026-07-28: requests waiting for the application's inputs, by origin id.
+    rounds: HashMap<i64, Round<T>>,
+    /// 2026-07-28: the input requests delivered as [`Event::ServerRequest`], by the id they
+    /// were given: (origin id, key in `inputRequests`).
+    round_inputs: HashMap<Id, (i64, String)>,
+    next_input: u64,
+    /// 2026-07-28: the level sent as `_meta` logLevel on every request (set through
+    /// `logging/setLevel`, which that revision replaced by the per-request member).
+    log_level: Option<String>,
 }
 
 impl<T> Session<T> {
@@ -210,12 +267,76 @@ impl<T> Session<T> {
             last_received: None,
             abandoned: VecDeque::new(),
             delegated: std::collections::HashSet::new(),
+            clock: None,
+            reissued: HashMap::new(),
+            rounds: HashMap::new(),
+            round_inputs: HashMap::new(),
+            next_input: 0,
+            log_level: None,
         }
     }
 
-    /// Sends `initialize`. `token` completes with the raw `InitializeResult` once the version
-    /// is accepted (the session is then `Active` and `notifications/initialized` is queued).
+    /// Starts the handshake: `server/discover` or `initialize`, as [`SessionConfig::era`]
+    /// says. `token` completes with the raw `DiscoverResult` or `InitializeResult` once the
+    /// revision is settled (the session is then `Active`; after `initialize`,
+    /// `notifications/initialized` is queued).
+    pub fn handshake(&mut self, now: Instant, token: T) {
+        self.clock = Some(now);
+        match self.config.era {
+            Era::Legacy => self.initialize(now, token),
+            Era::Auto => self.discover(now, token, ProtocolVersion::LATEST_MODERN, true, false),
+            Era::Modern => self.discover(now, token, ProtocolVersion::LATEST_MODERN, false, false),
+        }
+    }
+
+    /// Sends `server/discover` asking for `version`.
+    fn discover(
+        &mut self,
+        now: Instant,
+        token: T,
+        version: ProtocolVersion,
+        fallback: bool,
+        retried: bool,
+    ) {
+        let meta = self.request_meta(version);
+        let params = modern::with_meta(None, &meta).expect("no params to splice into");
+        let id = self.next_id;
+        self.state = State::Discovering { request: id, version, fallback, retried };
+        let timeout = fallback.then_some(self.config.probe_timeout);
+        self.send_request(id, "server/discover", Some(&params), now, timeout, token);
+    }
+
+    /// The `_meta` of a request in `version`.
+    fn request_meta(&self, version: ProtocolVersion) -> serde_json::Map<String, Value> {
+        let caps = modern::client_capabilities(self.config.features, self.config.roots.as_deref());
+        modern::request_meta(version, &caps, &self.config.client_info, self.log_level.as_deref())
+    }
+
+    /// The negotiated revision when it is a stateless one.
+    fn modern(&self) -> Option<ProtocolVersion> {
+        match &self.state {
+            State::Active(d) if d.version.is_modern() => Some(d.version),
+            _ => None,
+        }
+    }
+
+    /// The revision an HTTP transport must name in its headers now: the one `server/discover`
+    /// asks for while probing, none during `initialize`, the negotiated one once `Active`.
+    pub fn wire_version(&self) -> Option<ProtocolVersion> {
+        match &self.state {
+            State::Discovering { version, .. } => Some(*version),
+            State::Active(d) => Some(d.version),
+            _ => None,
+        }
+    }
+
+    /// Sends `initialize` (whatever [`SessionConfig::era`] says; [`handshake`] follows it).
+    /// `token` completes with the raw `InitializeResult` once the version is accepted (the
+    /// session is then `Active` and `notifications/initialized` is queued).
+    ///
+    /// [`handshake`]: Self::handshake
     pub fn initialize(&mut self, now: Instant, token: T) {
+        self.clock = Some(now);
         let mut capabilities = json!({});
         if self.config.roots.is_some() {
             capabilities["roots"] = json!({ "listChanged": true });
@@ -262,6 +383,7 @@ impl<T> Session<T> {
         timeout: Option<Duration>,
         token: T,
     ) -> Result<i64, (T, RequestError)> {
+        self.clock = Some(now);
         if let Err(e) = self.state.admits(method) {
             return Err((token, e));
         }
@@ -269,7 +391,51 @@ impl<T> Session<T> {
             return Err((token, RequestError::TooManyPending(self.config.max_pending)));
         }
         let id = self.next_id;
-        self.send_request(id, method, params, now, timeout, token);
+        let Some(version) = self.modern() else {
+            self.send_request(id, method, params, now, timeout, token);
+            return Ok(id);
+        };
+        // 2026-07-28: `ping` and `logging/setLevel` are gone. A ping becomes the one request
+        // every server must answer; the log level goes into every later request's `_meta`.
+        let method = match method {
+            "ping" => "server/discover",
+            "logging/setLevel" => return self.set_log_level(params, token),
+            other => other,
+        };
+        let meta = self.request_meta(version);
+        match modern::with_meta(params, &meta) {
+            Ok(params) => self.send_request(id, method, Some(&params), now, timeout, token),
+            Err(reason) => {
+                return Err((
+                    token,
+                    RequestError::InvalidRequest { method: method.into(), reason },
+                ));
+            }
+        }
+        Ok(id)
+    }
+
+    /// `logging/setLevel` in 2026-07-28: remembered for `_meta`, answered at once.
+    fn set_log_level(
+        &mut self,
+        params: Option<&RawValue>,
+        token: T,
+    ) -> Result<i64, (T, RequestError)> {
+        let level = params
+            .and_then(|p| serde_json::from_str::<Value>(p.get()).ok())
+            .and_then(|p| p.get("level").and_then(Value::as_str).map(str::to_owned));
+        let Some(level) = level else {
+            let reason = "params must name a level".to_owned();
+            return Err((
+                token,
+                RequestError::InvalidRequest { method: "logging/setLevel".into(), reason },
+            ));
+        };
+        self.log_level = Some(level);
+        let id = self.next_id;
+        self.next_id += 1;
+        let outcome = Ok(RawJson::from_value(json!({})));
+        self.events.push_back(Event::Completed { token, outcome });
         Ok(id)
     }
 
@@ -316,7 +482,10 @@ impl<T> Session<T> {
     /// false when the token names no request of ours in flight (then it is dropped).
     fn on_progress(&mut self, params: Option<&Value>, now: Instant) -> bool {
         let Some(params) = params else { return false };
-        let Some(id) = params.get("progressToken").and_then(Value::as_i64) else { return false };
+        let Some(origin) = params.get("progressToken").and_then(Value::as_i64) else {
+            return false;
+        };
+        let Some(id) = self.current_id(origin) else { return false };
         let Some(p) = self.pending.get_mut(&id) else { return false };
         let Some(timeout) = p.timeout else { return false };
         let Some(progress) = params.get("progress").and_then(Value::as_f64) else { return false };
@@ -328,9 +497,19 @@ impl<T> Session<T> {
         }
         let total = params.get("total").and_then(Value::as_f64);
         let message = params.get("message").and_then(Value::as_str).map(str::to_owned);
-        self.events
-            .push_back(Event::Progress { id, progress: Progress { progress, total, message } });
+        self.events.push_back(Event::Progress {
+            id: origin,
+            progress: Progress { progress, total, message },
+        });
         true
+    }
+
+    /// The id request `origin` is in flight under now (a 2026-07-28 retry has a new one).
+    fn current_id(&self, origin: i64) -> Option<i64> {
+        match self.pending.get(&origin) {
+            Some(p) if p.origin == origin => Some(origin),
+            _ => self.reissued.get(&origin).copied(),
+        }
     }
 
     fn send_request(
@@ -344,8 +523,19 @@ impl<T> Session<T> {
     ) {
         self.next_id += 1;
         let deadline = now + timeout.unwrap_or(self.config.request_timeout);
-        self.transmit.push_back(jsonrpc::encode_request(&Id::Number(id), method, params).into());
-        let pending = Pending { method: method.into(), sent: now, deadline, token, timeout: None };
+        let line: Bytes = jsonrpc::encode_request(&Id::Number(id), method, params).into();
+        let kept = self.modern().is_some().then(|| line.clone());
+        self.transmit.push_back(line);
+        let pending = Pending {
+            method: method.into(),
+            sent: now,
+            deadline,
+            token,
+            timeout: None,
+            origin: id,
+            line: kept,
+            rounds: 0,
+        };
         self.pending.insert(id, pending);
         self.deadlines.push(Reverse((deadline, id)));
         if self.deadlines.len() > 2 * self.pending.len() + 64 {
@@ -381,6 +571,7 @@ impl<T> Session<T> {
     ) {
         self.stats.frames += 1;
         self.last_received = Some(now);
+        self.clock = Some(now);
         match decoded {
             Ok(RawDecoded::Single(msg)) => self.dispatch(msg),
             Ok(RawDecoded::Batch(items)) => {
@@ -461,6 +652,7 @@ impl<T> Session<T> {
     /// [`RequestError::Timeout`] and the server is sent `notifications/cancelled` (except for
     /// `initialize`, which MUST NOT be cancelled; its timeout closes the session).
     pub fn handle_timeout(&mut self, now: Instant) {
+        self.clock = Some(now);
         while let Some(&Reverse((deadline, id))) = self.deadlines.peek() {
             if deadline > now {
                 break;
@@ -472,7 +664,8 @@ impl<T> Session<T> {
             }
             let error = RequestError::Timeout { method: p.method.to_string(), after: now - p.sent };
             self.stats.timeouts += 1;
-            if &*p.method != "initialize" {
+            let probe = matches!(self.state, State::Discovering { request, .. } if request == id);
+            if &*p.method != "initialize" && !probe {
                 let reason = format!("timed out after {:?}", now - p.sent);
                 self.notify(
                     "notifications/cancelled",
@@ -506,6 +699,14 @@ impl<T> Session<T> {
         for id in ids {
             self.complete(id, Err(RequestError::Closed(reason.clone())));
         }
+        let mut waiting: Vec<(i64, Round<T>)> = self.rounds.drain().collect();
+        waiting.sort_unstable_by_key(|(origin, _)| *origin);
+        for (_, round) in waiting {
+            let outcome = Err(RequestError::Closed(reason.clone()));
+            self.events.push_back(Event::Completed { token: round.token, outcome });
+        }
+        self.round_inputs.clear();
+        self.reissued.clear();
         self.deadlines.clear();
     }
 
@@ -564,7 +765,8 @@ impl<T> Session<T> {
             return;
         }
         self.config.roots = Some(roots);
-        if self.state.is_active() {
+        // 2026-07-28 has no such notification: the roots go with the next input request.
+        if self.state.is_active() && self.modern().is_none() {
             self.notify("notifications/roots/list_changed", None);
         }
     }
@@ -572,6 +774,10 @@ impl<T> Session<T> {
     /// Answers a server request delivered as [`Event::ServerRequest`]. Ignored when the server
     /// cancelled it meanwhile, or when `id` is not one we are waiting on.
     pub fn respond(&mut self, id: &Id, outcome: Result<Value, ErrorObject>) {
+        if let Some((origin, key)) = self.round_inputs.remove(id) {
+            self.on_input(origin, key, outcome);
+            return;
+        }
         if !self.delegated.remove(id) {
             return;
         }
@@ -587,10 +793,22 @@ impl<T> Session<T> {
     /// and its token is handed back (no [`Event::Completed`] follows), and a late answer is
     /// discarded and counted in [`SessionStats::late_answers`].
     pub fn cancel(&mut self, id: i64, reason: &str) -> Option<T> {
+        if let Some(round) = self.rounds.remove(&id) {
+            // Waiting for the application's input: nothing is in flight at the server.
+            self.round_inputs.retain(|_, (origin, _)| *origin != id);
+            self.stats.cancelled += 1;
+            return Some(round.token);
+        }
+        let origin = id;
+        let id = self.current_id(origin)?;
         if self.pending.get(&id).is_none_or(|p| &*p.method == "initialize") {
             return None;
         }
+        if matches!(self.state, State::Discovering { request, .. } if request == id) {
+            return None;
+        }
         let p = self.pending.remove(&id)?;
+        self.reissued.remove(&origin);
         self.notify("notifications/cancelled", Some(json!({"requestId": id, "reason": reason})));
         self.stats.cancelled += 1;
         self.remember_abandoned(id);
@@ -611,6 +829,26 @@ impl<T> Session<T> {
 
     fn complete(&mut self, id: i64, outcome: Result<RawJson, RequestError>) {
         let Some(p) = self.pending.remove(&id) else { return };
+        if matches!(self.state, State::Discovering { request, .. } if request == id) {
+            self.on_discover_answer(p, outcome);
+            return;
+        }
+        let outcome = match (outcome, self.modern()) {
+            (Ok(result), Some(_)) => match modern::classify(&result) {
+                Ok(ResultKind::Complete) => Ok(result),
+                Ok(ResultKind::InputRequired { requests, state }) => {
+                    self.start_round(p, requests, state);
+                    return;
+                }
+                Err(reason) => {
+                    Err(RequestError::MalformedResult { method: p.method.to_string(), reason })
+                }
+            },
+            (outcome, _) => outcome,
+        };
+        if p.origin != id {
+            self.reissued.remove(&p.origin);
+        }
         let outcome = match &self.state {
             State::Initializing { request, .. } if *request == id => {
                 let state = std::mem::replace(&mut self.state, State::Uninitialized);
@@ -717,3 +955,5 @@ impl<T> Session<T> {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_modern;

@@ -55,12 +55,29 @@ fn active(version: &str, t0: Instant) -> TestSession {
 #[test]
 fn handshake_accepts_every_released_version() {
     let t0 = crate::fuzzing::epoch();
-    for v in ProtocolVersion::ALL {
+    for v in ProtocolVersion::LEGACY {
         let s = active(v.as_str(), t0);
         assert_eq!(s.server().unwrap().version, v);
         assert!(s.server().unwrap().has_capability("tools"));
         assert!(!s.server().unwrap().has_capability("prompts"));
     }
+}
+
+#[test]
+fn a_stateless_revision_in_an_initialize_answer_is_refused() {
+    let t0 = crate::fuzzing::epoch();
+    let mut s = TestSession::new(SessionConfig::default());
+    s.initialize(t0, 7);
+    let id = sent(&mut s)[0]["id"].clone();
+    feed(&mut s, json!({"jsonrpc":"2.0","id":id,"result":init_result("2026-07-28")}), t0);
+    let ev = events(&mut s);
+    assert!(
+        matches!(
+            &ev[..],
+            [Event::Completed { token: 7, outcome: Err(RequestError::UnsupportedVersion { .. }) }]
+        ),
+        "{ev:?}"
+    );
 }
 
 #[test]

@@ -328,6 +328,12 @@ impl HttpTransport {
         self.lock().protocol_version = Some(version.to_owned());
     }
 
+    /// Forgets the protocol version: back to the state before the handshake (e.g. after a
+    /// 2026-07-28 `server/discover` probe failed and `initialize` follows).
+    pub fn clear_protocol_version(&self) {
+        self.lock().protocol_version = None;
+    }
+
     /// The protocol version set by [`set_protocol_version`](Self::set_protocol_version).
     pub fn protocol_version(&self) -> Option<String> {
         self.lock().protocol_version.clone()

@@ -9,12 +9,12 @@
 //!
 //! Environment (set by the harness):
 //! * `MCP_CONFORMANCE_SCENARIO`: the scenario's name (`initialize`, `tools_call`, …);
-//! * `MCP_CONFORMANCE_PROTOCOL_VERSION`: the revision under test. The client always offers
-//!   its newest legacy revision (2025-11-25); it has no 2026-07-28 (stateless) era yet, so
-//!   against a 2026-07-28-only mock server the handshake fails and so does the scenario
-//!   (listed in `tests/conformance/expected-failures-2026-07-28.yml`);
-//! * `MCP_CONFORMANCE_CONTEXT`: JSON with scenario data (OAuth credentials); no scenario we
-//!   run uses it, since the client has no OAuth.
+//! * `MCP_CONFORMANCE_PROTOCOL_VERSION`: the revision under test: 2026-07-28 makes the host
+//!   speak only the stateless revision ([`Era::Modern`]: `server/discover`, `_meta` on every
+//!   request), anything else only the `initialize` handshake ([`Era::Legacy`]); a mock server
+//!   speaks one era, and a probe of the other would be traffic the suite judges;
+//! * `MCP_CONFORMANCE_CONTEXT`: JSON with scenario data: `toolCalls` (`[{name, arguments}]`,
+//!   the calls a scenario wants made) is used; OAuth credentials are not (no OAuth).
 //!
 //! Exit status: 0 when the scenario's steps all succeeded, 3 when one failed (the harness also
 //! counts a non-zero exit against the scenario).
@@ -25,7 +25,7 @@ use std::time::Duration;
 
 use ringmcp::host::{Client, ClientHandler, Host, ServerSpec};
 use ringmcp::jsonrpc::ErrorObject;
-use ringmcp::protocol::{CallToolResult, ClientFeatures};
+use ringmcp::protocol::{CallToolResult, ClientFeatures, Era};
 use serde_json::{Map, Value, json};
 
 use crate::target::{Failure, exit};
@@ -43,14 +43,17 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(20);
 pub(crate) fn run(args: Args) -> ExitCode {
     let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
     let version = std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION").unwrap_or_default();
-    if let Ok(context) = std::env::var("MCP_CONFORMANCE_CONTEXT") {
-        // Only OAuth scenarios carry one; parsed to report a malformed one, otherwise unused.
-        if let Err(e) = serde_json::from_str::<Value>(&context) {
+    let context = match std::env::var("MCP_CONFORMANCE_CONTEXT") {
+        Ok(text) => serde_json::from_str::<Value>(&text).unwrap_or_else(|e| {
             eprintln!("conformance: MCP_CONFORMANCE_CONTEXT is not JSON ({e}); ignored");
-        }
-    }
+            Value::Null
+        }),
+        Err(_) => Value::Null,
+    };
     eprintln!("conformance: scenario {scenario:?}, protocol version {version:?}, {}", args.url);
-    match Scenario::from_name(&scenario).run(&args.url) {
+    let era = if version.as_str() >= "2026-07-28" { Era::Modern } else { Era::Legacy };
+    let run = Run { url: &args.url, era, context: &context };
+    match Scenario::from_name(&scenario).run(&run) {
         Ok(()) => ExitCode::from(exit::OK),
         Err(f) => f.report(),
     }
@@ -72,8 +75,22 @@ enum Scenario {
     /// `sse-retry`: call the tool whose SSE stream the server closes early; the transport
     /// waits `retry` ms and resumes with GET + `Last-Event-ID`.
     SseRetry,
-    /// Anything else (OAuth, 2026-07-28 scenarios): initialize, list tools, shut down.
+    /// `request-metadata`: a few requests, each with the `_meta` and headers checked (and the
+    /// first one refused with -32022, which the session retries); every client capability
+    /// declared, so that each declaration is checked.
+    RequestMetadata,
+    /// Anything else (the 2026-07-28 MRTR and header scenarios, OAuth): use everything the
+    /// server lists: call every tool (with the context's arguments, or minimal ones from its
+    /// schema), read every resource, get every prompt.
     Generic,
+}
+
+/// What one run is about.
+struct Run<'a> {
+    url: &'a str,
+    era: Era,
+    /// `MCP_CONFORMANCE_CONTEXT`.
+    context: &'a Value,
 }
 
 /// `json-schema-2020-12-preservation`'s echo tool, which takes `{schema}`.
@@ -87,33 +104,47 @@ impl Scenario {
             "json-schema-2020-12-preservation" => Scenario::SchemaEcho,
             "elicitation-sep1034-client-defaults" => Scenario::ElicitationDefaults,
             "sse-retry" => Scenario::SseRetry,
+            "request-metadata" => Scenario::RequestMetadata,
             _ => Scenario::Generic,
         }
     }
 
-    fn run(self, url: &str) -> Result<(), Failure> {
-        let mut builder = Host::builder().request_timeout(REQUEST_TIMEOUT);
-        if self == Scenario::ElicitationDefaults {
-            builder = builder.handler(Arc::new(AcceptDefaults));
+    fn run(self, run: &Run<'_>) -> Result<(), Failure> {
+        let mut builder = Host::builder().request_timeout(REQUEST_TIMEOUT).era(run.era);
+        match self {
+            Scenario::ElicitationDefaults => builder = builder.handler(Arc::new(AcceptDefaults)),
+            // 2026-07-28 servers ask for input inside results (MRTR): answer elicitations.
+            Scenario::Generic if run.era == Era::Modern => {
+                builder = builder.handler(Arc::new(AcceptDefaults));
+            }
+            Scenario::RequestMetadata => {
+                builder = builder.handler(Arc::new(AcceptDefaults)).roots(Vec::new());
+            }
+            _ => {}
         }
         let host = builder.build()?;
-        let client = host.spawn_blocking(ServerSpec::http("conformance", url))?;
+        let client = host.spawn_blocking(ServerSpec::http("conformance", run.url))?;
         eprintln!(
             "conformance: connected to {} (MCP {})",
             client.server_info().server_info.name,
             client.protocol_version()
         );
-        let outcome = self.steps(&client);
+        let outcome = self.steps(&client, run.context);
         // Shut down whatever happened (DELETE of the HTTP session); the steps' outcome wins.
         client.shutdown_blocking();
         outcome
     }
 
     /// The scenario's requests, after the handshake.
-    fn steps(self, client: &Client) -> Result<(), Failure> {
+    fn steps(self, client: &Client, context: &Value) -> Result<(), Failure> {
         match self {
             Scenario::Initialize => Ok(()),
-            Scenario::Generic => client.list_tools_blocking().map(drop).map_err(Failure::from),
+            Scenario::RequestMetadata => {
+                client.list_tools_blocking()?;
+                client.ping_blocking()?;
+                Ok(())
+            }
+            Scenario::Generic => exercise(client, context),
             Scenario::ToolsCall => {
                 require_tool(client, "add_numbers")?;
                 print(&client.call_tool_blocking("add_numbers", json!({"a": 5, "b": 3}))?)
@@ -138,6 +169,87 @@ impl Scenario {
             }
         }
     }
+}
+
+/// Uses everything the server offers once: every tool (arguments from the context's
+/// `toolCalls` when it names the tool, else minimal ones built from the schema), every
+/// resource, every prompt. The first failure is reported after everything was tried.
+fn exercise(client: &Client, context: &Value) -> Result<(), Failure> {
+    let mut first: Option<Failure> = None;
+    let mut note = |outcome: Result<(), Failure>| {
+        if let Err(f) = outcome {
+            eprintln!("conformance: {}", f.message);
+            first.get_or_insert(f);
+        }
+    };
+    let calls = context.get("toolCalls").and_then(Value::as_array);
+    let tools = client.list_tools_blocking()?;
+    match calls {
+        // The scenario says which calls it wants.
+        Some(calls) => {
+            for call in calls {
+                let name = call["name"].as_str().unwrap_or_default();
+                let arguments = call.get("arguments").cloned().unwrap_or_else(|| json!({}));
+                note(
+                    client
+                        .call_tool_blocking(name, arguments)
+                        .map(|r| println!("{}", r.text()))
+                        .map_err(Failure::from),
+                );
+            }
+        }
+        None => {
+            for tool in &tools {
+                let arguments = minimal_arguments(&tool.input_schema);
+                note(
+                    client
+                        .call_tool_blocking(&tool.name, arguments)
+                        .map(|r| println!("{}", r.text()))
+                        .map_err(Failure::from),
+                );
+            }
+        }
+    }
+    if client.has_capability("resources") {
+        for resource in client.list_resources_blocking()? {
+            note(client.read_resource_blocking(&resource.uri).map(drop).map_err(Failure::from));
+        }
+    }
+    if client.has_capability("prompts") {
+        for prompt in client.list_prompts_blocking()? {
+            let required = prompt.arguments.iter().filter(|a| a["required"] == true);
+            let names = required.filter_map(|a| a["name"].as_str());
+            let arguments = Value::Object(names.map(|n| (n.to_owned(), json!("x"))).collect());
+            note(
+                client
+                    .get_prompt_blocking(&prompt.name, arguments)
+                    .map(drop)
+                    .map_err(Failure::from),
+            );
+        }
+    }
+    first.map_or(Ok(()), Err)
+}
+
+/// Arguments that satisfy a tool's input schema's `required` list with the simplest value of
+/// each property's type.
+fn minimal_arguments(schema: &Value) -> Value {
+    let mut arguments = Map::new();
+    let required = schema.get("required").and_then(Value::as_array);
+    for name in required.into_iter().flatten().filter_map(Value::as_str) {
+        let kind = schema["properties"][name]["type"].as_str().unwrap_or("string");
+        let value = match kind {
+            "integer" => json!(1),
+            "number" => json!(1.5),
+            "boolean" => json!(true),
+            "object" => json!({}),
+            "array" => json!([]),
+            "null" => Value::Null,
+            _ => json!("x"),
+        };
+        arguments.insert(name.to_owned(), value);
+    }
+    Value::Object(arguments)
 }
 
 fn failure(message: String) -> Failure {
@@ -298,6 +410,7 @@ mod tests {
         assert_eq!(Scenario::from_name("sse-retry"), Scenario::SseRetry);
         assert_eq!(Scenario::from_name("json-schema-2020-12-preservation"), Scenario::SchemaEcho);
         assert_eq!(Scenario::from_name("auth/metadata-default"), Scenario::Generic);
+        assert_eq!(Scenario::from_name("request-metadata"), Scenario::RequestMetadata);
         assert_eq!(Scenario::from_name(""), Scenario::Generic);
     }
 }

@@ -433,6 +433,21 @@ async fn post_streamable(
         return Err(TransportError::SessionExpired);
     }
     if !status.is_success() {
+        // 2026-07-28 answers a request it refuses with 400/404 and a JSON-RPC error for it
+        // (-32020 header mismatch, -32022 unsupported version, -32601 unknown method): that
+        // error is the request's answer, delivered like any other.
+        if snap.modern
+            && media_type(&response) == JSON
+            && let Some(id) = out.request_id()
+        {
+            let body = ctx.read_body("POST", response).await?;
+            if is_error_for(&body, id) {
+                ctx.deliver(Incoming::Message(body)).await;
+                return Ok(());
+            }
+            let body = String::from_utf8_lossy(&body[..body.len().min(EXCERPT)]).into_owned();
+            return Err(TransportError::Status { method: "POST", status: status.as_u16(), body });
+        }
         return Err(ctx.status_error("POST", response).await);
     }
     if out.is_initialize()
@@ -466,6 +481,17 @@ async fn post_streamable(
             Err(TransportError::ContentType { method: "POST", content_type: other.to_owned() })
         }
     }
+}
+
+/// Whether `body` is a JSON-RPC error response to request `id`.
+fn is_error_for(body: &[u8], id: &Id) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Envelope {
+        id: Option<Id>,
+        error: Option<serde::de::IgnoredAny>,
+    }
+    serde_json::from_slice::<Envelope>(body)
+        .is_ok_and(|e| e.error.is_some() && e.id.as_ref() == Some(id))
 }
 
 /// DELETEs the session (Streamable HTTP with a session id only). 404 and 405 are fine.

@@ -1,0 +1,210 @@
+//! The session's 2026-07-28 steps that span more than one message: the `server/discover`
+//! probe with its fallback to `initialize`, and `input_required` rounds (MRTR: the server
+//! asks for input inside a result; the client fulfils every request and retries with a new
+//! id, `inputResponses`, and the `requestState` echoed exactly).
+
+use serde_json::value::RawValue;
+use serde_json::{Map, Value, json};
+
+use crate::jsonrpc::{ErrorObject, Id, RawJson, codes};
+
+use super::error::{CloseReason, RequestError};
+use super::lifecycle::{ServerDetails, State};
+use super::modern;
+use super::{Event, MAX_INPUT_ROUNDS, Pending, Round, Session};
+
+/// What the client does with one of the server's input requests.
+enum Input {
+    /// Answered by the session itself (`roots/list`).
+    Answer(Value),
+    /// Delivered to the application.
+    Delegate(String, Option<Value>),
+}
+
+impl<T> Session<T> {
+    /// The answer to the `server/discover` probe (MCP-CLIENT.md §1 "Era detection",
+    /// checklist 74–75): a `DiscoverResult` naming a modern revision we speak makes the
+    /// session `Active` in it; a -32022 naming one is retried once with it; anything else (an
+    /// error of any code, a timeout, a result without a revision we speak) falls back to
+    /// `initialize` when probing, or fails the handshake under [`super::Era::Modern`].
+    pub(super) fn on_discover_answer(
+        &mut self,
+        p: Pending<T>,
+        outcome: Result<RawJson, RequestError>,
+    ) {
+        let State::Discovering { version, fallback, retried, .. } = self.state else {
+            unreachable!("called for the probe's answer only")
+        };
+        let now = self.clock.unwrap_or(p.sent);
+        let error = match outcome {
+            Ok(result) => match modern::parse_discover(&result) {
+                Ok(Some((version, init))) => {
+                    self.state = State::Active(Box::new(ServerDetails { version, init }));
+                    self.events.push_back(Event::Completed { token: p.token, outcome: Ok(result) });
+                    return;
+                }
+                Ok(None) => RequestError::UnsupportedVersion {
+                    offered: version.as_str(),
+                    answered: result.to_value()["supportedVersions"].to_string(),
+                },
+                Err(reason) => {
+                    RequestError::MalformedResult { method: "server/discover".into(), reason }
+                }
+            },
+            Err(RequestError::Rpc(e)) if e.code == codes::UNSUPPORTED_PROTOCOL_VERSION => {
+                match modern::choose(&modern::supported_in_error(e.data.as_ref())) {
+                    Some(v) if !retried => {
+                        self.discover(now, p.token, v, fallback, true);
+                        return;
+                    }
+                    _ => RequestError::Rpc(e),
+                }
+            }
+            Err(e) => e,
+        };
+        if fallback {
+            tracing::debug!("server/discover probe: {error}; falling back to initialize");
+            self.state = State::Uninitialized;
+            self.initialize(now, p.token);
+        } else {
+            self.state = State::Closed(CloseReason::HandshakeFailed(error.to_string()));
+            self.events.push_back(Event::Completed { token: p.token, outcome: Err(error) });
+        }
+    }
+
+    /// A result of `resultType: "input_required"` for request `p`: the inputs the session can
+    /// give are given, the others are delivered to the application as
+    /// [`Event::ServerRequest`]s (answered through [`Session::respond`]); once all are in, the
+    /// request is retried. A request the client cannot satisfy (an undeclared capability) fails
+    /// with [`RequestError::InputNotProvided`] without a retry.
+    pub(super) fn start_round(
+        &mut self,
+        p: Pending<T>,
+        requests: Map<String, Value>,
+        state: Option<Box<RawValue>>,
+    ) {
+        let origin = p.origin;
+        let fail = |s: &mut Self, token: T, input: &str, reason: String| {
+            s.reissued.remove(&origin);
+            let error = RequestError::InputNotProvided {
+                method: p.method.to_string(),
+                input: input.to_owned(),
+                reason,
+            };
+            s.events.push_back(Event::Completed { token, outcome: Err(error) });
+        };
+        if p.rounds >= MAX_INPUT_ROUNDS {
+            let reason =
+                format!("the server still asked for input after {MAX_INPUT_ROUNDS} rounds");
+            return fail(self, p.token, "more input", reason);
+        }
+        let Some(line) = p.line else {
+            return fail(self, p.token, "input", "the request was not kept for a retry".into());
+        };
+        let mut inputs = Vec::with_capacity(requests.len());
+        for (key, request) in requests {
+            let method = request.get("method").and_then(Value::as_str).unwrap_or_default();
+            let params = request.get("params").cloned();
+            let input = match (method, &self.config.roots) {
+                ("roots/list", Some(roots)) => Input::Answer(json!({ "roots": roots })),
+                _ if self.delegates(method, params.as_ref()) => {
+                    Input::Delegate(method.to_owned(), params)
+                }
+                ("", _) => {
+                    let reason = format!("inputRequests[{key:?}] names no method");
+                    return fail(self, p.token, "input", reason);
+                }
+                _ => {
+                    let reason = "this client does not declare that capability".to_owned();
+                    return fail(self, p.token, method, reason);
+                }
+            };
+            inputs.push((key, input));
+        }
+        let mut round = Round {
+            token: p.token,
+            method: p.method,
+            line,
+            state,
+            responses: Map::new(),
+            waiting: 0,
+            timeout: p.timeout,
+            span: p.deadline.saturating_duration_since(p.sent),
+            rounds: p.rounds + 1,
+        };
+        for (key, input) in inputs {
+            match input {
+                Input::Answer(value) => {
+                    round.responses.insert(key, value);
+                }
+                Input::Delegate(method, params) => {
+                    let id = Id::String(format!("input-{origin}-{}", self.next_input));
+                    self.next_input += 1;
+                    self.round_inputs.insert(id.clone(), (origin, key));
+                    round.waiting += 1;
+                    self.stats.server_requests += 1;
+                    self.events.push_back(Event::ServerRequest { id, method, params });
+                }
+            }
+        }
+        if round.waiting == 0 {
+            self.retry(origin, round);
+        } else {
+            self.rounds.insert(origin, round);
+        }
+    }
+
+    /// The application answered input `key` of request `origin`'s round.
+    pub(super) fn on_input(
+        &mut self,
+        origin: i64,
+        key: String,
+        outcome: Result<Value, ErrorObject>,
+    ) {
+        let Some(round) = self.rounds.get_mut(&origin) else { return };
+        match outcome {
+            Ok(value) => {
+                round.responses.insert(key, value);
+                round.waiting -= 1;
+                if round.waiting == 0 {
+                    let round = self.rounds.remove(&origin).expect("just seen");
+                    self.retry(origin, round);
+                }
+            }
+            Err(error) => {
+                let round = self.rounds.remove(&origin).expect("just seen");
+                self.round_inputs.retain(|_, (o, _)| *o != origin);
+                self.reissued.remove(&origin);
+                let error = RequestError::InputNotProvided {
+                    method: round.method.to_string(),
+                    input: format!("inputRequests[{key:?}]"),
+                    reason: format!("the application answered {} {}", error.code, error.message),
+                };
+                self.events.push_back(Event::Completed { token: round.token, outcome: Err(error) });
+            }
+        }
+    }
+
+    /// Re-sends a request with this round's inputs, under a new id (checklist 77).
+    fn retry(&mut self, origin: i64, round: Round<T>) {
+        let Round { token, method, line, state, responses, timeout, span, rounds, .. } = round;
+        let params = match modern::retry_params(&line, responses, state.as_deref()) {
+            Ok(params) => params,
+            Err(reason) => {
+                self.reissued.remove(&origin);
+                let error = RequestError::InvalidRequest { method: method.to_string(), reason };
+                self.events.push_back(Event::Completed { token, outcome: Err(error) });
+                return;
+            }
+        };
+        let now = self.clock.expect("set by every input that can complete a request");
+        let id = self.next_id;
+        self.send_request(id, &method, Some(&params), now, Some(span), token);
+        if let Some(p) = self.pending.get_mut(&id) {
+            p.origin = origin;
+            p.rounds = rounds;
+            p.timeout = timeout;
+        }
+        self.reissued.insert(origin, id);
+    }
+}

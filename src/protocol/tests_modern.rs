@@ -1,0 +1,348 @@
+//! The 2026-07-28 (stateless) side of the session, simulated: the `server/discover` probe and
+//! its fallback, `_meta` on every request, `resultType`, and `input_required` rounds.
+
+use super::modern::META_PROTOCOL_VERSION;
+use super::modern::{META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_LOG_LEVEL};
+use super::*;
+use bytes::Bytes;
+use serde_json::json;
+
+type TestSession = Session<u32>;
+
+fn sent(s: &mut TestSession) -> Vec<Value> {
+    std::iter::from_fn(|| s.poll_transmit()).map(|b| serde_json::from_slice(&b).unwrap()).collect()
+}
+
+fn events(s: &mut TestSession) -> Vec<Event<u32>> {
+    std::iter::from_fn(|| s.poll_event()).collect()
+}
+
+fn feed(s: &mut TestSession, v: Value, now: Instant) {
+    s.handle_frame(&Bytes::from(v.to_string()), now);
+}
+
+fn reply(s: &mut TestSession, id: &Value, result: Value, now: Instant) {
+    feed(s, json!({"jsonrpc": "2.0", "id": id, "result": result}), now);
+}
+
+fn discover_result() -> Value {
+    json!({"resultType": "complete", "supportedVersions": ["2026-07-28"],
+           "capabilities": {"tools": {}}, "serverInfo": {"name": "modern", "version": "1"}})
+}
+
+fn config(features: ClientFeatures) -> SessionConfig {
+    SessionConfig { features, ..SessionConfig::default() }
+}
+
+/// A session past the probe, speaking 2026-07-28.
+fn modern(config: SessionConfig, t0: Instant) -> TestSession {
+    let mut s = TestSession::new(config);
+    s.handshake(t0, 0);
+    let out = sent(&mut s);
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0]["method"], "server/discover");
+    assert_eq!(out[0]["params"]["_meta"][META_PROTOCOL_VERSION], "2026-07-28");
+    assert_eq!(s.wire_version(), Some(ProtocolVersion::V2026_07_28));
+    reply(&mut s, &out[0]["id"], discover_result(), t0);
+    let ev = events(&mut s);
+    assert!(matches!(&ev[..], [Event::Completed { token: 0, outcome: Ok(_) }]), "{ev:?}");
+    assert!(sent(&mut s).is_empty(), "no notifications/initialized in 2026-07-28");
+    let server = s.server().unwrap();
+    assert_eq!(server.version, ProtocolVersion::V2026_07_28);
+    assert_eq!(server.init.server_info.name, "modern");
+    assert!(server.has_capability("tools"));
+    s
+}
+
+#[test]
+fn a_modern_server_gets_meta_on_every_request() {
+    let t0 = crate::fuzzing::epoch();
+    let features = ClientFeatures { elicitation_form: true, ..ClientFeatures::default() };
+    let mut s = modern(config(features), t0);
+    let params = RawValue::from_string(r#"{"name":"echo","arguments":{"x":1}}"#.into()).unwrap();
+    let id = s.request("tools/call", Some(&params), t0, None, 1).unwrap();
+    s.request("tools/list", None, t0, None, 2).unwrap();
+    let out = sent(&mut s);
+    assert_eq!(out[0]["id"], id);
+    assert_eq!(out[0]["params"]["arguments"], json!({"x": 1}));
+    for request in &out {
+        let meta = &request["params"]["_meta"];
+        assert_eq!(meta[META_PROTOCOL_VERSION], "2026-07-28");
+        assert_eq!(meta[META_CLIENT_CAPABILITIES], json!({"elicitation": {"form": {}}}));
+        assert_eq!(meta[META_CLIENT_INFO]["name"], "ringmcp");
+        assert!(meta.get(META_LOG_LEVEL).is_none(), "no level: no log messages");
+    }
+    // A result without `resultType` is complete; an unknown one is an error.
+    reply(&mut s, &json!(id), json!({"content": []}), t0);
+    reply(&mut s, &out[1]["id"], json!({"resultType": "later", "tools": []}), t0);
+    let ev = events(&mut s);
+    assert!(matches!(ev[0], Event::Completed { token: 1, outcome: Ok(_) }));
+    let Event::Completed { token: 2, outcome: Err(RequestError::MalformedResult { reason, .. }) } =
+        &ev[1]
+    else {
+        panic!("{ev:?}")
+    };
+    assert!(reason.contains("later"), "{reason}");
+    // Params that are not an object cannot carry `_meta`: refused before sending.
+    let array = RawValue::from_string("[1]".into()).unwrap();
+    let (token, e) = s.request("tools/call", Some(&array), t0, None, 3).unwrap_err();
+    assert_eq!(token, 3);
+    assert!(matches!(e, RequestError::InvalidRequest { .. }), "{e}");
+}
+
+#[test]
+fn ping_and_set_level_are_translated() {
+    let t0 = crate::fuzzing::epoch();
+    let mut s = modern(SessionConfig::default(), t0);
+    s.request("ping", None, t0, None, 1).unwrap();
+    let level = RawValue::from_string(r#"{"level":"warning"}"#.into()).unwrap();
+    s.request("logging/setLevel", Some(&level), t0, None, 2).unwrap();
+    s.request("tools/list", None, t0, None, 3).unwrap();
+    let out = sent(&mut s);
+    assert_eq!(out.len(), 2, "setLevel is not sent: {out:?}");
+    assert_eq!(out[0]["method"], "server/discover");
+    assert!(out[0]["params"]["_meta"].get(META_LOG_LEVEL).is_none());
+    assert_eq!(out[1]["params"]["_meta"][META_LOG_LEVEL], "warning");
+    let ev = events(&mut s);
+    assert!(matches!(&ev[..], [Event::Completed { token: 2, outcome: Ok(_) }]), "{ev:?}");
+}
+
+/// Whatever a legacy server answers the probe with, the handshake goes on with `initialize`
+/// and the same token completes once.
+#[test]
+fn any_other_answer_falls_back_to_initialize() {
+    let t0 = crate::fuzzing::epoch();
+    let answers = [
+        json!({"error": {"code": -32601, "message": "Method not found"}}),
+        json!({"error": {"code": -32600, "message": "Server not initialized"}}),
+        json!({"error": {"code": -32000, "message": "Bad Request: no session"}}),
+        json!({"error": {"code": -32602, "message": "Invalid request parameters"}}),
+        json!({"result": {"tools": []}}),
+        json!({"result": {"supportedVersions": ["2025-11-25"]}}),
+    ];
+    for answer in answers {
+        let mut s = TestSession::new(SessionConfig::default());
+        s.handshake(t0, 5);
+        let probe = sent(&mut s).remove(0);
+        let mut message = answer.clone();
+        message["jsonrpc"] = json!("2.0");
+        message["id"] = probe["id"].clone();
+        feed(&mut s, message, t0);
+        assert!(events(&mut s).is_empty(), "{answer}");
+        let init = sent(&mut s);
+        assert_eq!(init[0]["method"], "initialize", "{answer}");
+        assert_eq!(s.wire_version(), None, "no version header during initialize");
+        let result = json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                            "serverInfo": {"name": "legacy", "version": "1"}});
+        reply(&mut s, &init[0]["id"], result, t0);
+        let ev = events(&mut s);
+        assert!(matches!(&ev[..], [Event::Completed { token: 5, outcome: Ok(_) }]), "{ev:?}");
+        assert_eq!(sent(&mut s)[0]["method"], "notifications/initialized");
+        assert_eq!(s.server().unwrap().version, ProtocolVersion::V2025_11_25);
+    }
+}
+
+#[test]
+fn a_silent_server_falls_back_after_the_probe_timeout_without_a_cancel() {
+    let t0 = crate::fuzzing::epoch();
+    let probe = Duration::from_millis(300);
+    let mut s = TestSession::new(SessionConfig { probe_timeout: probe, ..Default::default() });
+    s.handshake(t0, 5);
+    assert_eq!(sent(&mut s)[0]["method"], "server/discover");
+    assert_eq!(s.poll_timeout(), Some(t0 + probe));
+    s.handle_timeout(t0 + probe);
+    let out = sent(&mut s);
+    assert_eq!(out.len(), 1, "{out:?}");
+    assert_eq!(out[0]["method"], "initialize");
+    assert!(events(&mut s).is_empty());
+    // A late answer to the probe is not a violation.
+    feed(&mut s, json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32601, "message": "x"}}), t0);
+    assert_eq!(s.stats().violations, 0);
+    assert_eq!(s.stats().late_answers, 1);
+}
+
+#[test]
+fn unsupported_version_retries_once_with_a_listed_one() {
+    let t0 = crate::fuzzing::epoch();
+    let unsupported = |id: &Value| {
+        json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32022,
+               "message": "Unsupported protocol version",
+               "data": {"supported": ["2025-11-25", "2026-07-28"], "requested": "2026-07-28"}}})
+    };
+    let mut s = TestSession::new(SessionConfig { era: Era::Modern, ..Default::default() });
+    s.handshake(t0, 5);
+    let first = sent(&mut s).remove(0);
+    feed(&mut s, unsupported(&first["id"]), t0);
+    let retry = sent(&mut s).remove(0);
+    assert_eq!(retry["method"], "server/discover");
+    assert_ne!(retry["id"], first["id"]);
+    assert_eq!(retry["params"]["_meta"][META_PROTOCOL_VERSION], "2026-07-28");
+    // A second refusal ends it: `Era::Modern` has no fallback.
+    feed(&mut s, unsupported(&retry["id"]), t0);
+    let ev = events(&mut s);
+    assert!(
+        matches!(&ev[..], [Event::Completed { token: 5, outcome: Err(RequestError::Rpc(e)) }] if e.code == -32022),
+        "{ev:?}"
+    );
+    assert!(sent(&mut s).is_empty());
+    assert!(matches!(s.close_reason(), Some(CloseReason::HandshakeFailed(_))));
+}
+
+#[test]
+fn legacy_era_never_probes() {
+    let t0 = crate::fuzzing::epoch();
+    let mut s = TestSession::new(SessionConfig { era: Era::Legacy, ..Default::default() });
+    s.handshake(t0, 0);
+    assert_eq!(sent(&mut s)[0]["method"], "initialize");
+}
+
+/// MRTR (checklist 76–77): the inputs go to the application, the retry has a new id, this
+/// round's `inputResponses` and the `requestState` exactly as received; the caller's token
+/// completes once, with the final result.
+#[test]
+fn input_required_rounds_are_fulfilled_and_retried() {
+    let t0 = crate::fuzzing::epoch();
+    let features = ClientFeatures { elicitation_form: true, ..ClientFeatures::default() };
+    let roots = vec![Root { uri: "file:///w".into(), name: None }];
+    let mut s = modern(SessionConfig { roots: Some(roots), ..config(features) }, t0);
+    let params = RawValue::from_string(r#"{"name":"deploy","arguments":{"env":"prod"}}"#.into());
+    let origin =
+        s.request_with_progress("tools/call", Some(&params.unwrap()), t0, None, 9).unwrap();
+    let first = sent(&mut s).remove(0);
+    let state = r#""s\u00e9cret \"1\"""#;
+    let result = format!(
+        r#"{{"jsonrpc":"2.0","id":{origin},"result":{{"resultType":"input_required","requestState":{state},"inputRequests":{{"ok":{{"method":"elicitation/create","params":{{"message":"Sure?","requestedSchema":{{"type":"object"}}}}}},"where":{{"method":"roots/list"}}}}}}}}"#
+    );
+    s.handle_frame(&Bytes::from(result), t0);
+    let ev = events(&mut s);
+    let [Event::ServerRequest { id, method, params }] = &ev[..] else { panic!("{ev:?}") };
+    assert_eq!(method, "elicitation/create");
+    assert_eq!(params.as_ref().unwrap()["message"], "Sure?");
+    assert!(sent(&mut s).is_empty(), "no retry before every input is in");
+    // Progress still reaches the call by the id its caller knows.
+    assert_eq!(s.pending(), 0);
+    s.respond(id, Ok(json!({"action": "accept", "content": {}})));
+    let retry = sent(&mut s).remove(0);
+    assert_eq!(retry["method"], "tools/call");
+    assert_ne!(retry["id"], first["id"], "a retry has a new id");
+    assert_eq!(retry["params"]["arguments"], json!({"env": "prod"}));
+    assert_eq!(retry["params"]["_meta"]["progressToken"], origin);
+    assert_eq!(
+        retry["params"]["inputResponses"],
+        json!({"ok": {"action": "accept", "content": {}}, "where": {"roots": [{"uri": "file:///w"}]}})
+    );
+    let raw_retry = serde_json::to_string(&retry).unwrap();
+    assert!(raw_retry.contains(r#""requestState":"sécret \"1\"""#), "{raw_retry}");
+    let progress = json!({"jsonrpc": "2.0", "method": "notifications/progress",
+                          "params": {"progressToken": origin, "progress": 1}});
+    feed(&mut s, progress, t0);
+    reply(&mut s, &retry["id"], json!({"resultType": "complete", "content": []}), t0);
+    let ev = events(&mut s);
+    assert!(matches!(ev[0], Event::Progress { id, .. } if id == origin), "{ev:?}");
+    assert!(matches!(ev[1], Event::Completed { token: 9, outcome: Ok(_) }), "{ev:?}");
+    assert_eq!(ev.len(), 2);
+}
+
+#[test]
+fn inputs_the_client_cannot_give_fail_the_request() {
+    let t0 = crate::fuzzing::epoch();
+    let mut s = modern(SessionConfig::default(), t0);
+    let id = s.request("tools/call", None, t0, None, 1).unwrap();
+    sent(&mut s);
+    let asks = json!({"resultType": "input_required",
+                      "inputRequests": {"m": {"method": "sampling/createMessage", "params": {}}}});
+    reply(&mut s, &json!(id), asks, t0);
+    let ev = events(&mut s);
+    let [Event::Completed { token: 1, outcome: Err(RequestError::InputNotProvided { input, .. }) }] =
+        &ev[..]
+    else {
+        panic!("{ev:?}")
+    };
+    assert_eq!(input, "sampling/createMessage");
+    assert!(sent(&mut s).is_empty());
+
+    // An application that refuses fails the call, with its reason.
+    let features = ClientFeatures { sampling: true, ..ClientFeatures::default() };
+    let mut s = modern(config(features), t0);
+    let id = s.request("tools/call", None, t0, None, 2).unwrap();
+    sent(&mut s);
+    reply(&mut s, &json!(id), asks_for_sampling(), t0);
+    let Some(Event::ServerRequest { id: input, .. }) = s.poll_event() else { panic!() };
+    s.respond(&input, Err(ErrorObject::new(-1, "User rejected sampling request")));
+    let ev = events(&mut s);
+    let [Event::Completed { token: 2, outcome: Err(e @ RequestError::InputNotProvided { .. }) }] =
+        &ev[..]
+    else {
+        panic!("{ev:?}")
+    };
+    assert!(e.to_string().contains("User rejected"), "{e}");
+}
+
+fn asks_for_sampling() -> Value {
+    json!({"resultType": "input_required",
+           "inputRequests": {"m": {"method": "sampling/createMessage", "params": {}}}})
+}
+
+#[test]
+fn a_server_that_keeps_asking_is_stopped() {
+    let t0 = crate::fuzzing::epoch();
+    let roots = Some(vec![]);
+    let mut s = modern(SessionConfig { roots, ..SessionConfig::default() }, t0);
+    s.request("tools/call", None, t0, None, 1).unwrap();
+    let asks = json!({"resultType": "input_required",
+                      "inputRequests": {"r": {"method": "roots/list"}}});
+    for _ in 0..=MAX_INPUT_ROUNDS {
+        let Some(out) = sent(&mut s).pop() else { break };
+        reply(&mut s, &out["id"], asks.clone(), t0);
+    }
+    let ev = events(&mut s);
+    let [Event::Completed { token: 1, outcome: Err(e) }] = &ev[..] else { panic!("{ev:?}") };
+    assert!(e.to_string().contains("rounds"), "{e}");
+}
+
+#[test]
+fn cancelling_a_call_between_rounds() {
+    let t0 = crate::fuzzing::epoch();
+    let features = ClientFeatures { sampling: true, ..ClientFeatures::default() };
+    let mut s = modern(config(features), t0);
+    // Waiting for the application: nothing to tell the server; a late input is dropped.
+    let id = s.request("tools/call", None, t0, None, 1).unwrap();
+    sent(&mut s);
+    reply(&mut s, &json!(id), asks_for_sampling(), t0);
+    let Some(Event::ServerRequest { id: input, .. }) = s.poll_event() else { panic!() };
+    assert_eq!(s.cancel(id, "gone"), Some(1));
+    s.respond(&input, Ok(json!({"role": "assistant"})));
+    assert!(sent(&mut s).is_empty());
+    assert!(events(&mut s).is_empty());
+    // After the retry went out: the retry's id is cancelled, by the caller's id.
+    let id = s.request("tools/call", None, t0, None, 2).unwrap();
+    sent(&mut s);
+    reply(&mut s, &json!(id), asks_for_sampling(), t0);
+    let Some(Event::ServerRequest { id: input, .. }) = s.poll_event() else { panic!() };
+    s.respond(&input, Ok(json!({"role": "assistant"})));
+    let retry = sent(&mut s).remove(0);
+    assert_eq!(s.cancel(id, "gone"), Some(2));
+    let out = sent(&mut s);
+    assert_eq!(out[0]["method"], "notifications/cancelled");
+    assert_eq!(out[0]["params"]["requestId"], retry["id"]);
+    reply(&mut s, &retry["id"], json!({"content": []}), t0);
+    assert!(events(&mut s).is_empty());
+    assert_eq!(s.stats().late_answers, 1);
+}
+
+#[test]
+fn closing_fails_calls_waiting_for_input() {
+    let t0 = crate::fuzzing::epoch();
+    let features = ClientFeatures { sampling: true, ..ClientFeatures::default() };
+    let mut s = modern(config(features), t0);
+    let id = s.request("tools/call", None, t0, None, 1).unwrap();
+    sent(&mut s);
+    reply(&mut s, &json!(id), asks_for_sampling(), t0);
+    let Some(Event::ServerRequest { .. }) = s.poll_event() else { panic!() };
+    s.handle_closed(CloseReason::Shutdown);
+    let ev = events(&mut s);
+    assert!(
+        matches!(&ev[..], [Event::Completed { token: 1, outcome: Err(RequestError::Closed(_)) }]),
+        "{ev:?}"
+    );
+}
