@@ -239,7 +239,8 @@ fn an_oversized_request_fails_before_sending_and_the_server_lives_on() {
         panic!("{err}")
     };
     assert!(*len > 100_000 && *max == 64 * 1024, "{err}");
-    assert_eq!(client.stats_blocking().unwrap().session.requests, 1, "only initialize was sent");
+    // Only the handshake was sent: the `server/discover` probe, then `initialize`.
+    assert_eq!(client.stats_blocking().unwrap().session.requests, 2);
     assert_eq!(client.call_tool_blocking("echo", json!({"text": "fits"})).unwrap().text(), "fits");
 }
 

@@ -3,6 +3,7 @@
 #![allow(unreachable_pub)]
 
 mod bench_cli;
+mod eras;
 mod everything;
 mod faults;
 mod json_suite;

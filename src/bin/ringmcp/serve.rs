@@ -51,6 +51,11 @@ pub(crate) struct Args {
     /// ask_roots.
     #[arg(long)]
     fault_tools: bool,
+    /// Which MCP revisions to speak: legacy (initialize, 2024-11-05 … 2025-11-25), silent
+    /// (legacy, ignoring unknown requests before initialize), modern (only the stateless
+    /// 2026-07-28), dual (both).
+    #[arg(long, value_enum, default_value_t)]
+    era: handler::Era,
 }
 
 /// Serves MCP on stdin/stdout until stdin ends (then returns) or the `exit` tool is called
@@ -64,7 +69,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<()> {
     let input = File::from(io::stdin().as_fd().try_clone_to_owned().context("dup stdin")?);
     let stdout = File::from(io::stdout().as_fd().try_clone_to_owned().context("dup stdout")?);
     let output = Arc::new(Mutex::new(BufWriter::with_capacity(WRITE_BUFFER, stdout)));
-    let config = Config { page_size: args.page_size, fault_tools: args.fault_tools };
+    let config = Config { page_size: args.page_size, fault_tools: args.fault_tools, era: args.era };
     let server = Server::new(config, io::stderr());
     match serve(input, &output, server).context("serving stdio")? {
         Ended::Eof => Ok(()),

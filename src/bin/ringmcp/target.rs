@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use ringmcp::frame::DEFAULT_MAX_FRAME;
 use ringmcp::host::{Config, Error, Host, ServerSpec, SpillConfig};
+use ringmcp::protocol::Era;
 use ringmcp::sandbox::Profile;
 
 /// Exit codes of the client subcommands.
@@ -48,9 +49,21 @@ pub(crate) struct ServerArgs {
     /// The sandbox profile (default: the config's, else standard).
     #[arg(long, value_name = "PROFILE", value_parser = ["standard", "strict", "off"], conflicts_with = "no_sandbox")]
     sandbox_profile: Option<String>,
+    /// How the MCP revision is found: auto (probe with the 2026-07-28 server/discover, fall
+    /// back to initialize), legacy (initialize only), modern (2026-07-28 only).
+    #[arg(long, value_enum, default_value_t = EraArg::Auto)]
+    era: EraArg,
     /// The server command and its arguments, after `--`.
     #[arg(last = true, value_name = "CMD")]
     command: Vec<OsString>,
+}
+
+/// `--era`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum EraArg {
+    Auto,
+    Legacy,
+    Modern,
 }
 
 /// A failure with the exit code it maps to.
@@ -137,7 +150,13 @@ impl ServerArgs {
                 Some(config)
             }
         };
+        let era = match self.era {
+            EraArg::Auto => Era::Auto,
+            EraArg::Legacy => Era::Legacy,
+            EraArg::Modern => Era::Modern,
+        };
         Ok(Host::builder()
+            .era(era)
             .request_timeout(Duration::from_secs_f64(self.timeout))
             .max_frame(DEFAULT_MAX_FRAME)
             .spill(spill)

@@ -30,18 +30,33 @@ pub(crate) struct Catalog {
 }
 
 impl Catalog {
-    /// The catalog; `fault_tools` adds the tools that misbehave on purpose.
-    pub(crate) fn new(page_size: Option<NonZeroUsize>, fault_tools: bool) -> Self {
+    /// The catalog; `fault_tools` adds the tools that misbehave on purpose, `modern` the
+    /// 2026-07-28 `confirm` tool (it asks for input inside its result).
+    pub(crate) fn new(page_size: Option<NonZeroUsize>, fault_tools: bool, modern: bool) -> Self {
         let mut tools = standard_tools();
         if fault_tools {
             tools.extend(fault_tool_defs());
         }
+        if modern {
+            tools.push(tool(
+                "confirm",
+                "2026-07-28 only: asks the client to confirm `action` (an elicitation inside an \
+                 input_required result), then says what the user answered and whether the \
+                 requestState came back intact.",
+                json!({"action": {"type": "string", "description": "What to confirm."}}),
+                &["action"],
+            ));
+        }
         Catalog { tools, resources: vec![readme()], prompts: vec![greet()], page_size }
     }
 
-    /// One page of `tools/list`.
-    pub(crate) fn tools(&self, cursor: Option<&str>) -> Result<Value, ErrorObject> {
-        self.page("tools", &self.tools, cursor)
+    /// One page of `tools/list`; `modern`: for a 2026-07-28 request (only those see
+    /// `confirm`, which needs that revision's input rounds).
+    pub(crate) fn tools(&self, cursor: Option<&str>, modern: bool) -> Result<Value, ErrorObject> {
+        let confirm = self.tools.last().is_some_and(|t| t["name"] == "confirm");
+        let tools =
+            if confirm && !modern { &self.tools[..self.tools.len() - 1] } else { &self.tools };
+        self.page("tools", tools, cursor)
     }
 
     /// One page of `resources/list`.

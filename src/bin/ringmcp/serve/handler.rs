@@ -30,6 +30,32 @@ pub(crate) const LATEST_VERSION: &str = "2025-11-25";
 /// The `serverInfo.name` the server reports.
 pub(crate) const SERVER_NAME: &str = "ringmcp-reference";
 
+/// The stateless revision the server speaks with `--era modern` or `--era dual`.
+pub(crate) const MODERN_VERSION: &str = "2026-07-28";
+
+/// Which MCP revisions the server speaks (`ringmcp serve --era`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Era {
+    /// 2024-11-05 … 2025-11-25 through `initialize`; requests before it (`server/discover`
+    /// included) get -32600.
+    #[default]
+    Legacy,
+    /// As `legacy`, but requests before `initialize` other than `ping` get no answer at all
+    /// (some servers in the wild drop what they do not know: the probe must time out).
+    Silent,
+    /// Only 2026-07-28: `server/discover`, `_meta` on every request, no `initialize`.
+    Modern,
+    /// Both: a request with `_meta` protocolVersion is served statelessly, `initialize` as
+    /// usual.
+    Dual,
+}
+
+impl Era {
+    fn modern(self) -> bool {
+        matches!(self, Era::Modern | Era::Dual)
+    }
+}
+
 /// Work only the I/O loop can do, returned by [`Server::handle`] after the frame's immediate
 /// answers were written.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -63,6 +89,8 @@ pub(crate) struct Config {
     /// Whether the test-only tools (`exit`, `noise`, `hang`, `stderr`, `notify`, `ask_roots`)
     /// exist.
     pub(crate) fault_tools: bool,
+    /// The revisions spoken.
+    pub(crate) era: Era,
 }
 
 /// One MCP session of the reference server. `E` is where the `stderr` tool writes.
@@ -81,6 +109,11 @@ pub(crate) struct Server<E> {
     pub(super) subscribed: std::collections::BTreeSet<String>,
     /// The level set by `logging/setLevel`.
     pub(super) log_level: Option<String>,
+    era: Era,
+    /// `confirm` calls waiting for their retry: the requestState handed out.
+    confirm_states: std::collections::HashSet<String>,
+    /// `confirm` calls so far (numbers the states).
+    confirms: u64,
 }
 
 impl<E: Write> Server<E> {
@@ -88,13 +121,16 @@ impl<E: Write> Server<E> {
     pub(crate) fn new(config: Config, stderr: E) -> Self {
         Server {
             phase: Phase::AwaitingInitialize,
-            catalog: Catalog::new(config.page_size, config.fault_tools),
+            catalog: Catalog::new(config.page_size, config.fault_tools, config.era.modern()),
             fault_tools: config.fault_tools,
             stderr,
             roots_sent: 0,
             awaiting_roots: HashMap::new(),
             subscribed: std::collections::BTreeSet::new(),
             log_level: None,
+            era: config.era,
+            confirm_states: std::collections::HashSet::new(),
+            confirms: 0,
         }
     }
 
@@ -167,63 +203,167 @@ impl<E: Write> Server<E> {
 
     fn request(&mut self, request: Request, out: &mut impl Write) -> io::Result<Option<Deferred>> {
         let Request { id, method, params } = request;
-        let outcome =
-            match method.as_str() {
-                "ping" => Ok(json!({})),
-                "initialize" => self.initialize(params),
-                _ if self.phase == Phase::AwaitingInitialize => {
-                    Err(ErrorObject::new(codes::INVALID_REQUEST, "Server not initialized"))
+        let modern = match self.modern_request(params.as_ref()) {
+            Ok(modern) => modern,
+            Err(error) => {
+                write_error(out, Some(&id), &error)?;
+                return Ok(None);
+            }
+        };
+        let outcome = match method.as_str() {
+            "ping" if !modern => Ok(json!({})),
+            "server/discover" if modern => Ok(self.discover()),
+            "initialize" if self.era != Era::Modern => self.initialize(params),
+            // A legacy server that drops what it does not know before `initialize`.
+            _ if self.era == Era::Silent && self.phase == Phase::AwaitingInitialize => {
+                return Ok(None);
+            }
+            _ if self.phase == Phase::AwaitingInitialize && !modern => {
+                Err(ErrorObject::new(codes::INVALID_REQUEST, "Server not initialized"))
+            }
+            "tools/call" if modern && is_confirm(params.as_ref()) => {
+                write_result(out, &id, &self.confirm(params))?;
+                return Ok(None);
+            }
+            // Tool results are written as they are made (some are streamed): without
+            // `resultType` in 2026-07-28, which a client MUST read as "complete".
+            "tools/call" => return self.call_tool(id, params, out),
+            "tools/list" => parse::<ListParams>(&method, params)
+                .and_then(|p| self.catalog.tools(p.cursor(), modern)),
+            "resources/list" => parse::<ListParams>(&method, params)
+                .and_then(|p| self.catalog.resources(p.cursor())),
+            "resources/subscribe" => parse::<ReadParams>(&method, params).map(|p| {
+                self.subscribed.insert(p.uri);
+                json!({})
+            }),
+            "resources/unsubscribe" => parse::<ReadParams>(&method, params).map(|p| {
+                self.subscribed.remove(&p.uri);
+                json!({})
+            }),
+            "logging/setLevel" => parse::<LevelParams>(&method, params).and_then(|p| {
+                if LOG_LEVELS.contains(&p.level.as_str()) {
+                    self.log_level = Some(p.level);
+                    Ok(json!({}))
+                } else {
+                    let msg = format!("Invalid log level {:?}", p.level);
+                    Err(ErrorObject::new(codes::INVALID_PARAMS, msg))
                 }
-                "tools/call" => return self.call_tool(id, params, out),
-                "tools/list" => parse::<ListParams>(&method, params)
-                    .and_then(|p| self.catalog.tools(p.cursor())),
-                "resources/list" => parse::<ListParams>(&method, params)
-                    .and_then(|p| self.catalog.resources(p.cursor())),
-                "resources/subscribe" => parse::<ReadParams>(&method, params).map(|p| {
-                    self.subscribed.insert(p.uri);
-                    json!({})
-                }),
-                "resources/unsubscribe" => parse::<ReadParams>(&method, params).map(|p| {
-                    self.subscribed.remove(&p.uri);
-                    json!({})
-                }),
-                "logging/setLevel" => parse::<LevelParams>(&method, params).and_then(|p| {
-                    if LOG_LEVELS.contains(&p.level.as_str()) {
-                        self.log_level = Some(p.level);
-                        Ok(json!({}))
-                    } else {
-                        let msg = format!("Invalid log level {:?}", p.level);
-                        Err(ErrorObject::new(codes::INVALID_PARAMS, msg))
+            }),
+            "completion/complete" => parse::<CompleteParams>(&method, params).map(complete),
+            "resources/templates/list" => {
+                parse::<ListParams>(&method, params).map(|_| json!({"resourceTemplates": []}))
+            }
+            "resources/read" => match parse::<ReadParams>(&method, params) {
+                Ok(p) => match p.uri.strip_prefix(EXPORT_PREFIX).map(str::parse::<u64>) {
+                    // Export resources are streamed, like blobs.
+                    Some(Ok(len)) => {
+                        super::tools::write_export(out, &id, &p.uri, len)?;
+                        return Ok(None);
                     }
-                }),
-                "completion/complete" => parse::<CompleteParams>(&method, params).map(complete),
-                "resources/templates/list" => {
-                    parse::<ListParams>(&method, params).map(|_| json!({"resourceTemplates": []}))
-                }
-                "resources/read" => match parse::<ReadParams>(&method, params) {
-                    Ok(p) => match p.uri.strip_prefix(EXPORT_PREFIX).map(str::parse::<u64>) {
-                        // Export resources are streamed, like blobs.
-                        Some(Ok(len)) => {
-                            super::tools::write_export(out, &id, &p.uri, len)?;
-                            return Ok(None);
-                        }
-                        _ => read_resource(p),
-                    },
-                    Err(e) => Err(e),
+                    _ => read_resource(p),
                 },
-                "prompts/list" => parse::<ListParams>(&method, params)
-                    .and_then(|p| self.catalog.prompts(p.cursor())),
-                "prompts/get" => parse::<PromptParams>(&method, params).and_then(get_prompt),
-                _ => Err(ErrorObject::new(
-                    codes::METHOD_NOT_FOUND,
-                    format!("Method not found: {method}"),
-                )),
-            };
+                Err(e) => Err(e),
+            },
+            "prompts/list" => {
+                parse::<ListParams>(&method, params).and_then(|p| self.catalog.prompts(p.cursor()))
+            }
+            "prompts/get" => parse::<PromptParams>(&method, params).and_then(get_prompt),
+            _ => Err(ErrorObject::new(
+                codes::METHOD_NOT_FOUND,
+                format!("Method not found: {method}"),
+            )),
+        };
         match outcome {
-            Ok(result) => write_result(out, &id, &result)?,
+            Ok(mut result) => {
+                if modern && let Value::Object(members) = &mut result {
+                    members.insert("resultType".into(), json!("complete"));
+                    if CACHEABLE.contains(&method.as_str()) {
+                        members.insert("ttlMs".into(), json!(0));
+                        members.insert("cacheScope".into(), json!("private"));
+                    }
+                }
+                write_result(out, &id, &result)?
+            }
             Err(error) => write_error(out, Some(&id), &error)?,
         }
         Ok(None)
+    }
+
+    /// Whether a request is a 2026-07-28 one (its `_meta` names the revision), checked as that
+    /// revision requires: a revision we do not speak gets -32022 with the supported list, a
+    /// missing `clientCapabilities` -32602. A `--era modern` server refuses requests without
+    /// `_meta` the same way.
+    fn modern_request(&self, params: Option<&Value>) -> Result<bool, ErrorObject> {
+        let meta = params.and_then(|p| p.get("_meta"));
+        let version = meta.and_then(|m| m.get(META_VERSION)).and_then(Value::as_str);
+        match (self.era.modern(), version) {
+            (true, Some(version)) if version != MODERN_VERSION => Err(ErrorObject::new(
+                codes::UNSUPPORTED_PROTOCOL_VERSION,
+                "Unsupported protocol version",
+            )
+            .with_data(json!({"supported": [MODERN_VERSION], "requested": version}))),
+            (true, Some(_)) if meta.and_then(|m| m.get(META_CAPABILITIES)).is_none() => {
+                Err(ErrorObject::new(
+                    codes::INVALID_PARAMS,
+                    format!("params._meta lacks {META_CAPABILITIES}"),
+                ))
+            }
+            (true, Some(_)) => Ok(true),
+            (_, None) if self.era == Era::Modern => Err(ErrorObject::new(
+                codes::INVALID_PARAMS,
+                format!("params._meta must carry {META_VERSION} and {META_CAPABILITIES}"),
+            )),
+            _ => Ok(false),
+        }
+    }
+
+    /// The `DiscoverResult`.
+    fn discover(&self) -> Value {
+        json!({
+            "supportedVersions": [MODERN_VERSION],
+            "capabilities": {
+                "tools": {},
+                "resources": {},
+                "prompts": {},
+                "logging": {},
+                "completions": {},
+            },
+            "_meta": {
+                "io.modelcontextprotocol/serverInfo":
+                    {"name": SERVER_NAME, "version": env!("CARGO_PKG_VERSION")},
+            },
+        })
+    }
+
+    /// The `confirm` tool (2026-07-28 MRTR): first an `input_required` result asking for an
+    /// elicitation, with an opaque `requestState`; then, on the retry that carries the answer,
+    /// what the user said and whether the state came back as handed out.
+    fn confirm(&mut self, params: Option<Value>) -> Value {
+        let params = params.unwrap_or_default();
+        let action = params["arguments"]["action"].as_str().unwrap_or("it").to_owned();
+        let Some(answer) = params.get("inputResponses").and_then(|r| r.get("ok")) else {
+            self.confirms += 1;
+            let state = format!("confirm:{}:{action}", self.confirms);
+            self.confirm_states.insert(state.clone());
+            return json!({
+                "resultType": "input_required",
+                "inputRequests": {"ok": {"method": "elicitation/create", "params": {
+                    "message": format!("Confirm {action}?"),
+                    "requestedSchema": {"type": "object",
+                        "properties": {"sure": {"type": "boolean", "default": true}}},
+                }}},
+                "requestState": state,
+            });
+        };
+        let state = params.get("requestState").and_then(Value::as_str);
+        let intact = state.is_some_and(|s| self.confirm_states.remove(s));
+        let text = format!(
+            "{action}: {} (requestState {})",
+            answer["action"].as_str().unwrap_or("?"),
+            if intact { "intact" } else { "missing or altered" }
+        );
+        json!({"resultType": "complete", "content": [{"type": "text", "text": text}],
+               "isError": !intact})
     }
 
     fn initialize(&mut self, params: Option<Value>) -> Result<Value, ErrorObject> {
@@ -266,6 +406,25 @@ impl<E: Write> Server<E> {
 pub(crate) fn slept(id: &Id, ms: u64) -> Vec<u8> {
     let text = format!("slept {ms} ms");
     jsonrpc::encode_result(id, text_result(text, false)).expect("a text result serialises")
+}
+
+/// `_meta` key of a 2026-07-28 request's revision.
+const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+/// `_meta` key of a 2026-07-28 request's client capabilities.
+const META_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+
+/// 2026-07-28 results that carry `ttlMs` and `cacheScope`.
+const CACHEABLE: [&str; 6] = [
+    "server/discover",
+    "tools/list",
+    "resources/list",
+    "resources/templates/list",
+    "prompts/list",
+    "resources/read",
+];
+
+fn is_confirm(params: Option<&Value>) -> bool {
+    params.and_then(|p| p.get("name")).and_then(Value::as_str) == Some("confirm")
 }
 
 /// Writes a success response line.

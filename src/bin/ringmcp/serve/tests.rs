@@ -210,7 +210,7 @@ fn tools_list_has_schemas_and_fault_tools_only_on_request() {
 
 #[test]
 fn lists_paginate_with_opaque_cursors() {
-    let config = Config { page_size: NonZeroUsize::new(2), fault_tools: true };
+    let config = Config { page_size: NonZeroUsize::new(2), fault_tools: true, ..Config::default() };
     let mut server = ready(config);
     let mut names = Vec::new();
     let mut cursor = None::<Value>;
@@ -566,7 +566,7 @@ fn blob_as_link_answers_like_export() {
 
 #[test]
 fn subscriptions_logging_and_completion() {
-    let mut server = ready(Config { page_size: None, fault_tools: true });
+    let mut server = ready(Config { page_size: None, fault_tools: true, ..Config::default() });
     let uri = "ringmcp://reference/readme";
     assert_eq!(
         ask(&mut server, 1, "resources/subscribe", json!({"uri": uri}))["result"],

@@ -1,0 +1,145 @@
+//! Both eras behind one API, over stdio, against the reference server in each of its modes
+//! (`ringmcp serve --era legacy|silent|modern|dual`): the `server/discover` probe and its
+//! fallback, the per-server era cache, and 2026-07-28 `input_required` rounds.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use ringmcp::host::{ClientHandler, Host, ServerSpec};
+use ringmcp::jsonrpc::ErrorObject;
+use ringmcp::protocol::{ClientFeatures, Era, ProtocolVersion, RequestError};
+use serde_json::{Value, json};
+
+use crate::util::{host, reference};
+
+fn era(mode: &str) -> ServerSpec {
+    reference(&format!("ref-{mode}"), &["--era", mode, "--page-size", "2"])
+}
+
+/// The same calls give the same answers whichever revision the server speaks.
+#[test]
+fn modern_and_legacy_servers_behind_the_same_api() {
+    let host = host();
+    let cases = [
+        (era("legacy"), ProtocolVersion::V2025_11_25),
+        (era("modern"), ProtocolVersion::V2026_07_28),
+        // A dual-era server: the probe finds the stateless revision...
+        (era("dual"), ProtocolVersion::V2026_07_28),
+        // ...unless the host is told to skip it.
+        (era("dual").era(Era::Legacy), ProtocolVersion::V2025_11_25),
+    ];
+    let mut answers: Vec<Value> = Vec::new();
+    for (spec, version) in cases {
+        let client = host.spawn_blocking(spec).unwrap();
+        assert_eq!(client.protocol_version(), version);
+        // Every page is followed (--page-size 2: three pages of tools).
+        let tools = client.list_tools_blocking().unwrap();
+        assert!(tools.len() >= 5, "{version}: {tools:?}");
+        let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names.contains(&"confirm"), version.is_modern(), "{names:?}");
+        let echo = client.call_tool_blocking("echo", json!({"text": "héllo"})).unwrap();
+        let add = client.call_tool_blocking("add", json!({"a": 2, "b": 40})).unwrap();
+        let resources = client.list_resources_blocking().unwrap();
+        let read = client.read_resource_blocking(&resources[0].uri).unwrap();
+        let prompt = client.get_prompt_blocking("greet", json!({"name": "Ada"})).unwrap();
+        let completion = client
+            .complete_blocking(json!({"type": "ref/prompt", "name": "greet"}), "name", "a", None)
+            .unwrap();
+        client.ping_blocking().unwrap();
+        client.set_log_level_blocking("info").unwrap();
+        let unknown = client.call_tool_blocking("nope", json!({})).unwrap_err();
+        assert!(unknown.to_string().contains("Unknown tool"), "{unknown}");
+        answers.push(json!({
+            "echo": echo.text(),
+            "add": [add.text(), add.structured_content],
+            "read": format!("{:?}", read.contents),
+            "prompt": format!("{:?}", prompt.messages),
+            "completion": completion,
+        }));
+        let stats = client.stats_blocking().unwrap().session;
+        assert_eq!(stats.violations, 0, "{version}");
+        client.shutdown_blocking();
+    }
+    assert!(answers.windows(2).all(|w| w[0] == w[1]), "{answers:#?}");
+}
+
+/// A legacy server that ignores unknown requests: the probe times out and `initialize`
+/// follows; the host remembers the era, so the next start of the same server skips the probe.
+#[test]
+fn a_silent_legacy_server_is_found_by_the_probe_timeout_once() {
+    let host = Host::builder()
+        .request_timeout(Duration::from_secs(30))
+        .probe_timeout(Duration::from_millis(300))
+        .build()
+        .unwrap();
+    let started = Instant::now();
+    let client = host.spawn_blocking(era("silent")).unwrap();
+    assert!(started.elapsed() >= Duration::from_millis(300));
+    assert_eq!(client.protocol_version(), ProtocolVersion::V2025_11_25);
+    let stats = client.stats_blocking().unwrap().session;
+    assert_eq!((stats.requests, stats.timeouts), (2, 1), "{stats:?}");
+    assert_eq!(client.call_tool_blocking("echo", json!({"text": "x"})).unwrap().text(), "x");
+    client.shutdown_blocking();
+    // Cached: no probe this time.
+    let client = host.spawn_blocking(era("silent")).unwrap();
+    assert_eq!(client.stats_blocking().unwrap().session.requests, 1);
+    assert_eq!(client.protocol_version(), ProtocolVersion::V2025_11_25);
+}
+
+#[test]
+fn a_modern_only_server_refuses_a_legacy_only_host_clearly() {
+    let host = Host::builder().era(Era::Legacy).build().unwrap();
+    let err = host.spawn_blocking(era("modern")).unwrap_err();
+    assert!(err.to_string().contains("_meta must carry"), "{err}");
+    // And a legacy-only server refuses a modern-only host.
+    let host = Host::builder().era(Era::Modern).build().unwrap();
+    let err = host.spawn_blocking(era("legacy")).unwrap_err();
+    assert!(err.to_string().contains("not initialized"), "{err}");
+}
+
+/// Answers every elicitation with the given action (and the schema's defaults).
+struct Answers(&'static str);
+
+impl ClientHandler for Answers {
+    fn features(&self) -> ClientFeatures {
+        ClientFeatures { elicitation_form: true, ..ClientFeatures::default() }
+    }
+
+    fn elicit(&self, server: &str, params: Value) -> Result<Value, ErrorObject> {
+        assert!(server.starts_with("ref-"), "{server}");
+        assert!(params["message"].as_str().unwrap().starts_with("Confirm"), "{params}");
+        Ok(json!({"action": self.0, "content": {"sure": true}}))
+    }
+}
+
+/// 2026-07-28 MRTR over stdio: the server's `input_required` result reaches the host's
+/// handler, the retry carries the answer and the `requestState` intact, and the caller gets
+/// the final result only.
+#[test]
+fn input_required_rounds_go_through_the_handler() {
+    let host = Host::builder().handler(Arc::new(Answers("accept"))).build().unwrap();
+    let client = host.spawn_blocking(era("modern")).unwrap();
+    let r = client.call_tool_blocking("confirm", json!({"action": "deploy"})).unwrap();
+    assert_eq!(r.text(), "deploy: accept (requestState intact)");
+    assert!(!r.is_error);
+    // Concurrent rounds keep their own state.
+    let calls: Vec<_> =
+        (0..8).map(|i| client.call_tool("confirm", json!({"action": format!("a{i}")}))).collect();
+    for (i, call) in calls.into_iter().enumerate() {
+        let r = futures::executor::block_on(call).unwrap();
+        assert_eq!(r.text(), format!("a{i}: accept (requestState intact)"));
+    }
+    let stats = client.stats_blocking().unwrap().session;
+    assert_eq!(stats.server_requests, 9, "{stats:?}");
+
+    // Without a handler the client declares no elicitation: the call fails clearly, nothing
+    // is retried, and the server carries on.
+    let host = Host::builder().build().unwrap();
+    let client = host.spawn_blocking(era("modern")).unwrap();
+    let err = client.call_tool_blocking("confirm", json!({"action": "deploy"})).unwrap_err();
+    let Some(RequestError::InputNotProvided { input, .. }) = err.request_error() else {
+        panic!("{err}")
+    };
+    assert_eq!(input, "elicitation/create");
+    assert_eq!(client.call_tool_blocking("echo", json!({"text": "on"})).unwrap().text(), "on");
+}
