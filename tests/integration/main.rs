@@ -11,6 +11,7 @@ mod leaks;
 mod python_sdk;
 mod reference;
 mod sandbox;
+mod scripted;
 mod spill;
 mod transport;
 mod util;

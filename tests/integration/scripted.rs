@@ -1,0 +1,96 @@
+//! Scripted stdio servers (tests/servers/scripted.py) for what neither real servers nor the
+//! conformance suite produce on demand: a batch on receive, version counter-offers, a storm
+//! of `list_changed`, and a late answer racing its cancellation.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use ringmcp::host::{Host, ServerEvent, ServerSpec};
+use ringmcp::protocol::{ProtocolVersion, RequestError};
+use serde_json::json;
+
+use crate::util::{host, require};
+
+fn scripted(scenario: &str) -> Option<ServerSpec> {
+    let python = require(PathBuf::from("/usr/bin/python3"), "python3")?;
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/servers/scripted.py");
+    Some(ServerSpec::new(format!("scripted-{scenario}"), python).arg(script).arg(scenario))
+}
+
+/// 2025-03-26 allowed batches, and a client MUST accept them: each element is dispatched
+/// (the log notification becomes an event, the ping request is answered, the response
+/// completes its call).
+#[test]
+fn a_batch_on_receive_is_dispatched_element_by_element() {
+    let Some(spec) = scripted("batch") else { return };
+    let host = host();
+    let client = host.spawn_blocking(spec).unwrap();
+    assert_eq!(client.protocol_version(), ProtocolVersion::V2025_03_26);
+    let events = client.events();
+    let tools = client.list_tools_blocking().unwrap();
+    assert_eq!(tools.len(), 4);
+    assert_eq!(client.call_tool_blocking("pinged", json!({})).unwrap().text(), "yes");
+    let notified = std::iter::from_fn(|| events.try_recv().ok())
+        .any(|e| matches!(e, ServerEvent::Notification(n) if n.method == "notifications/message"));
+    assert!(notified, "the batch's notification became an event");
+    assert_eq!(client.stats_blocking().unwrap().session.violations, 0);
+}
+
+/// A server that answers `initialize` with a revision we do not speak, or with an error
+/// listing what it supports: `spawn` fails with the reason, and nothing is left running.
+#[test]
+fn version_counter_offers() {
+    let Some(spec) = scripted("counter-offer") else { return };
+    let host = host();
+    let err = host.spawn_blocking(spec).unwrap_err();
+    let Some(RequestError::UnsupportedVersion { answered, .. }) = err.request_error() else {
+        panic!("{err}")
+    };
+    assert_eq!(answered, "2023-01-01");
+
+    let Some(spec) = scripted("error-offer") else { return };
+    let err = host.spawn_blocking(spec).unwrap_err();
+    let Some(RequestError::Rpc(e)) = err.request_error() else { panic!("{err}") };
+    assert_eq!(e.code, -32602);
+    assert_eq!(e.data.as_ref().unwrap()["supported"], json!(["1999-01-01"]));
+
+    // An older revision we speak is accepted and used.
+    let Some(spec) = scripted("older") else { return };
+    let client = host.spawn_blocking(spec).unwrap();
+    assert_eq!(client.protocol_version(), ProtocolVersion::V2024_11_05);
+    assert_eq!(client.call_tool_blocking("lists", json!({})).unwrap().text(), "0");
+}
+
+/// Thousands of `list_changed` in a row neither stall the connection nor cause more than one
+/// refetch: the cached list is invalidated, and fetched once when next asked for.
+#[test]
+fn a_list_changed_storm_costs_one_refetch() {
+    let Some(spec) = scripted("storm") else { return };
+    let host = Host::builder().events_capacity(64).build().unwrap();
+    let client = host.spawn_blocking(spec).unwrap();
+    let first = futures::executor::block_on(client.tools()).unwrap();
+    assert_eq!(client.call_tool_blocking("storm", json!({"n": 5000})).unwrap().text(), "stormed");
+    let fresh = futures::executor::block_on(client.tools()).unwrap();
+    assert!(!std::sync::Arc::ptr_eq(&first, &fresh));
+    let again = futures::executor::block_on(client.tools()).unwrap();
+    assert!(std::sync::Arc::ptr_eq(&fresh, &again));
+    assert_eq!(client.call_tool_blocking("lists", json!({})).unwrap().text(), "2");
+    assert_eq!(client.stats_blocking().unwrap().session.violations, 0);
+}
+
+/// A call that times out is cancelled; the server's answer, sent only once it saw the
+/// cancellation, is discarded and counted, and the next call gets its own answer.
+#[test]
+fn a_late_answer_racing_its_cancellation_is_discarded() {
+    let Some(spec) = scripted("race") else { return };
+    let host = host();
+    let client = host.spawn_blocking(spec).unwrap();
+    let timeout = Some(Duration::from_millis(200));
+    let err =
+        futures::executor::block_on(client.call_tool_with_timeout("race", json!({}), timeout))
+            .unwrap_err();
+    assert!(matches!(err.request_error(), Some(RequestError::Timeout { .. })), "{err}");
+    assert_eq!(client.call_tool_blocking("lists", json!({})).unwrap().text(), "0");
+    let stats = client.stats_blocking().unwrap().session;
+    assert_eq!((stats.timeouts, stats.late_answers, stats.violations), (1, 1, 0), "{stats:?}");
+}

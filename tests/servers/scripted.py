@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""A scripted MCP stdio server for the cases no real server produces on demand
+(tests/integration/scripted.rs). Standard library only; one scenario per process:
+
+  batch          speaks 2025-03-26 and answers tools/list with ONE line holding a batch: a log
+                 notification, a ping request to the client, and the response; the `pinged`
+                 tool says whether the client answered that ping.
+  counter-offer  answers initialize with protocolVersion 2023-01-01 (not a revision).
+  error-offer    answers initialize with -32602 "Unsupported protocol version" and
+                 data.supported, as the spec's example does.
+  older          answers initialize with 2024-11-05 (an older revision the client speaks).
+  storm          the `storm` tool sends `n` notifications/tools/list_changed before its result;
+                 the `lists` tool says how many tools/list requests arrived.
+  race           the `race` tool answers only once the client cancelled it (a late answer).
+
+Every scenario answers server/discover with -32601, as legacy servers do.
+"""
+
+import json
+import sys
+
+SCENARIO = sys.argv[1]
+lists = 0
+pinged = False
+waiting = {}  # request id of a `race` call -> True
+
+
+def send(message):
+    sys.stdout.write(json.dumps(message, separators=(",", ":")) + "\n")
+    sys.stdout.flush()
+
+
+def result(id_, value):
+    return {"jsonrpc": "2.0", "id": id_, "result": value}
+
+
+def text(value):
+    return {"content": [{"type": "text", "text": str(value)}]}
+
+
+TOOLS = [
+    {"name": name, "inputSchema": {"type": "object"}}
+    for name in ("pinged", "storm", "lists", "race")
+]
+
+
+def initialize(id_):
+    if SCENARIO == "counter-offer":
+        version = "2023-01-01"
+    elif SCENARIO == "batch":
+        version = "2025-03-26"
+    elif SCENARIO == "older":
+        version = "2024-11-05"
+    else:
+        version = "2025-11-25"
+    if SCENARIO == "error-offer":
+        send({"jsonrpc": "2.0", "id": id_, "error": {
+            "code": -32602, "message": "Unsupported protocol version",
+            "data": {"supported": ["1999-01-01"], "requested": "2025-11-25"}}})
+        return
+    send(result(id_, {"protocolVersion": version,
+                      "capabilities": {"tools": {"listChanged": True}, "logging": {}},
+                      "serverInfo": {"name": "scripted-" + SCENARIO, "version": "1"}}))
+
+
+def call(id_, params):
+    global lists
+    name = params.get("name")
+    args = params.get("arguments") or {}
+    if name == "pinged":
+        send(result(id_, text("yes" if pinged else "no")))
+    elif name == "storm":
+        for _ in range(int(args.get("n", 1000))):
+            send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+        send(result(id_, text("stormed")))
+    elif name == "lists":
+        send(result(id_, text(lists)))
+    elif name == "race":
+        waiting[id_] = True
+    else:
+        send({"jsonrpc": "2.0", "id": id_,
+              "error": {"code": -32602, "message": "Unknown tool: %s" % name}})
+
+
+for line in sys.stdin:
+    line = line.strip()
+    if not line:
+        continue
+    message = json.loads(line)
+    method = message.get("method")
+    id_ = message.get("id")
+    if method is None:
+        # A response: the client's answer to our ping.
+        if id_ == "srv-ping" and message.get("result") == {}:
+            pinged = True
+        continue
+    if method == "notifications/cancelled":
+        cancelled = message["params"]["requestId"]
+        if waiting.pop(cancelled, None):
+            send(result(cancelled, text("too late")))
+        continue
+    if id_ is None:
+        continue
+    if method == "initialize":
+        initialize(id_)
+    elif method == "tools/list":
+        lists += 1
+        page = result(id_, {"tools": TOOLS})
+        if SCENARIO == "batch":
+            send([{"jsonrpc": "2.0", "method": "notifications/message",
+                   "params": {"level": "info", "data": "in a batch"}},
+                  {"jsonrpc": "2.0", "id": "srv-ping", "method": "ping"},
+                  page])
+        else:
+            send(page)
+    elif method == "tools/call":
+        call(id_, message.get("params") or {})
+    elif method == "ping":
+        send(result(id_, {}))
+    else:
+        send({"jsonrpc": "2.0", "id": id_,
+              "error": {"code": -32601, "message": "Method not found: %s" % method}})
