@@ -187,6 +187,9 @@ struct Entry {
     /// HTTP headers for it.
     #[serde(default)]
     headers: BTreeMap<String, String>,
+    /// How its MCP revision is found: `"auto"`, `"legacy"` or `"modern"` (absent: the
+    /// host's default).
+    era: Option<crate::protocol::Era>,
     /// Other keys (`url`, `type`, `disabled`, ...), kept for later layers.
     #[serde(flatten)]
     _other: BTreeMap<String, Value>,
@@ -237,6 +240,7 @@ impl Config {
             for (k, v) in &entry.headers {
                 spec = spec.header(k, v);
             }
+            spec.era = entry.era;
             return Ok(spec);
         }
         let command =
@@ -251,6 +255,7 @@ impl Config {
         if let Some(sandbox) = &entry.sandbox {
             spec = spec.sandbox(Some(sandbox.clone()));
         }
+        spec.era = entry.era;
         Ok(spec)
     }
 }
@@ -265,11 +270,13 @@ mod tests {
             br#"{"mcpServers": {
                 "fs": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"],
                        "env": {"DEBUG": "1"}, "cwd": "/"},
-                "remote": {"url": "https://example.invalid/mcp"}
+                "remote": {"url": "https://example.invalid/mcp", "era": "modern"}
             }, "otherTopLevel": true}"#,
         )
         .unwrap();
         assert_eq!(cfg.names(), ["fs", "remote"]);
+        assert_eq!(cfg.server("remote").unwrap().era, Some(crate::protocol::Era::Modern));
+        assert_eq!(cfg.server("fs").unwrap().era, None);
         let fs = cfg.server("fs").unwrap();
         assert_eq!(fs.launch.program, "npx");
         assert_eq!(fs.launch.args.len(), 3);

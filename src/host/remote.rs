@@ -217,6 +217,12 @@ async fn run(parts: RemoteParts, inputs: async_channel::Receiver<Input>) {
                     let token = serde_json::to_vec(&id).unwrap_or_default();
                     let reason = format!("the server's stream broke: {error}");
                     r.session.handle_failed_answer(Some(&token), RequestError::Closed(CloseReason::Io(reason)));
+                    // The call failed here: tell the server to stop working on it (a dropped
+                    // stream is not a cancellation before 2026-07-28, where it is one).
+                    if !r.session.wire_version().is_some_and(|v| v.is_modern()) {
+                        let params = serde_json::json!({"requestId": id, "reason": "the response stream broke"});
+                        r.session.notify("notifications/cancelled", Some(params));
+                    }
                 }
                 // The GET stream gave up reconnecting: only unsolicited messages are lost.
                 Ok(Incoming::StreamLost { request: None, error }) => {
@@ -260,6 +266,23 @@ async fn run(parts: RemoteParts, inputs: async_channel::Receiver<Input>) {
         r.deliver();
         r.transmit(&mut sends);
     }
+}
+
+/// The request a `notifications/cancelled` line names, if it is one.
+fn cancelled_request(line: &[u8]) -> Option<Id> {
+    #[derive(serde::Deserialize)]
+    struct Cancelled {
+        method: String,
+        params: Params,
+    }
+    #[derive(serde::Deserialize)]
+    struct Params {
+        #[serde(rename = "requestId")]
+        request_id: Id,
+    }
+    memchr::memmem::find(line, b"notifications/cancelled")?;
+    let c: Cancelled = serde_json::from_slice(line).ok()?;
+    (c.method == "notifications/cancelled").then_some(c.params.request_id)
 }
 
 /// What follows the handshake's last POST (`notifications/initialized`).
@@ -321,6 +344,15 @@ impl Remote {
             let mut sniffer = IdSniffer::new();
             sniffer.feed(&bytes);
             let token = sniffer.id().map(<[u8]>::to_vec);
+            let Some(transport) = &self.transport else { continue };
+            if let Some(id) = cancelled_request(&bytes) {
+                // Stop following the request's stream; in 2026-07-28 closing it *is* the
+                // cancellation over HTTP, and no notification is sent (MCP-CLIENT.md §2).
+                transport.cancel_stream(&id);
+                if modern {
+                    continue;
+                }
+            }
             let headers =
                 if modern { self.param_headers(&bytes, token.as_deref()) } else { vec![] };
             let Some(transport) = &self.transport else { continue };

@@ -400,6 +400,15 @@ impl<T> Session<T> {
         let method = match method {
             "ping" => "server/discover",
             "logging/setLevel" => return self.set_log_level(params, token),
+            "resources/subscribe" | "resources/unsubscribe" | "notifications/initialized" => {
+                let reason = "not part of 2026-07-28 (resource updates come through \
+                              subscriptions/listen, which ringmcp does not open yet)"
+                    .to_owned();
+                return Err((
+                    token,
+                    RequestError::InvalidRequest { method: method.into(), reason },
+                ));
+            }
             other => other,
         };
         let meta = self.request_meta(version);

@@ -88,6 +88,10 @@ fn a_modern_server_gets_meta_on_every_request() {
     let (token, e) = s.request("tools/call", Some(&array), t0, None, 3).unwrap_err();
     assert_eq!(token, 3);
     assert!(matches!(e, RequestError::InvalidRequest { .. }), "{e}");
+    let uri = RawValue::from_string(r#"{"uri":"file:///x"}"#.into()).unwrap();
+    let (_, e) = s.request("resources/subscribe", Some(&uri), t0, None, 4).unwrap_err();
+    assert!(e.to_string().contains("subscriptions/listen"), "{e}");
+    assert!(sent(&mut s).is_empty());
 }
 
 #[test]
