@@ -508,7 +508,27 @@ impl Client {
         arguments: Value,
         timeout: Option<Duration>,
     ) -> impl Future<Output = Result<CallToolResult>> + Send + 'static {
-        self.typed("tools/call", call_params(name, arguments), timeout)
+        use futures::future::Either;
+        // A tool that must run as a task (2025-11-25, checklist 43), known from the cached
+        // list (never fetched just for this): created, polled, its result fetched.
+        let as_task = self.supports_tool_tasks()
+            && self
+                .cached_tool(name)
+                .is_some_and(|t| super::tasks::task_support(&t.extra) == "required");
+        if as_task {
+            let (client, name) = (self.clone(), name.to_owned());
+            Either::Left(async move { client.call_tool_as_task(&name, arguments).await })
+        } else {
+            Either::Right(self.typed("tools/call", call_params(name, arguments), timeout))
+        }
+    }
+
+    /// The tool `name` from the cached list of [`tools`](Self::tools), if it was fetched and
+    /// is still current.
+    pub(crate) fn cached_tool(&self, name: &str) -> Option<Tool> {
+        let cache = self.inner.cache.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let cached = cache.tools.as_ref()?;
+        cached.list.iter().find(|t| t.name == name).cloned()
     }
 
     /// `tools/call` with a `progressToken`: the server's progress notifications for this call

@@ -27,6 +27,7 @@ mod handler;
 mod remote;
 mod spilling;
 mod stderr;
+mod tasks;
 
 use std::future::Future;
 use std::os::fd::OwnedFd;
@@ -53,6 +54,7 @@ pub use events::{EventStream, ServerEvent};
 pub use handler::ClientHandler;
 pub use remote::RemoteSpec;
 pub use spilling::SpillConfig;
+pub use tasks::Task;
 
 use client::{ClientInner, block_on};
 use driver::{Command, Driver, DriverConfig, ParsedQueue, QueuedRequest};

@@ -137,3 +137,69 @@ fn sampling_and_elicitation_go_to_the_host_handler() {
     let r = client.call_tool_blocking("trigger-elicitation-request", json!({})).unwrap();
     assert!(r.text().to_lowercase().contains("decline"), "{}", r.text());
 }
+
+/// Tasks (2025-11-25, checklist 26 and 43): `simulate-research-query` says
+/// `taskSupport: "required"`, so `call_tool` makes it a task: created, polled with `tasks/get`,
+/// its result fetched with `tasks/result`; an ambiguous query pauses the task for an
+/// elicitation, which reaches the handler through `tasks/result`; a caller that stops waiting
+/// cancels the task with `tasks/cancel`.
+#[test]
+fn task_tools_are_polled_to_completion_and_cancelled_with_tasks_cancel() {
+    use ringmcp::host::ClientHandler;
+    use ringmcp::jsonrpc::ErrorObject;
+    use ringmcp::protocol::ClientFeatures;
+    struct Clarify;
+    impl ClientHandler for Clarify {
+        fn features(&self) -> ClientFeatures {
+            ClientFeatures { elicitation_form: true, ..ClientFeatures::default() }
+        }
+        fn elicit(
+            &self,
+            _: &str,
+            params: serde_json::Value,
+        ) -> Result<serde_json::Value, ErrorObject> {
+            let options = &params["requestedSchema"]["properties"]["interpretation"]["oneOf"];
+            let first = options[0]["const"].clone();
+            Ok(json!({"action": "accept", "content": {"interpretation": first}}))
+        }
+    }
+    let Some(spec) = everything() else { return };
+    let host = Host::builder().handler(std::sync::Arc::new(Clarify)).build().unwrap();
+    let client = host.spawn_blocking(spec).unwrap();
+    assert!(client.supports_tool_tasks());
+    let tools = futures::executor::block_on(client.tools()).unwrap();
+    let tool = tools.iter().find(|t| t.name == "simulate-research-query").unwrap();
+    assert_eq!(tool.extra["execution"]["taskSupport"], "required");
+
+    let started = Instant::now();
+    let r =
+        client.call_tool_blocking("simulate-research-query", json!({"topic": "io_uring"})).unwrap();
+    assert!(r.text().contains("Research Report: io_uring"), "{}", r.text());
+    assert!(started.elapsed() >= Duration::from_secs(3), "four 1 s stages were waited for");
+
+    let r = client
+        .call_tool_blocking(
+            "simulate-research-query",
+            json!({"topic": "python", "ambiguous": true}),
+        )
+        .unwrap();
+    assert!(r.text().contains("Clarification"), "{}", r.text());
+
+    // Dropped after a second: the task is cancelled on the server.
+    let call = client.call_tool("simulate-research-query", json!({"topic": "cancel me"}));
+    let timer = futures_timer::Delay::new(Duration::from_millis(1200));
+    futures::executor::block_on(async {
+        futures::pin_mut!(call);
+        futures::future::select(call, timer).await;
+    });
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let listed = client.request_blocking("tasks/list", None, None).unwrap();
+        let tasks = listed["tasks"].as_array().cloned().unwrap_or_default();
+        if tasks.iter().any(|t| t["status"] == "cancelled") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "no cancelled task: {tasks:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
