@@ -51,6 +51,8 @@ pub(crate) struct ListCache {
     tools: Option<Cached<Tool>>,
     resources: Option<Cached<Resource>>,
     prompts: Option<Cached<Prompt>>,
+    /// 2026-07-28: what the `subscriptions/listen` stream asks for.
+    listen: crate::protocol::ListenFilter,
 }
 
 /// One cached list: the change count it was fetched at, and (2026-07-28) until when the
@@ -401,6 +403,7 @@ impl Client {
     /// # Errors
     /// As [`list_tools`](Self::list_tools).
     pub async fn tools(&self) -> Result<Arc<Vec<Tool>>> {
+        self.listen_for_list_changes("tools");
         let epoch = &self.inner.lists.tools;
         self.cached(epoch, |c| &mut c.tools, self.list_tools_ttl()).await
     }
@@ -411,6 +414,7 @@ impl Client {
     /// # Errors
     /// As [`list_resources`](Self::list_resources).
     pub async fn resources(&self) -> Result<Arc<Vec<Resource>>> {
+        self.listen_for_list_changes("resources");
         let epoch = &self.inner.lists.resources;
         self.cached(epoch, |c| &mut c.resources, self.list_all_ttl("resources/list", "resources"))
             .await
@@ -422,6 +426,7 @@ impl Client {
     /// # Errors
     /// As [`list_prompts`](Self::list_prompts).
     pub async fn prompts(&self) -> Result<Arc<Vec<Prompt>>> {
+        self.listen_for_list_changes("prompts");
         let epoch = &self.inner.lists.prompts;
         self.cached(epoch, |c| &mut c.prompts, self.list_all_ttl("prompts/list", "prompts")).await
     }
@@ -584,11 +589,59 @@ impl Client {
     /// # Errors
     /// [`Error::InvalidArgument`] (nothing sent) when the server did not declare
     /// `resources.subscribe`; otherwise as [`request`](Self::request).
+    ///
+    /// In 2026-07-28 the URI is added to the `subscriptions/listen` stream's
+    /// `resourceSubscriptions` (the stream is reopened with the new filter); the future is
+    /// ready at once.
     pub fn subscribe_resource(
         &self,
         uri: &str,
     ) -> impl Future<Output = Result<()>> + Send + 'static {
-        self.checked("resources/subscribe", &["resources", "subscribe"], json!({ "uri": uri }))
+        use futures::future::Either;
+        if self.protocol_version().is_modern() {
+            let uri = uri.to_owned();
+            let outcome = self.require(&["resources", "subscribe"]).map(|()| {
+                self.update_listen(|f| {
+                    if !f.resource_subscriptions.contains(&uri) {
+                        f.resource_subscriptions.push(uri);
+                    }
+                });
+            });
+            return Either::Left(std::future::ready(outcome));
+        }
+        Either::Right(self.checked(
+            "resources/subscribe",
+            &["resources", "subscribe"],
+            json!({ "uri": uri }),
+        ))
+    }
+
+    /// 2026-07-28: changes the `subscriptions/listen` filter and reopens the stream when it
+    /// changed.
+    fn update_listen(&self, change: impl FnOnce(&mut crate::protocol::ListenFilter)) {
+        let mut cache = self.inner.cache.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let before = cache.listen.clone();
+        change(&mut cache.listen);
+        if cache.listen != before {
+            let filter = cache.listen.clone();
+            drop(cache);
+            self.inner.reactor.send(Command::Listen { id: self.inner.id, filter });
+        }
+    }
+
+    /// 2026-07-28: a cached list is kept fresh by its `list_changed` notifications, which only
+    /// come through `subscriptions/listen`: ask for them there when the server offers them.
+    fn listen_for_list_changes(&self, kind: &str) {
+        if !self.protocol_version().is_modern()
+            || self.server_info().capabilities[kind]["listChanged"] != true
+        {
+            return;
+        }
+        self.update_listen(|f| match kind {
+            "tools" => f.tools_list_changed = true,
+            "prompts" => f.prompts_list_changed = true,
+            _ => f.resources_list_changed = true,
+        });
     }
 
     /// `resources/unsubscribe`.
@@ -599,7 +652,18 @@ impl Client {
         &self,
         uri: &str,
     ) -> impl Future<Output = Result<()>> + Send + 'static {
-        self.checked("resources/unsubscribe", &["resources", "subscribe"], json!({ "uri": uri }))
+        use futures::future::Either;
+        if self.protocol_version().is_modern() {
+            let outcome = self.require(&["resources", "subscribe"]).map(|()| {
+                self.update_listen(|f| f.resource_subscriptions.retain(|u| u != uri));
+            });
+            return Either::Left(std::future::ready(outcome));
+        }
+        Either::Right(self.checked(
+            "resources/unsubscribe",
+            &["resources", "subscribe"],
+            json!({ "uri": uri }),
+        ))
     }
 
     /// `logging/setLevel`; the server's `notifications/message` go to `tracing` at their

@@ -95,6 +95,11 @@ pub(crate) enum Command {
         id: u64,
         roots: Vec<crate::protocol::Root>,
     },
+    /// 2026-07-28: (re)open server `id`'s `subscriptions/listen` with this filter.
+    Listen {
+        id: u64,
+        filter: crate::protocol::ListenFilter,
+    },
     /// The caller of request `seq` stopped waiting (dropped its future).
     Cancel {
         id: u64,
@@ -389,6 +394,12 @@ impl Driver {
             Command::SetRoots { id, roots } => {
                 if let Some(conn) = self.conns.get_mut(&id) {
                     conn.session.set_roots(roots);
+                    conn.flush(&mut self.ring, now);
+                }
+            }
+            Command::Listen { id, filter } => {
+                if let Some(conn) = self.conns.get_mut(&id) {
+                    conn.session.listen(filter, now);
                     conn.flush(&mut self.ring, now);
                 }
             }

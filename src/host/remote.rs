@@ -520,6 +520,7 @@ impl Remote {
                 return true;
             }
             Command::SetRoots { roots, .. } => self.session.set_roots(roots),
+            Command::Listen { filter, .. } => self.session.listen(filter, Instant::now()),
             Command::Spawn { .. } | Command::Stop => {}
         }
         false

@@ -208,6 +208,46 @@ struct Round<T> {
     rounds: u8,
 }
 
+/// What a 2026-07-28 `subscriptions/listen` asks for: each notification type is opt-in.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListenFilter {
+    /// `notifications/tools/list_changed`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tools_list_changed: bool,
+    /// `notifications/prompts/list_changed`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub prompts_list_changed: bool,
+    /// `notifications/resources/list_changed`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub resources_list_changed: bool,
+    /// `notifications/resources/updated` for these URIs (replaces `resources/subscribe`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resource_subscriptions: Vec<String>,
+}
+
+impl ListenFilter {
+    /// Whether it asks for nothing (then no subscription is kept open).
+    pub fn is_empty(&self) -> bool {
+        *self == ListenFilter::default()
+    }
+
+    /// Whether everything `other` grants was asked for here.
+    fn covers(&self, other: &ListenFilter) -> bool {
+        (self.tools_list_changed || !other.tools_list_changed)
+            && (self.prompts_list_changed || !other.prompts_list_changed)
+            && (self.resources_list_changed || !other.resources_list_changed)
+            && other.resource_subscriptions.iter().all(|u| self.resource_subscriptions.contains(u))
+    }
+}
+
+/// The open `subscriptions/listen` of a 2026-07-28 session.
+#[derive(Debug, Clone)]
+struct Listen {
+    id: i64,
+    filter: ListenFilter,
+}
+
 /// A `notifications/progress` for a request in flight.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Progress {
@@ -250,6 +290,8 @@ pub struct Session<T> {
     /// 2026-07-28: the level sent as `_meta` logLevel on every request (set through
     /// `logging/setLevel`, which that revision replaced by the per-request member).
     log_level: Option<String>,
+    /// 2026-07-28: the open `subscriptions/listen`, if any.
+    listen: Option<Listen>,
 }
 
 impl<T> Session<T> {
@@ -273,6 +315,103 @@ impl<T> Session<T> {
             round_inputs: HashMap::new(),
             next_input: 0,
             log_level: None,
+            listen: None,
+        }
+    }
+
+    /// 2026-07-28: (re)opens the `subscriptions/listen` stream with `filter` (MCP-CLIENT.md
+    /// checklist 79): the open one, if any, is cancelled first (`notifications/cancelled`; over
+    /// HTTP that closes its stream), and an empty filter leaves none open. The stream has no
+    /// deadline; its notifications carry its id in `_meta` subscriptionId, and those of an
+    /// older stream are dropped. Ignored in the legacy era (`resources/subscribe` there).
+    pub fn listen(&mut self, filter: ListenFilter, now: Instant) {
+        self.clock = Some(now);
+        let Some(version) = self.modern() else { return };
+        if let Some(old) = self.listen.take() {
+            let params = json!({"requestId": old.id, "reason": "subscription replaced"});
+            self.notify("notifications/cancelled", Some(params));
+            self.remember_abandoned(old.id);
+        }
+        if filter.is_empty() {
+            return;
+        }
+        let id = self.next_id;
+        self.next_id += 1;
+        let meta = self.request_meta(version);
+        let body = json!({ "notifications": filter }).to_string();
+        let body = RawValue::from_string(body).expect("serde_json output is JSON");
+        let params = modern::with_meta(Some(&body), &meta).expect("an object");
+        let line = jsonrpc::encode_request(&Id::Number(id), "subscriptions/listen", Some(&params));
+        self.transmit.push_back(line.into());
+        self.stats.requests += 1;
+        self.listen = Some(Listen { id, filter });
+    }
+
+    /// The filter of the open `subscriptions/listen`, if one is open.
+    pub fn listening(&self) -> Option<&ListenFilter> {
+        self.listen.as_ref().map(|l| &l.filter)
+    }
+
+    /// Routes what belongs to the `subscriptions/listen` stream. Returns true when the message
+    /// was consumed (a stale stream's notification, the stream's end).
+    fn on_listen_message(&mut self, msg: &RawMessage) -> bool {
+        let listen_id = self.listen.as_ref().map(|l| l.id);
+        match msg {
+            RawMessage::Response(resp) => {
+                // The server ended the stream (gracefully, or with an error).
+                if let (Some(Id::Number(n)), Some(id)) = (&resp.id, listen_id)
+                    && *n == id
+                {
+                    self.listen = None;
+                    tracing::debug!("the server ended subscriptions/listen {id}");
+                    return true;
+                }
+                false
+            }
+            RawMessage::Notification(n) => {
+                let params = n.params.as_ref();
+                let cancelled = (n.method == "notifications/cancelled")
+                    .then(|| params.and_then(|p| p.get("requestId")).and_then(Value::as_i64))
+                    .flatten();
+                if cancelled.is_some() && cancelled == listen_id {
+                    // stdio: the server tears the subscription down.
+                    self.listen = None;
+                    return false;
+                }
+                let tagged = params
+                    .and_then(|p| p.get("_meta"))
+                    .and_then(|m| m.get(modern::META_SUBSCRIPTION_ID))
+                    .and_then(Value::as_i64);
+                let Some(tagged) = tagged else { return false };
+                if Some(tagged) != listen_id {
+                    tracing::debug!("dropped {} of a closed subscription {tagged}", n.method);
+                    return true;
+                }
+                if n.method == "notifications/subscriptions/acknowledged" {
+                    let granted = params
+                        .and_then(|p| p.get("notifications"))
+                        .and_then(|f| serde_json::from_value::<ListenFilter>(f.clone()).ok());
+                    let asked = self.listen.as_ref().map(|l| l.filter.clone()).unwrap_or_default();
+                    match granted {
+                        Some(granted) if !asked.covers(&granted) => {
+                            self.violation(Violation::InvalidMessage(format!(
+                                "subscriptions/listen acknowledged {granted:?}, more than asked ({asked:?})"
+                            )));
+                        }
+                        Some(granted) if granted != asked => {
+                            tracing::info!(
+                                "subscriptions/listen: the server granted {granted:?} of {asked:?}"
+                            );
+                        }
+                        Some(_) => {}
+                        None => self.violation(Violation::InvalidMessage(
+                            "subscriptions/acknowledged without a notifications filter".into(),
+                        )),
+                    }
+                }
+                false
+            }
+            RawMessage::Request(_) => false,
         }
     }
 
@@ -716,6 +855,7 @@ impl<T> Session<T> {
         }
         self.round_inputs.clear();
         self.reissued.clear();
+        self.listen = None;
         self.deadlines.clear();
     }
 
@@ -874,6 +1014,9 @@ impl<T> Session<T> {
     }
 
     fn dispatch(&mut self, msg: RawMessage) {
+        if self.listen.is_some() && self.on_listen_message(&msg) {
+            return;
+        }
         match msg {
             RawMessage::Response(resp) => match resp.id {
                 Some(Id::Number(n)) if self.pending.contains_key(&n) => {

@@ -350,3 +350,95 @@ fn closing_fails_calls_waiting_for_input() {
         "{ev:?}"
     );
 }
+
+/// `subscriptions/listen` (checklist 79): only the wanted types, its notifications demuxed by
+/// subscription id, replaced by cancelling the old stream, the acknowledgement checked.
+#[test]
+fn listen_streams_are_demultiplexed_and_replaced() {
+    let t0 = crate::fuzzing::epoch();
+    let mut s = modern(SessionConfig::default(), t0);
+    let filter = ListenFilter {
+        resource_subscriptions: vec!["file:///a".into()],
+        ..ListenFilter::default()
+    };
+    s.listen(filter.clone(), t0);
+    let out = sent(&mut s);
+    assert_eq!(out[0]["method"], "subscriptions/listen");
+    assert_eq!(out[0]["params"]["notifications"], json!({"resourceSubscriptions": ["file:///a"]}));
+    assert_eq!(out[0]["params"]["_meta"][META_PROTOCOL_VERSION], "2026-07-28");
+    let first = out[0]["id"].clone();
+    assert_eq!(s.listening(), Some(&filter));
+    assert_eq!(s.poll_timeout(), None, "a listen stream has no deadline");
+    let tagged = |method: &str, id: &Value, extra: Value| {
+        let mut params = extra;
+        params["_meta"] = json!({"io.modelcontextprotocol/subscriptionId": id});
+        json!({"jsonrpc": "2.0", "method": method, "params": params})
+    };
+    feed(
+        &mut s,
+        tagged(
+            "notifications/subscriptions/acknowledged",
+            &first,
+            json!({"notifications": {"resourceSubscriptions": ["file:///a"]}}),
+        ),
+        t0,
+    );
+    feed(
+        &mut s,
+        tagged("notifications/resources/updated", &first, json!({"uri": "file:///a"})),
+        t0,
+    );
+    let ev = events(&mut s);
+    assert_eq!(ev.len(), 2, "{ev:?}");
+    assert!(
+        matches!(&ev[1], Event::Notification(n) if n.method == "notifications/resources/updated")
+    );
+
+    // Replaced: the old stream is cancelled, its notifications and answer are dropped.
+    s.listen(ListenFilter { tools_list_changed: true, ..ListenFilter::default() }, t0);
+    let out = sent(&mut s);
+    assert_eq!(out[0]["method"], "notifications/cancelled");
+    assert_eq!(out[0]["params"]["requestId"], first);
+    assert_eq!(out[1]["params"]["notifications"], json!({"toolsListChanged": true}));
+    let second = out[1]["id"].clone();
+    feed(
+        &mut s,
+        tagged("notifications/resources/updated", &first, json!({"uri": "file:///a"})),
+        t0,
+    );
+    reply(&mut s, &first, json!({}), t0);
+    assert!(events(&mut s).is_empty());
+    assert_eq!(s.stats().late_answers, 1);
+    assert_eq!(s.stats().violations, 0);
+
+    // An acknowledgement granting more than asked is a violation.
+    feed(
+        &mut s,
+        tagged(
+            "notifications/subscriptions/acknowledged",
+            &second,
+            json!({"notifications": {"toolsListChanged": true, "promptsListChanged": true}}),
+        ),
+        t0,
+    );
+    assert!(events(&mut s).iter().any(|e| matches!(e, Event::Violation(_))));
+
+    // The server ends it (stdio: notifications/cancelled naming it): nothing open any more.
+    let end = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                     "params": {"requestId": second}});
+    feed(&mut s, end, t0);
+    assert_eq!(s.listening(), None);
+    // An empty filter opens nothing.
+    s.listen(ListenFilter::default(), t0);
+    assert!(sent(&mut s).is_empty());
+}
+
+#[test]
+fn listen_is_a_no_op_in_the_legacy_era() {
+    let t0 = crate::fuzzing::epoch();
+    let mut s = TestSession::new(SessionConfig { era: Era::Legacy, ..Default::default() });
+    s.handshake(t0, 0);
+    sent(&mut s);
+    s.listen(ListenFilter { tools_list_changed: true, ..ListenFilter::default() }, t0);
+    assert!(sent(&mut s).is_empty());
+}

@@ -143,3 +143,46 @@ fn input_required_rounds_go_through_the_handler() {
     assert_eq!(input, "elicitation/create");
     assert_eq!(client.call_tool_blocking("echo", json!({"text": "on"})).unwrap().text(), "on");
 }
+
+/// 2026-07-28 has no `resources/subscribe` and no GET stream: resource updates and list
+/// changes come on the `subscriptions/listen` stream, which `subscribe_resource` and the list
+/// caches open (and reopen with a new filter) by themselves.
+#[test]
+fn subscriptions_go_through_the_listen_stream() {
+    use ringmcp::host::ServerEvent;
+    let host = host();
+    let spec = reference("ref-listen", &["--era", "modern", "--fault-tools"]);
+    let client = host.spawn_blocking(spec).unwrap();
+    assert_eq!(client.protocol_version(), ProtocolVersion::V2026_07_28);
+    let events = client.events();
+    let uri = "ringmcp://reference/readme";
+    client.subscribe_resource_blocking(uri).unwrap();
+    assert_eq!(
+        client.call_tool_blocking("touch", json!({"times": 3})).unwrap().text(),
+        "touched 1 resources 3 times"
+    );
+    let updates: Vec<u64> = std::iter::from_fn(|| events.try_recv().ok())
+        .filter_map(|e| match e {
+            ServerEvent::ResourceUpdated { uri: u, seq } if u == uri => Some(seq),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(updates, [1, 2, 3]);
+    client.unsubscribe_resource_blocking(uri).unwrap();
+    assert_eq!(
+        client.call_tool_blocking("touch", json!({"times": 1})).unwrap().text(),
+        "touched 0 resources 1 times"
+    );
+
+    // The tool list cache asks for `toolsListChanged` and is refreshed by it.
+    let first = futures::executor::block_on(client.tools()).unwrap();
+    let again = futures::executor::block_on(client.tools()).unwrap();
+    assert!(!std::sync::Arc::ptr_eq(&first, &again), "ttlMs 0: not cached");
+    client.call_tool_blocking("notify", json!({})).unwrap();
+    let changed = std::iter::from_fn(|| events.try_recv().ok()).any(|e| {
+        matches!(&e, ServerEvent::Notification(n) if n.method == "notifications/tools/list_changed")
+    });
+    assert!(changed, "list_changed arrived on the listen stream");
+    let stats = client.stats_blocking().unwrap().session;
+    assert_eq!(stats.violations, 0, "{stats:?}");
+}

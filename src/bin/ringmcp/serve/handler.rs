@@ -114,6 +114,9 @@ pub(crate) struct Server<E> {
     confirm_states: std::collections::HashSet<String>,
     /// `confirm` calls so far (numbers the states).
     confirms: u64,
+    /// 2026-07-28: the open `subscriptions/listen` stream (its request id) and what it was
+    /// granted.
+    pub(super) listen: Option<(Id, super::tools::Granted)>,
 }
 
 impl<E: Write> Server<E> {
@@ -131,6 +134,7 @@ impl<E: Write> Server<E> {
             era: config.era,
             confirm_states: std::collections::HashSet::new(),
             confirms: 0,
+            listen: None,
         }
     }
 
@@ -191,9 +195,19 @@ impl<E: Write> Server<E> {
     fn message(&mut self, message: Message, out: &mut impl Write) -> io::Result<Option<Deferred>> {
         match message {
             Message::Request(request) => self.request(request, out),
-            // Notifications are never answered; none of them changes this server's state
-            // (`notifications/initialized` is not required before other requests).
-            Message::Notification(_) => Ok(None),
+            // Notifications are never answered; only a cancellation of the open
+            // `subscriptions/listen` changes this server's state (`notifications/initialized`
+            // is not required before other requests).
+            Message::Notification(n) => {
+                let cancelled = n.params.as_ref().and_then(|p| p.get("requestId"));
+                if n.method == "notifications/cancelled"
+                    && let Some((listen, _)) = &self.listen
+                    && cancelled.is_some_and(|c| json!(listen) == *c)
+                {
+                    self.listen = None;
+                }
+                Ok(None)
+            }
             Message::Response(response) => {
                 self.response(response, out)?;
                 Ok(None)
@@ -213,6 +227,12 @@ impl<E: Write> Server<E> {
         let outcome = match method.as_str() {
             "ping" if !modern => Ok(json!({})),
             "server/discover" if modern => Ok(self.discover()),
+            // A long-lived request: acknowledged now, answered never (the client cancels it);
+            // the tools tag their notifications with its id.
+            "subscriptions/listen" if modern => {
+                self.listen(id, params, out)?;
+                return Ok(None);
+            }
             "initialize" if self.era != Era::Modern => self.initialize(params),
             // A legacy server that drops what it does not know before `initialize`.
             _ if self.era == Era::Silent && self.phase == Phase::AwaitingInitialize => {
@@ -317,13 +337,33 @@ impl<E: Write> Server<E> {
         }
     }
 
+    /// `subscriptions/listen`: grants what this server can send (tool list changes and
+    /// resource updates), acknowledges with the stream's id, and keeps the stream open.
+    fn listen(&mut self, id: Id, params: Option<Value>, out: &mut impl Write) -> io::Result<()> {
+        let asked = params.as_ref().and_then(|p| p.get("notifications")).cloned();
+        let Some(Value::Object(asked)) = asked else {
+            let e = ErrorObject::new(codes::INVALID_PARAMS, "notifications filter required");
+            return write_error(out, Some(&id), &e);
+        };
+        let granted: Map<String, Value> = asked
+            .into_iter()
+            .filter(|(k, _)| k == "toolsListChanged" || k == "resourceSubscriptions")
+            .collect();
+        let params = json!({"notifications": granted,
+                            "_meta": {super::tools::SUBSCRIPTION_ID: id}});
+        let method = "notifications/subscriptions/acknowledged";
+        super::tools::write_notification(out, method, Some(params))?;
+        self.listen = Some((id, super::tools::Granted(Value::Object(granted))));
+        Ok(())
+    }
+
     /// The `DiscoverResult`.
     fn discover(&self) -> Value {
         json!({
             "supportedVersions": [MODERN_VERSION],
             "capabilities": {
-                "tools": {},
-                "resources": {},
+                "tools": {"listChanged": true},
+                "resources": {"subscribe": true},
                 "prompts": {},
                 "logging": {},
                 "completions": {},

@@ -143,19 +143,39 @@ impl<E: Write> Server<E> {
                 write_result(out, &id, &text_result(format!("started {started} of {n}"), false))?;
             }
             Call::Touch(times) => {
+                // 2026-07-28: the URIs of the `subscriptions/listen` stream, tagged with its id.
+                let (uris, tag) = match &self.listen {
+                    Some((listen, filter)) => (filter.resource_uris(), Some(listen.clone())),
+                    None => (self.subscribed.iter().cloned().collect(), None),
+                };
                 for _ in 0..times {
-                    for uri in &self.subscribed {
-                        let params = json!({"uri": uri});
+                    for uri in &uris {
+                        let mut params = json!({"uri": uri});
+                        if let Some(tag) = &tag {
+                            params["_meta"] = json!({SUBSCRIPTION_ID: tag});
+                        }
                         write_notification(out, "notifications/resources/updated", Some(params))?;
                     }
                 }
-                let text = format!("touched {} resources {times} times", self.subscribed.len());
+                let text = format!("touched {} resources {times} times", uris.len());
                 write_result(out, &id, &text_result(text, false))?;
             }
             Call::Notify => {
-                write_notification(out, "notifications/tools/list_changed", None)?;
-                let params = json!({"level": "info", "data": "hello"});
-                write_notification(out, "notifications/message", Some(params))?;
+                match &self.listen {
+                    // 2026-07-28: only what the stream asked for, tagged with its id.
+                    Some((listen, filter)) => {
+                        if filter.0["toolsListChanged"] == true {
+                            let params = json!({"_meta": {SUBSCRIPTION_ID: listen}});
+                            let method = "notifications/tools/list_changed";
+                            write_notification(out, method, Some(params))?;
+                        }
+                    }
+                    None => {
+                        write_notification(out, "notifications/tools/list_changed", None)?;
+                        let params = json!({"level": "info", "data": "hello"});
+                        write_notification(out, "notifications/message", Some(params))?;
+                    }
+                }
                 write_result(out, &id, &text_result("notified", false))?;
             }
             Call::AskRoots => {
@@ -309,7 +329,25 @@ pub(crate) fn write_export(out: &mut impl Write, id: &Id, uri: &str, len: u64) -
 }
 
 /// Writes a notification line.
-fn write_notification(out: &mut impl Write, method: &str, params: Option<Value>) -> io::Result<()> {
+/// `_meta` key tagging a notification with its `subscriptions/listen` stream.
+pub(super) const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
+
+/// The filter a `subscriptions/listen` stream was granted (its `notifications` object).
+#[derive(Debug, Clone)]
+pub(crate) struct Granted(pub(crate) Value);
+
+impl Granted {
+    fn resource_uris(&self) -> Vec<String> {
+        let uris = self.0["resourceSubscriptions"].as_array();
+        uris.into_iter().flatten().filter_map(Value::as_str).map(str::to_owned).collect()
+    }
+}
+
+pub(super) fn write_notification(
+    out: &mut impl Write,
+    method: &str,
+    params: Option<Value>,
+) -> io::Result<()> {
     out.write_all(&jsonrpc::encode_notification(method, params).map_err(io::Error::other)?)
 }
 
