@@ -375,6 +375,14 @@ impl Conn {
                     tracing::warn!(server = &*self.name, "protocol violation: {v}");
                     self.emit(ServerEvent::Violation(v));
                 }
+                Event::Unresponsive { silent_for } => {
+                    let name = &*self.name;
+                    tracing::warn!(
+                        server = name,
+                        "keep-alive ping unanswered; silent for {silent_for:?}"
+                    );
+                    self.emit(ServerEvent::Unresponsive { silent_for });
+                }
             }
         }
         // Answers queued while handling events (a refused server request).

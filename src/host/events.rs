@@ -37,6 +37,13 @@ pub enum ServerEvent {
     },
     /// The server broke the protocol (e.g. a non-JSON line on stdout); the session carries on.
     Violation(Violation),
+    /// A keep-alive ping ([`HostBuilder::keep_alive`](super::HostBuilder::keep_alive)) went
+    /// unanswered: the server has sent nothing for `silent_for`. The connection stays up; the
+    /// application decides whether to restart the server.
+    Unresponsive {
+        /// Time since the server's last message.
+        silent_for: std::time::Duration,
+    },
     /// The connection ended; the last event of the stream.
     Closed(CloseReason),
 }

@@ -202,6 +202,14 @@ impl HostBuilder {
         self
     }
 
+    /// Keep-alive: ping a server that has sent nothing for `interval` (in 2026-07-28, which has
+    /// no ping, a `server/discover`); an unanswered ping (within the request timeout) is
+    /// reported as [`ServerEvent::Unresponsive`]. Default: off.
+    pub fn keep_alive(mut self, interval: Duration) -> Self {
+        self.session.keep_alive = Some(interval);
+        self
+    }
+
     /// How long the `server/discover` probe waits before falling back to `initialize`
     /// (default 3 s; only a legacy server that ignores unknown requests makes it wait).
     pub fn probe_timeout(mut self, timeout: Duration) -> Self {

@@ -80,6 +80,10 @@ pub struct SessionConfig {
     /// How long the `server/discover` probe of [`Era::Auto`] waits before falling back to
     /// `initialize` (a legacy server may ignore a request it does not know). Default 3 s.
     pub probe_timeout: Duration,
+    /// Keep-alive: after this long without a frame from the server, send `ping` (in
+    /// 2026-07-28, which has no ping: `server/discover`); no answer within the request timeout
+    /// raises [`Event::Unresponsive`]. Default: off.
+    pub keep_alive: Option<Duration>,
 }
 
 /// Which server→client requests the client answers (and so declares in `initialize`).
@@ -106,6 +110,7 @@ impl Default for SessionConfig {
             features: ClientFeatures::default(),
             era: Era::Auto,
             probe_timeout: Duration::from_secs(3),
+            keep_alive: None,
         }
     }
 }
@@ -142,6 +147,13 @@ pub enum Event<T> {
     },
     /// The server broke the protocol; the session carries on.
     Violation(Violation),
+    /// A keep-alive ping ([`SessionConfig::keep_alive`]) went unanswered: nothing has come
+    /// from the server for `silent_for`. The session carries on (the application decides
+    /// whether to restart the server); the next ping follows after another interval.
+    Unresponsive {
+        /// Time since the server's last frame.
+        silent_for: Duration,
+    },
 }
 
 /// Counters, for diagnostics and tests.
@@ -162,6 +174,10 @@ pub struct SessionStats {
     /// Answers that arrived after their request was cancelled or timed out: discarded, never
     /// delivered to anyone.
     pub late_answers: u64,
+    /// Keep-alive pings sent.
+    pub keepalive_pings: u64,
+    /// Keep-alive pings that went unanswered ([`Event::Unresponsive`]).
+    pub keepalive_timeouts: u64,
 }
 
 /// How many cancelled or timed-out request ids are remembered to recognise late answers.
@@ -292,6 +308,11 @@ pub struct Session<T> {
     log_level: Option<String>,
     /// 2026-07-28: the open `subscriptions/listen`, if any.
     listen: Option<Listen>,
+    /// The keep-alive ping in flight: its id and when it was sent.
+    keepalive: Option<(i64, Instant)>,
+    /// Since when the server has been silent, for the keep-alive: the last frame received, or
+    /// the last unanswered ping's expiry.
+    idle_since: Option<Instant>,
 }
 
 impl<T> Session<T> {
@@ -316,7 +337,53 @@ impl<T> Session<T> {
             next_input: 0,
             log_level: None,
             listen: None,
+            keepalive: None,
+            idle_since: None,
         }
+    }
+
+    /// When the keep-alive next needs attention: the ping's deadline while one is in flight,
+    /// else the moment the server will have been silent for the interval.
+    fn keepalive_due(&self) -> Option<Instant> {
+        let interval = self.config.keep_alive?;
+        if !self.state.is_active() {
+            return None;
+        }
+        match self.keepalive {
+            Some((_, sent)) => Some(sent + self.config.request_timeout),
+            None => self.idle_since.map(|t| t + interval),
+        }
+    }
+
+    /// Sends the keep-alive ping when the server has been silent for the interval, and reports
+    /// one that went unanswered.
+    fn keepalive_tick(&mut self, now: Instant) {
+        let Some(due) = self.keepalive_due() else { return };
+        if now < due {
+            return;
+        }
+        if let Some((id, _)) = self.keepalive.take() {
+            self.stats.keepalive_timeouts += 1;
+            self.remember_abandoned(id);
+            let silent_for = now - self.last_received.unwrap_or(now);
+            self.idle_since = Some(now);
+            self.events.push_back(Event::Unresponsive { silent_for });
+            return;
+        }
+        let id = self.next_id;
+        self.next_id += 1;
+        let line = match self.modern() {
+            Some(version) => {
+                let meta = self.request_meta(version);
+                let params = modern::with_meta(None, &meta).expect("no params to splice into");
+                jsonrpc::encode_request(&Id::Number(id), "server/discover", Some(&params))
+            }
+            None => jsonrpc::encode_request(&Id::Number(id), "ping", None),
+        };
+        self.transmit.push_back(line.into());
+        self.stats.requests += 1;
+        self.stats.keepalive_pings += 1;
+        self.keepalive = Some((id, now));
     }
 
     /// 2026-07-28: (re)opens the `subscriptions/listen` stream with `filter` (MCP-CLIENT.md
@@ -719,6 +786,7 @@ impl<T> Session<T> {
     ) {
         self.stats.frames += 1;
         self.last_received = Some(now);
+        self.idle_since = Some(now);
         self.clock = Some(now);
         match decoded {
             Ok(RawDecoded::Single(msg)) => self.dispatch(msg),
@@ -823,19 +891,21 @@ impl<T> Session<T> {
             self.complete(id, Err(error));
             self.remember_abandoned(id);
         }
+        self.keepalive_tick(now);
     }
 
     /// The earliest pending deadline, if any: the driver calls [`handle_timeout`] then.
     ///
     /// [`handle_timeout`]: Self::handle_timeout
     pub fn poll_timeout(&mut self) -> Option<Instant> {
+        let keepalive = self.keepalive_due();
         while let Some(&Reverse((deadline, id))) = self.deadlines.peek() {
             if self.pending.get(&id).is_some_and(|p| p.deadline == deadline) {
-                return Some(deadline);
+                return Some(keepalive.map_or(deadline, |k| k.min(deadline)));
             }
             self.deadlines.pop();
         }
-        None
+        keepalive
     }
 
     /// The connection is over: every pending request fails with `reason`, now and later.
@@ -1015,6 +1085,13 @@ impl<T> Session<T> {
 
     fn dispatch(&mut self, msg: RawMessage) {
         if self.listen.is_some() && self.on_listen_message(&msg) {
+            return;
+        }
+        if let (Some((ping, _)), RawMessage::Response(resp)) = (self.keepalive, &msg)
+            && resp.id == Some(Id::Number(ping))
+        {
+            // Any answer, even an error, shows the server is alive.
+            self.keepalive = None;
             return;
         }
         match msg {

@@ -442,3 +442,49 @@ fn listen_is_a_no_op_in_the_legacy_era() {
     s.listen(ListenFilter { tools_list_changed: true, ..ListenFilter::default() }, t0);
     assert!(sent(&mut s).is_empty());
 }
+
+#[test]
+fn keep_alive_pings_a_silent_server_and_reports_no_answer() {
+    let t0 = crate::fuzzing::epoch();
+    let second = Duration::from_secs(1);
+    let config = SessionConfig {
+        era: Era::Legacy,
+        keep_alive: Some(10 * second),
+        request_timeout: 5 * second,
+        ..SessionConfig::default()
+    };
+    let mut s = TestSession::new(config);
+    s.handshake(t0, 0);
+    let init = sent(&mut s).remove(0);
+    let result = json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                        "serverInfo": {"name": "x", "version": "1"}});
+    reply(&mut s, &init["id"], result, t0);
+    events(&mut s);
+    sent(&mut s);
+    assert_eq!(s.poll_timeout(), Some(t0 + 10 * second));
+    s.handle_timeout(t0 + 10 * second);
+    let ping = sent(&mut s).remove(0);
+    assert_eq!(ping["method"], "ping");
+    // Answered: nothing to report; the next one is due ten seconds after that answer.
+    let t1 = t0 + 11 * second;
+    reply(&mut s, &ping["id"], json!({}), t1);
+    assert!(events(&mut s).is_empty());
+    assert_eq!(s.poll_timeout(), Some(t1 + 10 * second));
+    // Unanswered: reported once, and the late answer is counted, not a violation.
+    s.handle_timeout(t1 + 10 * second);
+    let ping = sent(&mut s).remove(0);
+    s.handle_timeout(t1 + 15 * second);
+    let ev = events(&mut s);
+    assert!(
+        matches!(&ev[..], [Event::Unresponsive { silent_for }] if *silent_for == 15 * second),
+        "{ev:?}"
+    );
+    reply(&mut s, &ping["id"], json!({}), t1 + 16 * second);
+    assert_eq!((s.stats().keepalive_pings, s.stats().keepalive_timeouts), (2, 1));
+    assert_eq!((s.stats().late_answers, s.stats().violations), (1, 0));
+    // In 2026-07-28 the keep-alive is a `server/discover`.
+    let config = SessionConfig { keep_alive: Some(second), ..SessionConfig::default() };
+    let mut s = modern(config, t0);
+    s.handle_timeout(t0 + second);
+    assert_eq!(sent(&mut s)[0]["method"], "server/discover");
+}

@@ -266,3 +266,30 @@ fn a_dropped_call_is_cancelled_and_its_late_answer_discarded() {
     assert_eq!((stats.cancelled, stats.late_answers, stats.violations), (1, 1, 0), "{stats:?}");
     assert_eq!(client.call_tool_blocking("echo", json!({"text": "on"})).unwrap().text(), "on");
 }
+
+/// Keep-alive: a server that stops answering (here: frozen for 1.5 s) is reported as
+/// unresponsive by its unanswered ping; once it thaws, the connection carries on.
+#[test]
+fn keep_alive_reports_a_frozen_server() {
+    use ringmcp::host::ServerEvent;
+    let host = Host::builder()
+        .keep_alive(Duration::from_millis(100))
+        .request_timeout(Duration::from_millis(400))
+        .build()
+        .unwrap();
+    let client = host.spawn_blocking(crate::util::faulty("frozen")).unwrap();
+    let events = client.events();
+    let long = Some(Duration::from_secs(10));
+    let call = client.call_tool_with_timeout("freeze", json!({"ms": 1500}), long);
+    assert_eq!(futures_executor::block_on(call).unwrap().text(), "froze 1500 ms");
+    let unresponsive = std::iter::from_fn(|| events.try_recv().ok())
+        .filter(|e| matches!(e, ServerEvent::Unresponsive { .. }))
+        .count();
+    assert!(unresponsive >= 1, "no Unresponsive event");
+    // Thawed: pings are answered again, calls work.
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(client.call_tool_blocking("echo", json!({"text": "ok"})).unwrap().text(), "ok");
+    let stats = client.stats_blocking().unwrap().session;
+    assert!(stats.keepalive_pings >= 2 && stats.keepalive_timeouts >= 1, "{stats:?}");
+    assert_eq!(stats.violations, 0, "{stats:?}");
+}

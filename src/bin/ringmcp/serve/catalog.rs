@@ -165,6 +165,13 @@ fn standard_tools() -> Vec<Value> {
 fn fault_tool_defs() -> Vec<Value> {
     vec![
         tool(
+            "freeze",
+            "Test-only: stops the whole server for `ms` milliseconds (nothing is read or \
+             answered meanwhile, pings included), then answers.",
+            json!({"ms": {"type": "integer", "minimum": 0}}),
+            &["ms"],
+        ),
+        tool(
             "children",
             "Test only: starts up to `times` child processes at once (sleep 2), reports how many \
              started, then kills them.",

@@ -194,6 +194,7 @@ fn tools_list_has_schemas_and_fault_tools_only_on_request() {
             "fail",
             "export",
             "add",
+            "freeze",
             "children",
             "touch",
             "exit",
@@ -227,7 +228,7 @@ fn lists_paginate_with_opaque_cursors() {
             None => break,
         }
     }
-    assert_eq!((names.len(), pages), (14, 7));
+    assert_eq!((names.len(), pages), (15, 8));
     let answer = ask(&mut server, 1, "tools/list", json!({"cursor": "bogus"}));
     assert_eq!(error_code(&answer), -32602);
     let resources = ask(&mut server, 2, "resources/list", json!({}))["result"].clone();
@@ -607,4 +608,71 @@ fn subscriptions_logging_and_completion() {
         json!({"ref": {"type": "ref/prompt", "name": "greet"}, "argument": {"name": "name", "value": "b"}}),
     );
     assert_eq!(done["result"]["completion"]["values"], json!(["bob"]));
+}
+
+/// `_meta` of a 2026-07-28 request at `version`.
+fn modern_params(version: &str, mut params: Value) -> Value {
+    params["_meta"] = json!({"io.modelcontextprotocol/protocolVersion": version,
+                             "io.modelcontextprotocol/clientCapabilities": {}});
+    params
+}
+
+#[test]
+fn a_modern_server_checks_meta_and_serves_statelessly() {
+    use super::handler::Era;
+    let mut server = fresh(Config { era: Era::Modern, ..Config::default() });
+    // No initialize in 2026-07-28, and every request must carry `_meta`.
+    let answer = ask(&mut server, 1, "tools/list", json!({}));
+    assert_eq!(error_code(&answer), -32602);
+    let answer = ask(&mut server, 2, "server/discover", modern_params("2099-01-01", json!({})));
+    assert_eq!(error_code(&answer), -32022);
+    assert_eq!(answer["error"]["data"]["supported"], json!(["2026-07-28"]));
+    let mut no_caps = modern_params("2026-07-28", json!({}));
+    no_caps["_meta"].as_object_mut().unwrap().remove("io.modelcontextprotocol/clientCapabilities");
+    assert_eq!(error_code(&ask(&mut server, 3, "tools/list", no_caps)), -32602);
+    let discover = ask(&mut server, 4, "server/discover", modern_params("2026-07-28", json!({})));
+    let result = &discover["result"];
+    assert_eq!(result["supportedVersions"], json!(["2026-07-28"]));
+    assert_eq!(
+        (result["resultType"].as_str(), result["ttlMs"].as_i64()),
+        (Some("complete"), Some(0))
+    );
+    let tools = ask(&mut server, 5, "tools/list", modern_params("2026-07-28", json!({})));
+    let names: Vec<&str> = tools["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert!(names.contains(&"confirm"), "{names:?}");
+    // The MRTR tool: input_required with an opaque state, then the answer with it.
+    let call =
+        modern_params("2026-07-28", json!({"name": "confirm", "arguments": {"action": "x"}}));
+    let first = ask(&mut server, 6, "tools/call", call.clone())["result"].clone();
+    assert_eq!(first["resultType"], "input_required");
+    assert_eq!(first["inputRequests"]["ok"]["method"], "elicitation/create");
+    let mut retry = call;
+    retry["inputResponses"] = json!({"ok": {"action": "accept", "content": {"sure": true}}});
+    retry["requestState"] = first["requestState"].clone();
+    let done = ask(&mut server, 7, "tools/call", retry.clone())["result"].clone();
+    assert_eq!(done["content"][0]["text"], "x: accept (requestState intact)");
+    // A state replayed (or forged) is not intact.
+    let again = ask(&mut server, 8, "tools/call", retry)["result"].clone();
+    assert_eq!(again["isError"], true);
+    // A legacy server in dual mode still does initialize.
+    let mut dual = fresh(Config { era: Era::Dual, ..Config::default() });
+    let (answers, _) = send(&mut dual, INIT);
+    assert_eq!(answers[0]["result"]["protocolVersion"], "2025-06-18");
+}
+
+#[test]
+fn a_silent_legacy_server_ignores_the_probe() {
+    use super::handler::Era;
+    let mut server = fresh(Config { era: Era::Silent, ..Config::default() });
+    let probe = json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover",
+                       "params": modern_params("2026-07-28", json!({}))});
+    let (answers, _) = send(&mut server, &probe.to_string());
+    assert!(answers.is_empty(), "{answers:?}");
+    let (answers, _) = send(&mut server, INIT);
+    assert!(answers[0]["result"].is_object());
 }

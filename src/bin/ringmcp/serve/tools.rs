@@ -81,6 +81,7 @@ enum Call {
     AskRoots,
     Touch(u64),
     Children(u64),
+    Freeze(u64),
 }
 
 impl<E: Write> Server<E> {
@@ -141,6 +142,12 @@ impl<E: Write> Server<E> {
                     let _ = kid.wait();
                 }
                 write_result(out, &id, &text_result(format!("started {started} of {n}"), false))?;
+            }
+            Call::Freeze(ms) => {
+                // Stops the whole server (nothing is read or answered meanwhile), as a hung
+                // process would.
+                std::thread::sleep(std::time::Duration::from_millis(ms));
+                write_result(out, &id, &text_result(format!("froze {ms} ms"), false))?;
             }
             Call::Touch(times) => {
                 // 2026-07-28: the URIs of the `subscriptions/listen` stream, tagged with its id.
@@ -269,6 +276,7 @@ fn validate(name: &str, args: Map<String, Value>, fault_tools: bool) -> Result<C
         "ask_roots" if fault_tools => arguments::<NoArgs>(name, args).map(|_| Call::AskRoots)?,
         "touch" if fault_tools => Call::Touch(arguments::<TimesArgs>(name, args)?.times),
         "children" if fault_tools => Call::Children(arguments::<TimesArgs>(name, args)?.times),
+        "freeze" if fault_tools => Call::Freeze(arguments::<SlowArgs>(name, args)?.ms),
         _ => return Err(ErrorObject::new(codes::INVALID_PARAMS, format!("Unknown tool: {name}"))),
     })
 }
