@@ -222,6 +222,10 @@ struct Round<T> {
     /// The request's deadline span, kept for the retry.
     span: Duration,
     rounds: u8,
+    /// A -32042 round (2025-11-25 URL elicitation required): the inputs are the URL
+    /// elicitations, the retry is the request unchanged, and an answer other than `accept`
+    /// gives the caller this original error.
+    as_is: Option<ErrorObject>,
 }
 
 /// What a 2026-07-28 `subscriptions/listen` asks for: each notification type is opt-in.
@@ -739,7 +743,10 @@ impl<T> Session<T> {
         self.next_id += 1;
         let deadline = now + timeout.unwrap_or(self.config.request_timeout);
         let line: Bytes = jsonrpc::encode_request(&Id::Number(id), method, params).into();
-        let kept = self.modern().is_some().then(|| line.clone());
+        // Kept for a retry: a 2026-07-28 `input_required`, or a -32042 (URL elicitation
+        // required) when URL elicitation is declared.
+        let kept =
+            (self.modern().is_some() || self.config.features.elicitation_url).then(|| line.clone());
         self.transmit.push_back(line);
         let pending = Pending {
             method: method.into(),
@@ -1056,13 +1063,41 @@ impl<T> Session<T> {
             (Ok(result), Some(_)) => match modern::classify(&result) {
                 Ok(ResultKind::Complete) => Ok(result),
                 Ok(ResultKind::InputRequired { requests, state }) => {
-                    self.start_round(p, requests, state);
+                    self.start_round(p, requests, state, None);
                     return;
                 }
                 Err(reason) => {
                     Err(RequestError::MalformedResult { method: p.method.to_string(), reason })
                 }
             },
+            // 2025-11-25: the server needs the user to visit URLs first (checklist 53): offer
+            // them through the handler, then retry the request as it was.
+            (Err(RequestError::Rpc(e)), None)
+                if e.code == codes::URL_ELICITATION_REQUIRED
+                    && self.config.features.elicitation_url
+                    && p.line.is_some() =>
+            {
+                let listed = e.data.as_ref().and_then(|d| d.get("elicitations"));
+                let requests: serde_json::Map<String, Value> = listed
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .enumerate()
+                    .map(|(i, e)| {
+                        let mut params = e.clone();
+                        if params.get("mode").is_none() {
+                            params["mode"] = json!("url");
+                        }
+                        (i.to_string(), json!({"method": "elicitation/create", "params": params}))
+                    })
+                    .collect();
+                if requests.is_empty() {
+                    Err(RequestError::Rpc(e))
+                } else {
+                    self.start_round(p, requests, None, Some(e));
+                    return;
+                }
+            }
             (outcome, _) => outcome,
         };
         if p.origin != id {

@@ -278,6 +278,19 @@ pub(crate) fn retry_params(
     RawValue::from_string(text).map_err(|e| e.to_string())
 }
 
+/// The params of a request line, as sent (an object, `{}` when it had none).
+///
+/// # Errors
+/// When `line` is not a request.
+pub(crate) fn params_of(line: &[u8]) -> Result<Box<RawValue>, String> {
+    #[derive(Deserialize)]
+    struct Line {
+        params: Option<Box<RawValue>>,
+    }
+    let sent: Line = serde_json::from_slice(line).map_err(|e| e.to_string())?;
+    Ok(sent.params.unwrap_or_else(|| raw("{}".to_owned())))
+}
+
 /// One `x-mcp-header` annotation of a tool's input schema: argument `property` is mirrored
 /// into the HTTP header `Mcp-Param-{header}` (2026-07-28 Streamable HTTP).
 #[derive(Debug, Clone, PartialEq, Eq)]

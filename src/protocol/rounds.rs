@@ -82,6 +82,7 @@ impl<T> Session<T> {
         p: Pending<T>,
         requests: Map<String, Value>,
         state: Option<Box<RawValue>>,
+        as_is: Option<ErrorObject>,
     ) {
         let origin = p.origin;
         let fail = |s: &mut Self, token: T, input: &str, reason: String| {
@@ -131,6 +132,7 @@ impl<T> Session<T> {
             timeout: p.timeout,
             span: p.deadline.saturating_duration_since(p.sent),
             rounds: p.rounds + 1,
+            as_is,
         };
         for (key, input) in inputs {
             match input {
@@ -162,6 +164,19 @@ impl<T> Session<T> {
         outcome: Result<Value, ErrorObject>,
     ) {
         let Some(round) = self.rounds.get_mut(&origin) else { return };
+        // A URL elicitation the user did not accept: the caller gets the server's -32042.
+        let declined = round.as_is.is_some()
+            && outcome
+                .as_ref()
+                .is_ok_and(|v| v.get("action").and_then(Value::as_str) != Some("accept"));
+        if declined {
+            let round = self.rounds.remove(&origin).expect("just seen");
+            self.round_inputs.retain(|_, (o, _)| *o != origin);
+            self.reissued.remove(&origin);
+            let error = RequestError::Rpc(round.as_is.expect("checked"));
+            self.events.push_back(Event::Completed { token: round.token, outcome: Err(error) });
+            return;
+        }
         match outcome {
             Ok(value) => {
                 round.responses.insert(key, value);
@@ -187,8 +202,14 @@ impl<T> Session<T> {
 
     /// Re-sends a request with this round's inputs, under a new id (checklist 77).
     fn retry(&mut self, origin: i64, round: Round<T>) {
-        let Round { token, method, line, state, responses, timeout, span, rounds, .. } = round;
-        let params = match modern::retry_params(&line, responses, state.as_deref()) {
+        let Round { token, method, line, state, responses, timeout, span, rounds, as_is, .. } =
+            round;
+        let params = if as_is.is_some() {
+            modern::params_of(&line)
+        } else {
+            modern::retry_params(&line, responses, state.as_deref())
+        };
+        let params = match params {
             Ok(params) => params,
             Err(reason) => {
                 self.reissued.remove(&origin);

@@ -488,3 +488,52 @@ fn keep_alive_pings_a_silent_server_and_reports_no_answer() {
     s.handle_timeout(t0 + second);
     assert_eq!(sent(&mut s)[0]["method"], "server/discover");
 }
+
+/// 2025-11-25 -32042 (checklist 53): the URL elicitations go to the application, and the
+/// request is retried unchanged once accepted; a decline gives the caller the original error.
+#[test]
+fn url_elicitation_required_is_offered_then_retried() {
+    let t0 = crate::fuzzing::epoch();
+    let features = ClientFeatures { elicitation_url: true, ..ClientFeatures::default() };
+    for (answer, retried) in [("accept", true), ("decline", false)] {
+        let mut s = TestSession::new(SessionConfig { era: Era::Legacy, ..config(features) });
+        s.handshake(t0, 0);
+        let init = sent(&mut s).remove(0);
+        let result = json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                            "serverInfo": {"name": "x", "version": "1"}});
+        reply(&mut s, &init["id"], result, t0);
+        events(&mut s);
+        sent(&mut s);
+        let params = RawValue::from_string(r#"{"name":"pay","arguments":{"n":1}}"#.into());
+        let id = s.request("tools/call", Some(&params.unwrap()), t0, None, 7).unwrap();
+        sent(&mut s);
+        let required = json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32042,
+            "message": "URL elicitation required", "data": {"elicitations": [
+                {"mode": "url", "elicitationId": "e1", "url": "https://pay.example/1",
+                 "message": "Pay"}]}}});
+        feed(&mut s, required, t0);
+        let ev = events(&mut s);
+        let [Event::ServerRequest { id: input, method, params }] = &ev[..] else {
+            panic!("{ev:?}")
+        };
+        assert_eq!(method, "elicitation/create");
+        assert_eq!(params.as_ref().unwrap()["url"], "https://pay.example/1");
+        s.respond(input, Ok(json!({"action": answer})));
+        let out = sent(&mut s);
+        if retried {
+            assert_eq!(out[0]["method"], "tools/call");
+            assert_eq!(out[0]["params"], json!({"name": "pay", "arguments": {"n": 1}}));
+            assert_ne!(out[0]["id"], json!(id));
+            reply(&mut s, &out[0]["id"], json!({"content": []}), t0);
+            let ev = events(&mut s);
+            assert!(matches!(&ev[..], [Event::Completed { token: 7, outcome: Ok(_) }]), "{ev:?}");
+        } else {
+            assert!(out.is_empty(), "{out:?}");
+            let ev = events(&mut s);
+            assert!(
+                matches!(&ev[..], [Event::Completed { token: 7, outcome: Err(RequestError::Rpc(e)) }] if e.code == -32042),
+                "{ev:?}"
+            );
+        }
+    }
+}

@@ -28,7 +28,7 @@ fn a_batch_on_receive_is_dispatched_element_by_element() {
     assert_eq!(client.protocol_version(), ProtocolVersion::V2025_03_26);
     let events = client.events();
     let tools = client.list_tools_blocking().unwrap();
-    assert_eq!(tools.len(), 4);
+    assert_eq!(tools.len(), 5);
     assert_eq!(client.call_tool_blocking("pinged", json!({})).unwrap().text(), "yes");
     let notified = std::iter::from_fn(|| events.try_recv().ok())
         .any(|e| matches!(e, ServerEvent::Notification(n) if n.method == "notifications/message"));
@@ -93,4 +93,32 @@ fn a_late_answer_racing_its_cancellation_is_discarded() {
     assert_eq!(client.call_tool_blocking("lists", json!({})).unwrap().text(), "0");
     let stats = client.stats_blocking().unwrap().session;
     assert_eq!((stats.timeouts, stats.late_answers, stats.violations), (1, 1, 0), "{stats:?}");
+}
+
+/// 2025-11-25 -32042: the URL elicitation reaches the handler (URL mode declared), and once
+/// the user accepts, the call is retried and succeeds.
+#[test]
+fn url_elicitation_required_is_offered_and_the_call_retried() {
+    use ringmcp::host::ClientHandler;
+    use ringmcp::jsonrpc::ErrorObject;
+    use ringmcp::protocol::ClientFeatures;
+    struct Consent;
+    impl ClientHandler for Consent {
+        fn features(&self) -> ClientFeatures {
+            ClientFeatures { elicitation_url: true, ..ClientFeatures::default() }
+        }
+        fn elicit(
+            &self,
+            _: &str,
+            params: serde_json::Value,
+        ) -> Result<serde_json::Value, ErrorObject> {
+            assert_eq!(params["mode"], "url");
+            assert_eq!(params["url"], "https://pay.example/checkout/1");
+            Ok(json!({"action": "accept"}))
+        }
+    }
+    let Some(spec) = scripted("url") else { return };
+    let host = Host::builder().handler(std::sync::Arc::new(Consent)).build().unwrap();
+    let client = host.spawn_blocking(spec).unwrap();
+    assert_eq!(client.call_tool_blocking("pay", json!({})).unwrap().text(), "paid");
 }

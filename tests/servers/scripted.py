@@ -12,6 +12,8 @@
   storm          the `storm` tool sends `n` notifications/tools/list_changed before its result;
                  the `lists` tool says how many tools/list requests arrived.
   race           the `race` tool answers only once the client cancelled it (a late answer).
+  url            the `pay` tool first answers -32042 (URL elicitation required, 2025-11-25),
+                 then, on the retry, "paid".
 
 Every scenario answers server/discover with -32601, as legacy servers do.
 """
@@ -23,6 +25,7 @@ SCENARIO = sys.argv[1]
 lists = 0
 pinged = False
 waiting = {}  # request id of a `race` call -> True
+payments = 0
 
 
 def send(message):
@@ -40,7 +43,7 @@ def text(value):
 
 TOOLS = [
     {"name": name, "inputSchema": {"type": "object"}}
-    for name in ("pinged", "storm", "lists", "race")
+    for name in ("pinged", "storm", "lists", "race", "pay")
 ]
 
 
@@ -64,7 +67,7 @@ def initialize(id_):
 
 
 def call(id_, params):
-    global lists
+    global lists, payments
     name = params.get("name")
     args = params.get("arguments") or {}
     if name == "pinged":
@@ -77,6 +80,17 @@ def call(id_, params):
         send(result(id_, text(lists)))
     elif name == "race":
         waiting[id_] = True
+    elif name == "pay":
+        payments += 1
+        if payments == 1:
+            send({"jsonrpc": "2.0", "id": id_, "error": {
+                "code": -32042, "message": "URL elicitation required",
+                "data": {"elicitations": [{
+                    "mode": "url", "elicitationId": "pay-1",
+                    "url": "https://pay.example/checkout/1",
+                    "message": "Approve the payment"}]}}})
+        else:
+            send(result(id_, text("paid")))
     else:
         send({"jsonrpc": "2.0", "id": id_,
               "error": {"code": -32602, "message": "Unknown tool: %s" % name}})
