@@ -16,7 +16,7 @@ use crate::protocol::{
     ProtocolVersion, ReadResourceResult, RequestError, Resource, ServerDetails, Tool,
 };
 
-use crate::jsonrpc::RawJson;
+use crate::jsonrpc::{RawJson, codes};
 use crate::parse::{JsonParser, Parser};
 use crate::queue::{QueueFull, RequestQueue};
 use crate::spill::link::META_KEY;
@@ -361,9 +361,27 @@ impl Client {
         let mut cursor: Option<String> = None;
         let modern = self.protocol_version().is_modern();
         let mut ttl: Option<Duration> = None;
+        let mut restarted = false;
         for _ in 0..MAX_PAGES {
             let params = cursor.as_ref().map(|c| json!({ "cursor": c }));
-            let mut page: Value = self.request(method, params, None).await?;
+            let mut page: Value = match self.request(method, params, None).await {
+                Ok(page) => page,
+                // A cursor the server no longer accepts (-32602): the listing starts over,
+                // once (MCP-CLIENT.md checklist 28).
+                Err(Error::Server { source: RequestError::Rpc(e), .. })
+                    if e.code == codes::INVALID_PARAMS && cursor.is_some() && !restarted =>
+                {
+                    tracing::debug!(
+                        server = &*self.inner.name,
+                        "{method}: cursor refused ({}); starting over",
+                        e.message
+                    );
+                    restarted = true;
+                    (items, cursor, ttl) = (Vec::new(), None, None);
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
             let malformed = |reason: String| Error::Server {
                 server: self.inner.name.clone(),
                 source: RequestError::MalformedResult { method: method.into(), reason },
@@ -520,11 +538,33 @@ impl Client {
             && self
                 .cached_tool(name)
                 .is_some_and(|t| super::tasks::task_support(&t.extra) == "required");
-        if as_task {
+        let tool = self.cached_tool(name);
+        let call = if as_task {
             let (client, name) = (self.clone(), name.to_owned());
             Either::Left(async move { client.call_tool_as_task(&name, arguments).await })
         } else {
             Either::Right(self.typed("tools/call", call_params(name, arguments), timeout))
+        };
+        let server = self.inner.name.clone();
+        async move {
+            let mut result: CallToolResult = call.await?;
+            // Checked against the tool's outputSchema when the cached list has one (checklist
+            // 38): a mismatch is reported on the result, which is delivered all the same.
+            if let Some(schema) = tool.as_ref().and_then(|t| t.output_schema.as_ref())
+                && !result.is_error
+            {
+                result.output_schema_error = match &result.structured_content {
+                    Some(content) => super::schema::output_error(schema, content),
+                    None => Some(
+                        "no structuredContent, although the tool declares an outputSchema".into(),
+                    ),
+                };
+                if let Some(e) = &result.output_schema_error {
+                    let tool = tool.as_ref().map_or("", |t| t.name.as_str());
+                    tracing::warn!(server = &*server, tool, "{e}");
+                }
+            }
+            Ok(result)
         }
     }
 
@@ -571,7 +611,21 @@ impl Client {
         &self,
         uri: &str,
     ) -> impl Future<Output = Result<ReadResourceResult>> + Send + 'static {
-        self.typed("resources/read", Ok(json!({ "uri": uri })), None)
+        let read = self.typed("resources/read", Ok(json!({ "uri": uri })), None);
+        let (modern, uri) = (self.protocol_version().is_modern(), uri.to_owned());
+        async move {
+            read.await.map_err(|e| match e {
+                // Not found is -32002 up to 2025-11-25 and -32602 in 2026-07-28, which clients
+                // should still accept -32002 from (checklist 32): one error for both.
+                Error::Server { server, source: RequestError::Rpc(error) }
+                    if error.code == codes::RESOURCE_NOT_FOUND
+                        || (modern && error.code == codes::INVALID_PARAMS) =>
+                {
+                    Error::Server { server, source: RequestError::ResourceNotFound { uri, error } }
+                }
+                other => other,
+            })
+        }
     }
 
     /// `resources/templates/list`, following every page (templates as the server sent them).
@@ -709,7 +763,16 @@ impl Client {
             .map(|()| self.request("completion/complete", Some(params), None));
         async move {
             let mut result = sent?.await?;
-            Ok(result.get_mut("completion").map(Value::take).unwrap_or(Value::Null))
+            let mut completion =
+                result.get_mut("completion").map(Value::take).unwrap_or(Value::Null);
+            // At most 100 values (checklist 33); more means there are more.
+            if let Some(values) = completion.get_mut("values").and_then(Value::as_array_mut)
+                && values.len() > 100
+            {
+                values.truncate(100);
+                completion["hasMore"] = json!(true);
+            }
+            Ok(completion)
         }
     }
 

@@ -25,6 +25,7 @@ mod error;
 mod events;
 mod handler;
 mod remote;
+mod schema;
 mod spilling;
 mod stderr;
 mod tasks;

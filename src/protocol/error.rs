@@ -133,6 +133,15 @@ pub enum RequestError {
         /// Why.
         reason: String,
     },
+    /// `resources/read` of a resource the server does not have: -32002 up to 2025-11-25,
+    /// -32602 in 2026-07-28 (which clients still accept -32002 from).
+    #[error("resource not found: {uri} ({error})")]
+    ResourceNotFound {
+        /// The URI asked for.
+        uri: String,
+        /// The server's error.
+        error: ErrorObject,
+    },
     /// The server's answer did not have the shape MCP requires.
     #[error("malformed {method} result: {reason}")]
     MalformedResult {

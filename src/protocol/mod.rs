@@ -1182,7 +1182,12 @@ impl<T> Session<T> {
     fn delegates(&self, method: &str, params: Option<&Value>) -> bool {
         let f = self.config.features;
         match method {
-            "sampling/createMessage" => f.sampling,
+            // Sampling with tools needs `sampling.tools`, which is never declared (checklist 48).
+            "sampling/createMessage" => {
+                f.sampling
+                    && params
+                        .is_none_or(|p| p.get("tools").is_none() && p.get("toolChoice").is_none())
+            }
             "elicitation/create" => {
                 match params.and_then(|p| p.get("mode")).and_then(Value::as_str) {
                     None | Some("form") => f.elicitation_form,
@@ -1197,6 +1202,12 @@ impl<T> Session<T> {
     /// The answer to a server→client request.
     fn answer(&self, method: &str) -> Result<Value, ErrorObject> {
         match (method, &self.config.roots) {
+            ("sampling/createMessage", _) if self.config.features.sampling => {
+                Err(ErrorObject::new(
+                    codes::INVALID_PARAMS,
+                    "This client does not support sampling with tools (sampling.tools)",
+                ))
+            }
             ("ping", _) => Ok(json!({})),
             ("roots/list", Some(roots)) => Ok(json!({ "roots": roots })),
             // A declared elicitation feature, but not in the mode asked for (checklist 51).

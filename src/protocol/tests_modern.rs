@@ -537,3 +537,28 @@ fn url_elicitation_required_is_offered_then_retried() {
         }
     }
 }
+
+#[test]
+fn sampling_with_tools_is_refused_without_the_capability() {
+    let t0 = crate::fuzzing::epoch();
+    let features = ClientFeatures { sampling: true, ..ClientFeatures::default() };
+    let mut s = TestSession::new(SessionConfig { era: Era::Legacy, ..config(features) });
+    s.handshake(t0, 0);
+    let init = sent(&mut s).remove(0);
+    assert_eq!(init["params"]["capabilities"]["sampling"], json!({}), "no sampling.tools");
+    let result = json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                        "serverInfo": {"name": "x", "version": "1"}});
+    reply(&mut s, &init["id"], result, t0);
+    events(&mut s);
+    sent(&mut s);
+    let with_tools = json!({"jsonrpc": "2.0", "id": 9, "method": "sampling/createMessage",
+        "params": {"messages": [], "maxTokens": 5, "tools": [{"name": "t", "inputSchema": {}}]}});
+    feed(&mut s, with_tools, t0);
+    let out = sent(&mut s);
+    assert_eq!(out[0]["error"]["code"], -32602);
+    assert!(events(&mut s).is_empty(), "not delegated");
+    let plain = json!({"jsonrpc": "2.0", "id": 10, "method": "sampling/createMessage",
+        "params": {"messages": [], "maxTokens": 5}});
+    feed(&mut s, plain, t0);
+    assert!(matches!(&events(&mut s)[..], [Event::ServerRequest { .. }]));
+}

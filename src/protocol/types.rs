@@ -176,6 +176,11 @@ pub struct CallToolResult {
     /// Other members (_meta, ...).
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+    /// Set by the host when `structured_content` does not match the tool's `outputSchema`
+    /// (or that schema cannot be used): what is wrong. The result is delivered all the same;
+    /// its text content remains the fallback (MCP-CLIENT.md checklist 38).
+    #[serde(skip)]
+    pub output_schema_error: Option<String>,
 }
 
 impl CallToolResult {

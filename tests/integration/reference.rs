@@ -48,7 +48,10 @@ fn handshake_lists_and_calls() {
     let read = client.read_resource_blocking(&resources[0].uri).unwrap();
     assert!(read.contents[0].text.as_deref().is_some_and(|t| !t.is_empty()));
     let err = client.read_resource_blocking("ringmcp://nope").unwrap_err();
-    assert!(matches!(err.request_error(), Some(RequestError::Rpc(e)) if e.code == -32002), "{err}");
+    assert!(
+        matches!(err.request_error(), Some(RequestError::ResourceNotFound { error, .. }) if error.code == -32002),
+        "{err}"
+    );
 
     let prompts = client.list_prompts_blocking().unwrap();
     assert_eq!(prompts[0].name, "greet");
@@ -311,4 +314,14 @@ fn cached_lists_are_refetched_after_list_changed() {
         &prompts,
         &futures_executor::block_on(client.prompts()).unwrap()
     ));
+}
+
+#[test]
+fn structured_content_matching_its_output_schema_passes() {
+    let host = host();
+    let client = host.spawn_blocking(reference("schema", &[])).unwrap();
+    futures_executor::block_on(client.tools()).unwrap();
+    let r = client.call_tool_blocking("add", json!({"a": 2, "b": 3})).unwrap();
+    assert_eq!(r.structured_content, Some(json!({"sum": 5})));
+    assert_eq!(r.output_schema_error, None);
 }

@@ -28,7 +28,7 @@ fn a_batch_on_receive_is_dispatched_element_by_element() {
     assert_eq!(client.protocol_version(), ProtocolVersion::V2025_03_26);
     let events = client.events();
     let tools = client.list_tools_blocking().unwrap();
-    assert_eq!(tools.len(), 5);
+    assert_eq!(tools.len(), 6);
     assert_eq!(client.call_tool_blocking("pinged", json!({})).unwrap().text(), "yes");
     let notified = std::iter::from_fn(|| events.try_recv().ok())
         .any(|e| matches!(e, ServerEvent::Notification(n) if n.method == "notifications/message"));
@@ -121,4 +121,33 @@ fn url_elicitation_required_is_offered_and_the_call_retried() {
     let host = Host::builder().handler(std::sync::Arc::new(Consent)).build().unwrap();
     let client = host.spawn_blocking(spec).unwrap();
     assert_eq!(client.call_tool_blocking("pay", json!({})).unwrap().text(), "paid");
+}
+
+/// `structuredContent` is checked against the tool's `outputSchema` (draft-07 here) once the
+/// tool list is cached: a mismatch is reported on the result, whose text stays available.
+#[test]
+fn structured_content_is_checked_against_the_output_schema() {
+    let Some(spec) = scripted("older") else { return };
+    let host = host();
+    let client = host.spawn_blocking(spec).unwrap();
+    futures::executor::block_on(client.tools()).unwrap();
+    let r = client.call_tool_blocking("mismatch", json!({})).unwrap();
+    let e = r.output_schema_error.as_deref().unwrap_or_default();
+    assert!(e.contains("sum"), "{e:?}");
+    assert_eq!(r.text(), r#"{"total": 1}"#);
+    // A tool without an outputSchema is not checked.
+    assert_eq!(client.call_tool_blocking("lists", json!({})).unwrap().output_schema_error, None);
+}
+
+/// A cursor the server refuses mid-listing (-32602): the listing starts over once and
+/// completes, with every item once.
+#[test]
+fn a_refused_cursor_restarts_the_listing() {
+    let Some(spec) = scripted("cursor") else { return };
+    let host = host();
+    let client = host.spawn_blocking(spec).unwrap();
+    let names: Vec<String> =
+        client.list_tools_blocking().unwrap().into_iter().map(|t| t.name).collect();
+    assert_eq!(names, ["pinged", "storm", "lists", "race", "pay", "mismatch"]);
+    assert_eq!(client.call_tool_blocking("lists", json!({})).unwrap().text(), "4");
 }

@@ -321,7 +321,10 @@ fn resource_links_are_followed_through_the_same_chunked_interface() {
     }
     // Unknown resources fail like resources/read does.
     let err = client.fetch_resource_blocking("ringmcp://reference/export/x").unwrap_err();
-    assert!(matches!(err.request_error(), Some(RequestError::Rpc(e)) if e.code == -32002), "{err}");
+    assert!(
+        matches!(err.request_error(), Some(RequestError::ResourceNotFound { error, .. }) if error.code == -32002),
+        "{err}"
+    );
     // Without a store there is nowhere to put a payload.
     let plain = Host::builder().spill(None).build().unwrap();
     let c = plain.spawn_blocking(reference("nostore", &[])).unwrap();

@@ -12,6 +12,8 @@
   storm          the `storm` tool sends `n` notifications/tools/list_changed before its result;
                  the `lists` tool says how many tools/list requests arrived.
   race           the `race` tool answers only once the client cancelled it (a late answer).
+  cursor         tools/list has two pages; the first use of the cursor is refused with -32602
+                 (an expired cursor), the next one is served.
   url            the `pay` tool first answers -32042 (URL elicitation required, 2025-11-25),
                  then, on the retry, "paid".
 
@@ -26,6 +28,7 @@ lists = 0
 pinged = False
 waiting = {}  # request id of a `race` call -> True
 payments = 0
+cursor_refused = False
 
 
 def send(message):
@@ -44,6 +47,11 @@ def text(value):
 TOOLS = [
     {"name": name, "inputSchema": {"type": "object"}}
     for name in ("pinged", "storm", "lists", "race", "pay")
+] + [
+    # Its structuredContent does not match its outputSchema (draft-07, as seen in the wild).
+    {"name": "mismatch", "inputSchema": {"type": "object"},
+     "outputSchema": {"$schema": "http://json-schema.org/draft-07/schema#", "type": "object",
+                      "properties": {"sum": {"type": "number"}}, "required": ["sum"]}},
 ]
 
 
@@ -80,6 +88,9 @@ def call(id_, params):
         send(result(id_, text(lists)))
     elif name == "race":
         waiting[id_] = True
+    elif name == "mismatch":
+        send(result(id_, {"content": [{"type": "text", "text": "{\"total\": 1}"}],
+                          "structuredContent": {"total": 1}}))
     elif name == "pay":
         payments += 1
         if payments == 1:
@@ -120,6 +131,16 @@ for line in sys.stdin:
     elif method == "tools/list":
         lists += 1
         page = result(id_, {"tools": TOOLS})
+        if SCENARIO == "cursor":
+            cursor = (message.get("params") or {}).get("cursor")
+            if cursor is None:
+                page = result(id_, {"tools": TOOLS[:3], "nextCursor": "page-2"})
+            elif not cursor_refused:
+                cursor_refused = True
+                page = {"jsonrpc": "2.0", "id": id_,
+                        "error": {"code": -32602, "message": "Invalid cursor"}}
+            else:
+                page = result(id_, {"tools": TOOLS[3:]})
         if SCENARIO == "batch":
             send([{"jsonrpc": "2.0", "method": "notifications/message",
                    "params": {"level": "info", "data": "in a batch"}},
