@@ -74,8 +74,18 @@ impl ServerSpec {
     pub fn http(name: impl Into<String>, url: impl Into<String>) -> Self {
         let url = url.into();
         let mut spec = ServerSpec::new(name, url.clone()).sandbox(None);
-        spec.remote = Some(super::RemoteSpec { url, headers: Vec::new() });
+        spec.remote = Some(super::RemoteSpec { url, headers: Vec::new(), oauth: None });
         spec
+    }
+
+    /// Authorizes with OAuth when the server answers 401 (only for [`http`](Self::http)
+    /// servers): discovery, registration, the authorization-code flow with PKCE, and the
+    /// token on every request after.
+    pub fn oauth(mut self, config: crate::transport::oauth::OAuthConfig) -> Self {
+        if let Some(remote) = &mut self.remote {
+            remote.oauth = Some(config);
+        }
+        self
     }
 
     /// Adds a header to every HTTP request (e.g. `Authorization: Bearer …`); only for

@@ -212,7 +212,7 @@ impl HostBuilder {
     }
 
     /// How long the `server/discover` probe waits before falling back to `initialize`
-    /// (default 3 s; only a legacy server that ignores unknown requests makes it wait).
+    /// (default 5 s, counted from the spawn, so it includes the start-up; only a legacy server that ignores unknown requests makes it wait).
     pub fn probe_timeout(mut self, timeout: Duration) -> Self {
         self.session.probe_timeout = timeout;
         self

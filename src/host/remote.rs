@@ -35,12 +35,14 @@ use super::events::{EventSink, ServerEvent, notification_event};
 use super::handler::{ClientHandler, spawn_answer};
 
 /// Where an HTTP server is.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct RemoteSpec {
     /// The MCP endpoint, e.g. `http://127.0.0.1:3001/mcp`.
     pub url: String,
     /// Extra headers on every request (e.g. `Authorization: Bearer …`).
     pub headers: Vec<(String, String)>,
+    /// OAuth, for a server that answers 401.
+    pub oauth: Option<crate::transport::oauth::OAuthConfig>,
 }
 
 /// What the loop reacts to besides the transport.
@@ -151,6 +153,9 @@ async fn run(parts: RemoteParts, inputs: async_channel::Receiver<Input>) {
     let mut config = HttpConfig::new(spec.url.clone());
     for (k, v) in &spec.headers {
         config = config.header(k, v);
+    }
+    if let Some(oauth) = spec.oauth.clone() {
+        config = config.oauth(oauth);
     }
     let transport = match HttpTransport::connect(config) {
         Ok(t) => t,

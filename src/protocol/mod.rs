@@ -78,7 +78,9 @@ pub struct SessionConfig {
     /// (the default), or only one of the two.
     pub era: Era,
     /// How long the `server/discover` probe of [`Era::Auto`] waits before falling back to
-    /// `initialize` (a legacy server may ignore a request it does not know). Default 3 s.
+    /// `initialize` (a legacy server may ignore a request it does not know). Default 5 s
+    /// (it includes the server's start-up). A modern server whose answer comes later still
+    /// ends up modern: it refuses the `initialize` with -32022, which is taken as its answer.
     pub probe_timeout: Duration,
     /// Keep-alive: after this long without a frame from the server, send `ping` (in
     /// 2026-07-28, which has no ping: `server/discover`); no answer within the request timeout
@@ -109,7 +111,7 @@ impl Default for SessionConfig {
             max_request_total: Duration::from_secs(600),
             features: ClientFeatures::default(),
             era: Era::Auto,
-            probe_timeout: Duration::from_secs(3),
+            probe_timeout: Duration::from_secs(5),
             keep_alive: None,
         }
     }
@@ -1057,6 +1059,20 @@ impl<T> Session<T> {
         let Some(p) = self.pending.remove(&id) else { return };
         if matches!(self.state, State::Discovering { request, .. } if request == id) {
             self.on_discover_answer(p, outcome);
+            return;
+        }
+        // `initialize` refused with -32022 naming a stateless revision: the server is a modern
+        // one after all (its answer to the probe came too late, and it now serves the era the
+        // probe opened). A recognised modern error means modern: ask again with that revision.
+        if let (State::Initializing { request, .. }, Err(RequestError::Rpc(e))) =
+            (&self.state, &outcome)
+            && *request == id
+            && self.config.era == Era::Auto
+            && e.code == codes::UNSUPPORTED_PROTOCOL_VERSION
+            && let Some(version) = modern::choose(&modern::supported_in_error(e.data.as_ref()))
+        {
+            let now = self.clock.unwrap_or(p.sent);
+            self.discover(now, p.token, version, false, true);
             return;
         }
         let outcome = match (outcome, self.modern()) {

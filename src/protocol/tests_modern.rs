@@ -562,3 +562,30 @@ fn sampling_with_tools_is_refused_without_the_capability() {
     feed(&mut s, plain, t0);
     assert!(matches!(&events(&mut s)[..], [Event::ServerRequest { .. }]));
 }
+
+/// The probe timed out (a slow start), `initialize` followed, and the server, which took the
+/// probe as its first request, serves 2026-07-28 and refuses `initialize` with -32022: the
+/// session goes modern instead of failing.
+#[test]
+fn a_late_modern_server_refusing_initialize_is_spoken_to_in_its_era() {
+    let t0 = crate::fuzzing::epoch();
+    let probe = Duration::from_millis(100);
+    let mut s = TestSession::new(SessionConfig { probe_timeout: probe, ..Default::default() });
+    s.handshake(t0, 5);
+    let first = sent(&mut s).remove(0);
+    s.handle_timeout(t0 + probe);
+    let init = sent(&mut s).remove(0);
+    assert_eq!(init["method"], "initialize");
+    reply(&mut s, &first["id"], discover_result(), t0 + probe);
+    let refused = json!({"jsonrpc": "2.0", "id": init["id"], "error": {"code": -32022,
+        "message": "connection is serving the 2026-07-28 protocol",
+        "data": {"supported": ["2026-07-28"], "requested": "2025-11-25"}}});
+    feed(&mut s, refused, t0 + probe);
+    let again = sent(&mut s).remove(0);
+    assert_eq!(again["method"], "server/discover");
+    reply(&mut s, &again["id"], discover_result(), t0 + probe);
+    let ev = events(&mut s);
+    assert!(matches!(&ev[..], [Event::Completed { token: 5, outcome: Ok(_) }]), "{ev:?}");
+    assert_eq!(s.server().unwrap().version, ProtocolVersion::V2026_07_28);
+    assert_eq!(s.stats().violations, 0);
+}

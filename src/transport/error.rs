@@ -82,6 +82,23 @@ pub enum TransportError {
         /// The limit that ran out.
         after: Duration,
     },
+    /// The server refused a request for want of authorization (401, or 403
+    /// `insufficient_scope`) and OAuth is not configured, or did not help.
+    #[error("the server requires authorization (HTTP {status}{})", scope_note(challenge))]
+    Unauthorized {
+        /// 401 or 403.
+        status: u16,
+        /// What its `WWW-Authenticate` said.
+        challenge: super::oauth::Challenge,
+    },
+    /// The OAuth flow failed at `step` (discovery, registration, authorization, token).
+    #[error("OAuth {step} failed: {reason}")]
+    OAuth {
+        /// The step.
+        step: &'static str,
+        /// Why.
+        reason: String,
+    },
     /// The server answered with a non-success status.
     #[error("{method} answered HTTP {status}: {body}")]
     Status {
@@ -145,4 +162,11 @@ fn chain(error: &BoxError) -> String {
         cause = e.source();
     }
     text
+}
+
+fn scope_note(challenge: &super::oauth::Challenge) -> String {
+    match &challenge.scope {
+        Some(scope) => format!(", scope {scope:?}"),
+        None => String::new(),
+    }
 }

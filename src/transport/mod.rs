@@ -51,6 +51,7 @@
 
 mod driver;
 mod error;
+pub mod oauth;
 pub mod sse;
 mod wire;
 
@@ -97,6 +98,8 @@ pub struct HttpConfig {
     /// Whether an `initialize` answered with 400, 404 or 405 tries the legacy HTTP+SSE
     /// transport. Default true.
     pub legacy_fallback: bool,
+    /// OAuth for servers that answer 401 (`None`: a 401 is an error). Default `None`.
+    pub oauth: Option<oauth::OAuthConfig>,
 }
 
 impl HttpConfig {
@@ -112,7 +115,14 @@ impl HttpConfig {
             max_retry: Duration::from_secs(60),
             max_reconnect_failures: 5,
             legacy_fallback: true,
+            oauth: None,
         }
+    }
+
+    /// Authorizes with OAuth when the server answers 401 (see [`oauth`]).
+    pub fn oauth(mut self, config: oauth::OAuthConfig) -> HttpConfig {
+        self.oauth = Some(config);
+        self
     }
 
     /// Adds a header sent on every request.
@@ -171,6 +181,7 @@ impl fmt::Debug for HttpConfig {
             .field("max_retry", &self.max_retry)
             .field("max_reconnect_failures", &self.max_reconnect_failures)
             .field("legacy_fallback", &self.legacy_fallback)
+            .field("oauth", &self.oauth)
             .finish()
     }
 }

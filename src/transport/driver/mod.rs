@@ -71,6 +71,8 @@ pub(super) struct Shared {
     pub(super) legacy: Option<Url>,
     /// A GET stream task is running.
     get_open: bool,
+    /// The OAuth access token, sent as `Authorization: Bearer` on every request.
+    pub(super) access_token: Option<String>,
 }
 
 /// A consistent view of [`Shared`] for one exchange.
@@ -97,6 +99,8 @@ pub(super) struct Ctx {
     /// The POST stream tasks by request id, with a per-spawn token (ids can be reused).
     streams: Mutex<HashMap<Id, (u64, AbortHandle)>>,
     next_token: Mutex<u64>,
+    /// OAuth, when configured: one flow at a time.
+    oauth: Option<(super::oauth::OAuthConfig, tokio::sync::Mutex<super::oauth::OAuthState>)>,
 }
 
 /// Turns configured header pairs into a header map (values marked sensitive).
@@ -143,6 +147,7 @@ impl Ctx {
             incoming,
             streams: Mutex::new(HashMap::new()),
             next_token: Mutex::new(0),
+            oauth: config.oauth.clone().map(|c| (c, tokio::sync::Mutex::default())),
         })
     }
 
@@ -166,9 +171,34 @@ impl Ctx {
         self.incoming.send(item).await.is_ok()
     }
 
-    /// A request with the configured headers.
+    /// A request with the configured headers (and the OAuth token, once there is one).
     fn request(&self, method: Method, url: &Url) -> RequestBuilder {
-        self.client.request(method, url.clone()).headers(self.headers.clone())
+        let request = self.client.request(method, url.clone()).headers(self.headers.clone());
+        match self.lock().access_token.as_deref() {
+            Some(token) => request.bearer_auth(token),
+            None => request,
+        }
+    }
+
+    /// Answers a 401/403 with the OAuth flow (when configured), unless another request got
+    /// a new token since `used` was sent with. Errors when there is no OAuth or it failed.
+    async fn reauthorize(
+        &self,
+        status: u16,
+        challenge: super::oauth::Challenge,
+        used: Option<String>,
+    ) -> Result<(), TransportError> {
+        let Some((config, state)) = &self.oauth else {
+            return Err(TransportError::Unauthorized { status, challenge });
+        };
+        let mut state = state.lock().await;
+        if self.lock().access_token != used {
+            return Ok(()); // Someone else re-authorized meanwhile: just retry.
+        }
+        super::oauth::authorize(&self.client, config, &mut state, &self.url, status, &challenge)
+            .await?;
+        self.lock().access_token = state.token.clone();
+        Ok(())
     }
 
     /// Sends a request, waiting at most `deadline` for the response head.
@@ -370,7 +400,24 @@ async fn post(
     if let Some(endpoint) = &snap.legacy {
         return post_legacy(ctx, endpoint, body, extra).await;
     }
-    match post_streamable(ctx, &snap, body.clone(), &out, extra.clone()).await {
+    // A 401 runs the OAuth flow and the POST goes again; a 403 `insufficient_scope` asks for
+    // more scope, a bounded number of times.
+    let step_ups = ctx.oauth.as_ref().map_or(0, |(c, _)| c.max_step_ups);
+    let mut attempts = 0;
+    let sent = loop {
+        let used = ctx.lock().access_token.clone();
+        match post_streamable(ctx, &snap, body.clone(), &out, extra.clone()).await {
+            Err(TransportError::Unauthorized { status, challenge })
+                if ctx.oauth.is_some()
+                    && (attempts == 0 || (status == 403 && attempts <= step_ups)) =>
+            {
+                attempts += 1;
+                ctx.reauthorize(status, challenge, used).await?;
+            }
+            other => break other,
+        }
+    };
+    match sent {
         Err(refused @ TransportError::Status { status: 400 | 404 | 405, .. })
             if out.is_initialize()
                 && snap.session.is_none()
@@ -425,6 +472,12 @@ async fn post_streamable(
     let long = (out.request_id().is_some() || out.batch) && !out.is_initialize();
     let response = ctx.execute("POST", &ctx.url, req, (!long).then_some(ctx.timeout)).await?;
     let status = response.status();
+    if matches!(status, StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN) {
+        let challenge = super::oauth::challenge_of(&response);
+        if super::oauth::needs_auth(status, &challenge) {
+            return Err(TransportError::Unauthorized { status: status.as_u16(), challenge });
+        }
+    }
     if status == StatusCode::NOT_FOUND
         && !snap.modern
         && let Some(sent) = snap.session.as_deref()
