@@ -26,6 +26,7 @@ use std::time::Duration;
 use ringmcp::host::{Client, ClientHandler, Host, ServerSpec};
 use ringmcp::jsonrpc::ErrorObject;
 use ringmcp::protocol::{CallToolResult, ClientFeatures, Era};
+use ringmcp::transport::oauth::{Authorizer, OAuthConfig};
 use serde_json::{Map, Value, json};
 
 use crate::target::{Failure, exit};
@@ -52,7 +53,7 @@ pub(crate) fn run(args: Args) -> ExitCode {
     };
     eprintln!("conformance: scenario {scenario:?}, protocol version {version:?}, {}", args.url);
     let era = if version.as_str() >= "2026-07-28" { Era::Modern } else { Era::Legacy };
-    let run = Run { url: &args.url, era, context: &context };
+    let run = Run { url: &args.url, era, context: &context, scenario: &scenario };
     match Scenario::from_name(&scenario).run(&run) {
         Ok(()) => ExitCode::from(exit::OK),
         Err(f) => f.report(),
@@ -91,6 +92,30 @@ struct Run<'a> {
     era: Era,
     /// `MCP_CONFORMANCE_CONTEXT`.
     context: &'a Value,
+    /// `MCP_CONFORMANCE_SCENARIO`.
+    scenario: &'a str,
+}
+
+/// The client's metadata document URL for authorization servers that take one as client id
+/// (client ID metadata documents); the suite's mocks accept any HTTPS URL.
+const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadata.json";
+
+impl Run<'_> {
+    /// OAuth for the `auth/*` scenarios: the mock authorization servers approve without a
+    /// user, so the authorization step is headless; the context may hold a pre-registered
+    /// client.
+    fn oauth(&self) -> Option<OAuthConfig> {
+        if !self.scenario.starts_with("auth/") {
+            return None;
+        }
+        let mut config =
+            OAuthConfig::new(Authorizer::Headless).client_metadata_url(CLIENT_METADATA_URL);
+        if let Some(id) = self.context.get("client_id").and_then(Value::as_str) {
+            let secret = self.context.get("client_secret").and_then(Value::as_str);
+            config = config.client(id, secret.map(str::to_owned));
+        }
+        Some(config)
+    }
 }
 
 /// `json-schema-2020-12-preservation`'s echo tool, which takes `{schema}`.
@@ -123,7 +148,11 @@ impl Scenario {
             _ => {}
         }
         let host = builder.build()?;
-        let client = host.spawn_blocking(ServerSpec::http("conformance", run.url))?;
+        let mut spec = ServerSpec::http("conformance", run.url);
+        if let Some(oauth) = run.oauth() {
+            spec = spec.oauth(oauth);
+        }
+        let client = host.spawn_blocking(spec)?;
         eprintln!(
             "conformance: connected to {} (MCP {})",
             client.server_info().server_info.name,
