@@ -200,9 +200,40 @@ struct Entry {
     /// How its MCP revision is found: `"auto"`, `"legacy"` or `"modern"` (absent: the
     /// host's default).
     era: Option<crate::protocol::Era>,
+    /// OAuth for an HTTP server (`{}` for dynamic registration and the defaults).
+    oauth: Option<OAuthEntry>,
     /// Other keys (`url`, `type`, `disabled`, ...), kept for later layers.
     #[serde(flatten)]
     _other: BTreeMap<String, Value>,
+}
+
+/// The `oauth` object of an HTTP server's entry (every key optional).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct OAuthEntry {
+    client_id: Option<String>,
+    client_secret: Option<String>,
+    client_metadata_url: Option<String>,
+    redirect_uri: Option<String>,
+}
+
+impl OAuthEntry {
+    /// The OAuth settings, with the headless authorizer (an application, or the CLI on a
+    /// terminal, puts its own in).
+    fn config(&self) -> crate::transport::oauth::OAuthConfig {
+        use crate::transport::oauth::{Authorizer, OAuthConfig};
+        let mut config = OAuthConfig::new(Authorizer::Headless);
+        if let Some(id) = &self.client_id {
+            config = config.client(id, self.client_secret.clone());
+        }
+        if let Some(url) = &self.client_metadata_url {
+            config = config.client_metadata_url(url);
+        }
+        if let Some(uri) = &self.redirect_uri {
+            config.redirect_uri = uri.clone();
+        }
+        config
+    }
 }
 
 /// A parsed `mcpServers` configuration.
@@ -251,6 +282,9 @@ impl Config {
                 spec = spec.header(k, v);
             }
             spec.era = entry.era;
+            if let Some(oauth) = &entry.oauth {
+                spec = spec.oauth(oauth.config());
+            }
             return Ok(spec);
         }
         let command =
@@ -280,12 +314,17 @@ mod tests {
             br#"{"mcpServers": {
                 "fs": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"],
                        "env": {"DEBUG": "1"}, "cwd": "/"},
-                "remote": {"url": "https://example.invalid/mcp", "era": "modern"}
+                "remote": {"url": "https://example.invalid/mcp", "era": "modern",
+                           "oauth": {"clientId": "c1", "redirectUri": "http://127.0.0.1:9/cb"}}
             }, "otherTopLevel": true}"#,
         )
         .unwrap();
         assert_eq!(cfg.names(), ["fs", "remote"]);
-        assert_eq!(cfg.server("remote").unwrap().era, Some(crate::protocol::Era::Modern));
+        let remote = cfg.server("remote").unwrap();
+        assert_eq!(remote.era, Some(crate::protocol::Era::Modern));
+        let oauth = remote.remote.unwrap().oauth.unwrap();
+        assert_eq!(oauth.client_id.as_deref(), Some("c1"));
+        assert_eq!(oauth.redirect_uri, "http://127.0.0.1:9/cb");
         assert_eq!(cfg.server("fs").unwrap().era, None);
         let fs = cfg.server("fs").unwrap();
         assert_eq!(fs.launch.program, "npx");

@@ -9,6 +9,7 @@ use ringmcp::frame::DEFAULT_MAX_FRAME;
 use ringmcp::host::{Config, Error, Host, ServerSpec, SpillConfig};
 use ringmcp::protocol::Era;
 use ringmcp::sandbox::Profile;
+use ringmcp::transport::oauth::Authorizer;
 
 /// Exit codes of the client subcommands.
 pub(crate) mod exit {
@@ -56,6 +57,19 @@ pub(crate) struct ServerArgs {
     /// The server command and its arguments, after `--`.
     #[arg(last = true, value_name = "CMD")]
     command: Vec<OsString>,
+}
+
+/// The OAuth step that needs a person: print the authorization URL, read back the URL the
+/// browser was sent to.
+fn ask_the_user(url: &str) -> Result<String, String> {
+    eprintln!("Authorize ringmcp with the MCP server's authorization server: open\n\n  {url}\n");
+    eprintln!(
+        "then paste the full URL your browser was redirected to (it fails to load; that is fine):"
+    );
+    let mut line = String::new();
+    std::io::stdin().read_line(&mut line).map_err(|e| format!("reading stdin: {e}"))?;
+    let line = line.trim();
+    if line.is_empty() { Err("no redirect URL given".into()) } else { Ok(line.to_owned()) }
 }
 
 /// `--era`.
@@ -123,6 +137,14 @@ impl ServerArgs {
                 ServerSpec::new("ringmcp-serve", me).arg("serve")
             }
         };
+        let mut spec = spec;
+        // OAuth from the config: on a terminal, the user visits the authorization URL.
+        if let Some(remote) = &mut spec.remote
+            && let Some(oauth) = &mut remote.oauth
+            && std::io::IsTerminal::is_terminal(&std::io::stdin())
+        {
+            oauth.authorizer = Authorizer::Callback(std::sync::Arc::new(ask_the_user));
+        }
         let mut sandbox = spec.launch.sandbox.clone().unwrap_or_default();
         if let Some(p) = &self.sandbox_profile {
             sandbox.profile = match p.as_str() {
