@@ -203,3 +203,42 @@ fn task_tools_are_polled_to_completion_and_cancelled_with_tasks_cancel() {
         std::thread::sleep(Duration::from_millis(100));
     }
 }
+
+/// Subscriptions and log messages with server-everything (stdio or Streamable HTTP): a
+/// subscribed resource's update arrives as a numbered `ResourceUpdated`, a log message at the
+/// level set as a notification; both simulations are stopped again.
+pub(crate) fn subscriptions_and_logs(client: &ringmcp::host::Client) {
+    let events = client.events();
+    let uri = "demo://resource/dynamic/text/1";
+    client.subscribe_resource_blocking(uri).unwrap();
+    client.set_log_level_blocking("debug").unwrap();
+    client.call_tool_blocking("toggle-subscriber-updates", json!({})).unwrap();
+    client.call_tool_blocking("toggle-simulated-logging", json!({})).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let (mut updated, mut logged) = (false, false);
+    while !(updated && logged) && Instant::now() < deadline {
+        match events.recv_blocking() {
+            Ok(ServerEvent::ResourceUpdated { uri: u, seq }) if u == uri => {
+                assert!(seq >= 1);
+                updated = true;
+            }
+            Ok(ServerEvent::Notification(n)) if n.method == "notifications/message" => {
+                logged = true;
+            }
+            Ok(_) => {}
+            Err(_) => break,
+        }
+    }
+    assert!(updated && logged, "resource update {updated}, log message {logged}");
+    client.call_tool_blocking("toggle-subscriber-updates", json!({})).unwrap();
+    client.call_tool_blocking("toggle-simulated-logging", json!({})).unwrap();
+    client.unsubscribe_resource_blocking(uri).unwrap();
+}
+
+#[test]
+fn subscriptions_and_log_messages_over_stdio() {
+    let Some(spec) = everything() else { return };
+    let host = Host::builder().request_timeout(Duration::from_secs(30)).build().unwrap();
+    let client = host.spawn_blocking(spec).unwrap();
+    subscriptions_and_logs(&client);
+}

@@ -786,6 +786,7 @@ fn host_client_over_streamable_http() {
     let steps: Vec<f64> =
         std::iter::from_fn(|| progress.try_recv().ok()).map(|p| p.progress).collect();
     assert_eq!(steps, [1.0, 2.0, 3.0]);
+    crate::everything::subscriptions_and_logs(&client);
     assert_eq!(client.shutdown_blocking(), ringmcp::protocol::CloseReason::Shutdown);
     // A `url` entry of an mcpServers config.
     let config = format!(
