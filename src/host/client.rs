@@ -571,8 +571,14 @@ impl Client {
     /// The tool `name` from the cached list of [`tools`](Self::tools), if it was fetched and
     /// is still current.
     pub(crate) fn cached_tool(&self, name: &str) -> Option<Tool> {
+        let epoch = self.inner.lists.tools.load(std::sync::atomic::Ordering::Acquire);
         let cache = self.inner.cache.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let cached = cache.tools.as_ref()?;
+        let current =
+            cached.epoch == epoch && cached.fresh_until.is_none_or(|until| Instant::now() < until);
+        if !current {
+            return None;
+        }
         cached.list.iter().find(|t| t.name == name).cloned()
     }
 
@@ -677,8 +683,9 @@ impl Client {
         let before = cache.listen.clone();
         change(&mut cache.listen);
         if cache.listen != before {
+            // Sent under the lock, so that filters reach the session in the order they were
+            // made (the send never blocks).
             let filter = cache.listen.clone();
-            drop(cache);
             self.inner.reactor.send(Command::Listen { id: self.inner.id, filter });
         }
     }

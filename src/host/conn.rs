@@ -343,7 +343,7 @@ impl Conn {
                     None => {
                         let msg = format!("Method not found: {method}");
                         let error = ErrorObject::new(codes::METHOD_NOT_FOUND, msg);
-                        self.session.respond(&id, Err(error));
+                        self.session.respond(&id, Err(error), Instant::now());
                     }
                 },
                 Event::Progress { id, progress } => self.calls.progress(id, progress),

@@ -307,7 +307,7 @@ impl Driver {
         let answers = slot.answers.clone();
         while let Some(a) = answers.pop() {
             if let Some(conn) = self.conns.get_mut(&a.conn) {
-                conn.session.respond(&a.id, a.outcome);
+                conn.session.respond(&a.id, a.outcome, now);
                 conn.flush(&mut self.ring, now);
                 self.after(a.conn);
             }

@@ -257,11 +257,10 @@ async fn run(parts: RemoteParts, inputs: async_channel::Receiver<Input>) {
             },
             Ok((id, outcome)) = answers.recv() => {
                 // Dropped by the session if the server cancelled the request meanwhile.
-                r.session.respond(&id, outcome);
-                // The transmit queue is empty here (it is drained at the end of every turn),
-                // so it now holds this response only: a failed POST of it has no caller to
-                // fail, and its id (the server's) must not be matched against ours.
-                r.transmit_untracked(&mut sends);
+                // May also queue a request: the retry of a 2026-07-28 input round (or of a
+                // -32042), sent like any other (headers, tracking); the response itself is
+                // not tracked (its id is the server's).
+                r.session.respond(&id, outcome, Instant::now());
             },
             () = sleep => r.session.handle_timeout(Instant::now()),
         }
@@ -270,6 +269,17 @@ async fn run(parts: RemoteParts, inputs: async_channel::Receiver<Input>) {
         // rather than on the next wake.
         r.deliver();
         r.transmit(&mut sends);
+    }
+}
+
+/// Whether a line the session encoded is a request or notification (not a response): the
+/// encoder writes `method` right after the envelope, while a response has `result` or `error`
+/// there (a `"method"` inside a result comes later).
+fn is_request(line: &[u8]) -> bool {
+    let find = |key: &[u8]| memchr::memmem::find(line, key);
+    match (find(b"\"method\":"), find(b"\"result\":"), find(b"\"error\":")) {
+        (Some(m), r, e) => r.is_none_or(|r| m < r) && e.is_none_or(|e| m < e),
+        (None, ..) => false,
     }
 }
 
@@ -346,9 +356,15 @@ impl Remote {
         let modern = self.session.wire_version().is_some_and(|v| v.is_modern());
         let mut batch = Vec::new();
         while let Some(bytes) = self.session.poll_transmit() {
-            let mut sniffer = IdSniffer::new();
-            sniffer.feed(&bytes);
-            let token = sniffer.id().map(<[u8]>::to_vec);
+            // Only our requests are tracked: a response carries the server's id, which must
+            // not be matched against ours if its POST fails.
+            let token = if is_request(&bytes) {
+                let mut sniffer = IdSniffer::new();
+                sniffer.feed(&bytes);
+                sniffer.id().map(<[u8]>::to_vec)
+            } else {
+                None
+            };
             let Some(transport) = &self.transport else { continue };
             if let Some(id) = cancelled_request(&bytes) {
                 // Stop following the request's stream; in 2026-07-28 closing it *is* the
@@ -422,6 +438,11 @@ impl Remote {
         match peek.method.as_deref() {
             Some("tools/list") => {
                 if let Some(token) = token {
+                    // Bounded: a list whose answer never comes (timed out, cancelled, lost)
+                    // would leave its id behind.
+                    if self.tool_lists.len() >= 64 {
+                        self.tool_lists.clear();
+                    }
                     self.tool_lists.insert(token.to_vec());
                 }
                 Vec::new()
@@ -488,15 +509,6 @@ impl Remote {
                     self.tool_headers.remove(&tool.name);
                 }
             }
-        }
-    }
-
-    /// POSTs what the session queued without tracking the outcome (responses to the server).
-    fn transmit_untracked(&mut self, sends: &mut FuturesUnordered<SendFuture>) {
-        while let Some(bytes) = self.session.poll_transmit() {
-            let Some(transport) = &self.transport else { continue };
-            let sent = transport.send(bytes);
-            sends.push(Box::pin(async move { (None, sent.await) }));
         }
     }
 
@@ -596,7 +608,7 @@ impl Remote {
                             codes::METHOD_NOT_FOUND,
                             format!("Method not found: {method}"),
                         );
-                        self.session.respond(&id, Err(error));
+                        self.session.respond(&id, Err(error), Instant::now());
                     }
                 },
                 Event::Progress { id, progress } => self.calls.progress(id, progress),
@@ -618,5 +630,29 @@ impl Remote {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::jsonrpc;
+
+    #[test]
+    fn requests_and_responses_are_told_apart() {
+        let request = jsonrpc::encode_request(&Id::Number(3), "tools/call", None);
+        assert!(is_request(&request));
+        let note =
+            jsonrpc::encode_notification("notifications/cancelled", None::<serde_json::Value>)
+                .unwrap();
+        assert!(is_request(&note));
+        let answer = serde_json::json!({"role": "assistant", "note": "\"method\": x"});
+        let response = jsonrpc::encode_result(&Id::Number(3), answer).unwrap();
+        assert!(!is_request(&response));
+        let error = jsonrpc::encode_error(Some(&Id::Number(3)), &ErrorObject::new(-1, "no"));
+        assert!(!is_request(&error));
+        let cancelled = serde_json::json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                                           "params": {"requestId": 7}});
+        assert_eq!(cancelled_request(cancelled.to_string().as_bytes()), Some(Id::Number(7)));
     }
 }

@@ -185,6 +185,10 @@ pub struct SessionStats {
 /// How many cancelled or timed-out request ids are remembered to recognise late answers.
 const RECENTLY_ABANDONED: usize = 4096;
 
+/// The first and the longest wait before an ended `subscriptions/listen` stream is reopened.
+const LISTEN_BACKOFF_MIN: Duration = Duration::from_secs(1);
+const LISTEN_BACKOFF_MAX: Duration = Duration::from_secs(60);
+
 /// The most `input_required` rounds one request may go through before it fails (a server
 /// that keeps asking is not going to finish).
 pub const MAX_INPUT_ROUNDS: u8 = 16;
@@ -314,6 +318,11 @@ pub struct Session<T> {
     log_level: Option<String>,
     /// 2026-07-28: the open `subscriptions/listen`, if any.
     listen: Option<Listen>,
+    /// 2026-07-28: what the application wants the listen stream to carry.
+    listen_wanted: Option<ListenFilter>,
+    /// When an ended listen stream is reopened.
+    listen_retry: Option<Instant>,
+    listen_backoff: Duration,
     /// The keep-alive ping in flight: its id and when it was sent.
     keepalive: Option<(i64, Instant)>,
     /// Since when the server has been silent, for the keep-alive: the last frame received, or
@@ -343,6 +352,9 @@ impl<T> Session<T> {
             next_input: 0,
             log_level: None,
             listen: None,
+            listen_wanted: None,
+            listen_retry: None,
+            listen_backoff: LISTEN_BACKOFF_MIN,
             keepalive: None,
             idle_since: None,
         }
@@ -397,17 +409,29 @@ impl<T> Session<T> {
     /// HTTP that closes its stream), and an empty filter leaves none open. The stream has no
     /// deadline; its notifications carry its id in `_meta` subscriptionId, and those of an
     /// older stream are dropped. Ignored in the legacy era (`resources/subscribe` there).
+    ///
+    /// A stream that ends (the server closes it, or it breaks) is reopened with the same
+    /// filter after a back-off (1 s, doubling up to a minute, back to 1 s once acknowledged).
     pub fn listen(&mut self, filter: ListenFilter, now: Instant) {
         self.clock = Some(now);
-        let Some(version) = self.modern() else { return };
+        if self.modern().is_none() {
+            return;
+        }
         if let Some(old) = self.listen.take() {
             let params = json!({"requestId": old.id, "reason": "subscription replaced"});
             self.notify("notifications/cancelled", Some(params));
             self.remember_abandoned(old.id);
         }
-        if filter.is_empty() {
-            return;
-        }
+        self.listen_retry = None;
+        self.listen_backoff = LISTEN_BACKOFF_MIN;
+        self.listen_wanted = (!filter.is_empty()).then_some(filter);
+        self.open_listen();
+    }
+
+    /// Sends `subscriptions/listen` with the wanted filter.
+    fn open_listen(&mut self) {
+        let Some(version) = self.modern() else { return };
+        let Some(filter) = self.listen_wanted.clone() else { return };
         let id = self.next_id;
         self.next_id += 1;
         let meta = self.request_meta(version);
@@ -418,6 +442,25 @@ impl<T> Session<T> {
         self.transmit.push_back(line.into());
         self.stats.requests += 1;
         self.listen = Some(Listen { id, filter });
+    }
+
+    /// The `subscriptions/listen` stream ended without the client asking: it is reopened after
+    /// the back-off.
+    fn listen_ended(&mut self) {
+        self.listen = None;
+        if self.listen_wanted.is_some() {
+            let now = self.clock.unwrap_or_else(Instant::now);
+            self.listen_retry = Some(now + self.listen_backoff);
+            self.listen_backoff = (self.listen_backoff * 2).min(LISTEN_BACKOFF_MAX);
+        }
+    }
+
+    /// Reopens the `subscriptions/listen` stream when its back-off is over.
+    fn listen_tick(&mut self, now: Instant) {
+        if self.listen_retry.is_some_and(|due| now >= due) {
+            self.listen_retry = None;
+            self.open_listen();
+        }
     }
 
     /// The filter of the open `subscriptions/listen`, if one is open.
@@ -435,8 +478,8 @@ impl<T> Session<T> {
                 if let (Some(Id::Number(n)), Some(id)) = (&resp.id, listen_id)
                     && *n == id
                 {
-                    self.listen = None;
                     tracing::debug!("the server ended subscriptions/listen {id}");
+                    self.listen_ended();
                     return true;
                 }
                 false
@@ -448,7 +491,7 @@ impl<T> Session<T> {
                     .flatten();
                 if cancelled.is_some() && cancelled == listen_id {
                     // stdio: the server tears the subscription down.
-                    self.listen = None;
+                    self.listen_ended();
                     return false;
                 }
                 let tagged = params
@@ -461,6 +504,7 @@ impl<T> Session<T> {
                     return true;
                 }
                 if n.method == "notifications/subscriptions/acknowledged" {
+                    self.listen_backoff = LISTEN_BACKOFF_MIN;
                     let granted = params
                         .and_then(|p| p.get("notifications"))
                         .and_then(|f| serde_json::from_value::<ListenFilter>(f.clone()).ok());
@@ -844,6 +888,16 @@ impl<T> Session<T> {
                 self.complete(n, Err(make(method)));
                 true
             }
+            // The listen stream broke (HTTP) or its answer was unreadable: reopen it later.
+            Some(Id::Number(n)) if self.listen.as_ref().is_some_and(|l| l.id == n) => {
+                self.listen_ended();
+                true
+            }
+            // The keep-alive ping could not be sent or read: the next one follows.
+            Some(Id::Number(n)) if self.keepalive.is_some_and(|(id, _)| id == n) => {
+                self.keepalive = None;
+                true
+            }
             _ => false,
         }
     }
@@ -901,20 +955,25 @@ impl<T> Session<T> {
             self.remember_abandoned(id);
         }
         self.keepalive_tick(now);
+        self.listen_tick(now);
     }
 
     /// The earliest pending deadline, if any: the driver calls [`handle_timeout`] then.
     ///
     /// [`handle_timeout`]: Self::handle_timeout
     pub fn poll_timeout(&mut self) -> Option<Instant> {
-        let keepalive = self.keepalive_due();
+        // The keep-alive and the listen stream's reopening have timers of their own.
+        let own = match (self.keepalive_due(), self.listen_retry) {
+            (Some(k), Some(l)) => Some(k.min(l)),
+            (k, l) => k.or(l),
+        };
         while let Some(&Reverse((deadline, id))) = self.deadlines.peek() {
             if self.pending.get(&id).is_some_and(|p| p.deadline == deadline) {
-                return Some(keepalive.map_or(deadline, |k| k.min(deadline)));
+                return Some(own.map_or(deadline, |k| k.min(deadline)));
             }
             self.deadlines.pop();
         }
-        keepalive
+        own
     }
 
     /// The connection is over: every pending request fails with `reason`, now and later.
@@ -935,6 +994,8 @@ impl<T> Session<T> {
         self.round_inputs.clear();
         self.reissued.clear();
         self.listen = None;
+        self.listen_wanted = None;
+        self.listen_retry = None;
         self.deadlines.clear();
     }
 
@@ -1001,7 +1062,11 @@ impl<T> Session<T> {
 
     /// Answers a server request delivered as [`Event::ServerRequest`]. Ignored when the server
     /// cancelled it meanwhile, or when `id` is not one we are waiting on.
-    pub fn respond(&mut self, id: &Id, outcome: Result<Value, ErrorObject>) {
+    ///
+    /// `now` matters for an input of a 2026-07-28 round (or a -32042 URL elicitation): once the
+    /// last one is in, the request is re-sent, with its deadline counted from `now`.
+    pub fn respond(&mut self, id: &Id, outcome: Result<Value, ErrorObject>, now: Instant) {
+        self.clock = Some(now);
         if let Some((origin, key)) = self.round_inputs.remove(id) {
             self.on_input(origin, key, outcome);
             return;
@@ -1024,6 +1089,7 @@ impl<T> Session<T> {
         if let Some(round) = self.rounds.remove(&id) {
             // Waiting for the application's input: nothing is in flight at the server.
             self.round_inputs.retain(|_, (origin, _)| *origin != id);
+            self.reissued.remove(&id);
             self.stats.cancelled += 1;
             return Some(round.token);
         }

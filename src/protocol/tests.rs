@@ -451,8 +451,8 @@ fn declared_client_features_are_delegated_and_answered_once() {
     let [Event::ServerRequest { id, method, .. }] = &ev[..] else { panic!("{ev:?}") };
     assert_eq!((id, method.as_str()), (&Id::String("s1".into()), "sampling/createMessage"));
     assert!(sent(&mut s).is_empty(), "nothing is answered until the application does");
-    s.respond(&Id::String("s1".into()), Ok(json!({"role": "assistant"})));
-    s.respond(&Id::String("s1".into()), Ok(json!({"twice": true})));
+    s.respond(&Id::String("s1".into()), Ok(json!({"role": "assistant"})), t0);
+    s.respond(&Id::String("s1".into()), Ok(json!({"twice": true})), t0);
     let out = sent(&mut s);
     assert_eq!(out.len(), 1, "answered once");
     assert_eq!(out[0]["id"], "s1");
@@ -467,7 +467,7 @@ fn declared_client_features_are_delegated_and_answered_once() {
         json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"e2"}}),
         t0,
     );
-    s.respond(&Id::String("e2".into()), Ok(json!({"action": "accept"})));
+    s.respond(&Id::String("e2".into()), Ok(json!({"action": "accept"})), t0);
     assert!(sent(&mut s).is_empty());
 }
 

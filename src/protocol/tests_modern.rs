@@ -225,7 +225,7 @@ fn input_required_rounds_are_fulfilled_and_retried() {
     assert!(sent(&mut s).is_empty(), "no retry before every input is in");
     // Progress still reaches the call by the id its caller knows.
     assert_eq!(s.pending(), 0);
-    s.respond(id, Ok(json!({"action": "accept", "content": {}})));
+    s.respond(id, Ok(json!({"action": "accept", "content": {}})), t0);
     let retry = sent(&mut s).remove(0);
     assert_eq!(retry["method"], "tools/call");
     assert_ne!(retry["id"], first["id"], "a retry has a new id");
@@ -272,7 +272,7 @@ fn inputs_the_client_cannot_give_fail_the_request() {
     sent(&mut s);
     reply(&mut s, &json!(id), asks_for_sampling(), t0);
     let Some(Event::ServerRequest { id: input, .. }) = s.poll_event() else { panic!() };
-    s.respond(&input, Err(ErrorObject::new(-1, "User rejected sampling request")));
+    s.respond(&input, Err(ErrorObject::new(-1, "User rejected sampling request")), t0);
     let ev = events(&mut s);
     let [Event::Completed { token: 2, outcome: Err(e @ RequestError::InputNotProvided { .. }) }] =
         &ev[..]
@@ -315,7 +315,7 @@ fn cancelling_a_call_between_rounds() {
     reply(&mut s, &json!(id), asks_for_sampling(), t0);
     let Some(Event::ServerRequest { id: input, .. }) = s.poll_event() else { panic!() };
     assert_eq!(s.cancel(id, "gone"), Some(1));
-    s.respond(&input, Ok(json!({"role": "assistant"})));
+    s.respond(&input, Ok(json!({"role": "assistant"})), t0);
     assert!(sent(&mut s).is_empty());
     assert!(events(&mut s).is_empty());
     // After the retry went out: the retry's id is cancelled, by the caller's id.
@@ -323,7 +323,7 @@ fn cancelling_a_call_between_rounds() {
     sent(&mut s);
     reply(&mut s, &json!(id), asks_for_sampling(), t0);
     let Some(Event::ServerRequest { id: input, .. }) = s.poll_event() else { panic!() };
-    s.respond(&input, Ok(json!({"role": "assistant"})));
+    s.respond(&input, Ok(json!({"role": "assistant"})), t0);
     let retry = sent(&mut s).remove(0);
     assert_eq!(s.cancel(id, "gone"), Some(2));
     let out = sent(&mut s);
@@ -518,7 +518,7 @@ fn url_elicitation_required_is_offered_then_retried() {
         };
         assert_eq!(method, "elicitation/create");
         assert_eq!(params.as_ref().unwrap()["url"], "https://pay.example/1");
-        s.respond(input, Ok(json!({"action": answer})));
+        s.respond(input, Ok(json!({"action": answer})), t0);
         let out = sent(&mut s);
         if retried {
             assert_eq!(out[0]["method"], "tools/call");
@@ -588,4 +588,54 @@ fn a_late_modern_server_refusing_initialize_is_spoken_to_in_its_era() {
     assert!(matches!(&ev[..], [Event::Completed { token: 5, outcome: Ok(_) }]), "{ev:?}");
     assert_eq!(s.server().unwrap().version, ProtocolVersion::V2026_07_28);
     assert_eq!(s.stats().violations, 0);
+}
+
+/// A listen stream that ends is reopened with the same filter after a back-off that doubles;
+/// a broken one (its POST or stream failed) is no violation.
+#[test]
+fn an_ended_listen_stream_is_reopened() {
+    let t0 = crate::fuzzing::epoch();
+    let mut s = modern(SessionConfig::default(), t0);
+    let filter = ListenFilter { tools_list_changed: true, ..ListenFilter::default() };
+    s.listen(filter.clone(), t0);
+    let first = sent(&mut s).remove(0);
+    // The server ends it gracefully.
+    reply(&mut s, &first["id"], json!({}), t0);
+    assert_eq!(s.listening(), None);
+    assert_eq!(s.poll_timeout(), Some(t0 + Duration::from_secs(1)));
+    s.handle_timeout(t0 + Duration::from_secs(1));
+    let second = sent(&mut s).remove(0);
+    assert_eq!(second["method"], "subscriptions/listen");
+    assert_eq!(second["params"]["notifications"], json!({"toolsListChanged": true}));
+    assert_eq!(s.listening(), Some(&filter));
+    // Its stream breaks (HTTP): reopened after 2 s this time, without a violation.
+    let token = second["id"].to_string();
+    let lost = RequestError::Closed(CloseReason::Io("stream broke".into()));
+    s.handle_failed_answer(Some(token.as_bytes()), lost);
+    assert_eq!(s.stats().violations, 0);
+    let t1 = t0 + Duration::from_secs(1);
+    assert_eq!(s.poll_timeout(), Some(t1 + Duration::from_secs(2)));
+    s.handle_timeout(t1 + Duration::from_secs(2));
+    assert_eq!(sent(&mut s)[0]["method"], "subscriptions/listen");
+    // Asking for nothing stops it for good.
+    s.listen(ListenFilter::default(), t1);
+    assert_eq!(sent(&mut s)[0]["method"], "notifications/cancelled");
+    assert_eq!(s.poll_timeout(), None);
+}
+
+/// An input answered late: the retry's deadline counts from the answer, not from the
+/// `input_required` result.
+#[test]
+fn a_retry_after_a_slow_answer_gets_a_full_deadline() {
+    let t0 = crate::fuzzing::epoch();
+    let features = ClientFeatures { sampling: true, ..ClientFeatures::default() };
+    let mut s = modern(config(features), t0);
+    let id = s.request("tools/call", None, t0, None, 1).unwrap();
+    sent(&mut s);
+    reply(&mut s, &json!(id), asks_for_sampling(), t0);
+    let Some(Event::ServerRequest { id: input, .. }) = s.poll_event() else { panic!() };
+    let later = t0 + Duration::from_secs(70);
+    s.respond(&input, Ok(json!({"role": "assistant"})), later);
+    assert_eq!(sent(&mut s)[0]["method"], "tools/call");
+    assert_eq!(s.poll_timeout(), Some(later + DEFAULT_REQUEST_TIMEOUT));
 }

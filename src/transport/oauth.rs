@@ -65,8 +65,14 @@ pub struct OAuthConfig {
     /// Who visits the authorization URL.
     pub authorizer: Authorizer,
     /// How many times one request may be re-authorized for more scope (403
-    /// `insufficient_scope`) before the refusal is final. Default 2.
+    /// `insufficient_scope`) before the refusal is final: at most `1 + max_step_ups`
+    /// authorizations per request. Default 2.
     pub max_step_ups: u32,
+    /// The longest each HTTP exchange of the flow may take (metadata, registration, token).
+    /// Default 30 s.
+    pub http_timeout: std::time::Duration,
+    /// The longest the user's step ([`Authorizer::Callback`]) may take. Default 10 minutes.
+    pub user_timeout: std::time::Duration,
 }
 
 impl fmt::Debug for OAuthConfig {
@@ -94,6 +100,8 @@ impl OAuthConfig {
             client_name: "ringmcp".to_owned(),
             authorizer,
             max_step_ups: 2,
+            http_timeout: std::time::Duration::from_secs(30),
+            user_timeout: std::time::Duration::from_secs(600),
         }
     }
 
@@ -199,6 +207,9 @@ pub(crate) struct OAuthState {
     pub(crate) token: Option<String>,
     /// The scopes asked for last.
     scopes: Vec<String>,
+    /// The last flow failed (with the token that was in use then): requests that were
+    /// waiting for it get its error instead of running it again.
+    pub(crate) failed: Option<(Option<String>, String)>,
 }
 
 fn fail(step: &'static str, reason: impl Into<String>) -> TransportError {
@@ -236,9 +247,11 @@ struct AuthServerMetadata {
 async fn get_json<T: serde::de::DeserializeOwned>(
     client: &reqwest::Client,
     url: &Url,
+    timeout: std::time::Duration,
 ) -> Result<Option<T>, TransportError> {
     let response = client
         .get(url.clone())
+        .timeout(timeout)
         .header(reqwest::header::ACCEPT, "application/json")
         .send()
         .await
@@ -305,8 +318,12 @@ pub(crate) async fn authorize(
     status: u16,
     challenge: &Challenge,
 ) -> Result<(), TransportError> {
-    if state.server.is_none() || status == 401 && challenge.resource_metadata.is_some() {
-        state.server = Some(discover(client, config, resource_url, challenge).await?);
+    // A 401 while holding a token may mean the resource moved to another authorization
+    // server: the metadata is read again (a registration is kept while the issuer is the same).
+    if state.server.is_none() || status == 401 {
+        let previous = state.server.take();
+        state.server =
+            Some(discover(client, config, resource_url, challenge, previous.as_ref()).await?);
     }
     let server = state.server.clone().expect("just discovered");
     // Scope (MCP "scope selection"): the challenge's, else the resource's scopes_supported,
@@ -335,7 +352,9 @@ async fn discover(
     config: &OAuthConfig,
     resource_url: &Url,
     challenge: &Challenge,
+    previous: Option<&Server>,
 ) -> Result<Server, TransportError> {
+    let timeout = config.http_timeout;
     let mut candidates = Vec::new();
     if let Some(url) = &challenge.resource_metadata {
         let url = resource_url
@@ -348,7 +367,7 @@ async fn discover(
     candidates.dedup();
     let mut prm = None;
     for url in &candidates {
-        if let Some(found) = get_json::<ProtectedResource>(client, url).await? {
+        if let Some(found) = get_json::<ProtectedResource>(client, url, timeout).await? {
             prm = Some(found);
             break;
         }
@@ -382,7 +401,7 @@ async fn discover(
     }
     let mut meta = None;
     for url in &as_candidates {
-        if let Some(found) = get_json::<AuthServerMetadata>(client, url).await? {
+        if let Some(found) = get_json::<AuthServerMetadata>(client, url, timeout).await? {
             meta = Some(found);
             break;
         }
@@ -397,10 +416,10 @@ async fn discover(
             format!("the authorization server metadata says issuer {declared:?}, not {issuer:?}"),
         ));
     }
-    if let Some(methods) = &meta.code_challenge_methods_supported
-        && !methods.iter().any(|m| m == "S256")
-    {
-        return Err(fail("discovery", "the authorization server does not support PKCE S256"));
+    // MCP: without `code_challenge_methods_supported` listing S256 the client must not proceed
+    // (absent means no PKCE).
+    if !meta.code_challenge_methods_supported.iter().flatten().any(|m| m == "S256") {
+        return Err(fail("discovery", "the authorization server does not advertise PKCE S256"));
     }
     let endpoint = |name: &'static str, value: &Option<String>| {
         let value = value.as_deref().ok_or_else(|| fail("discovery", format!("no {name}")))?;
@@ -412,7 +431,12 @@ async fn discover(
         .token_endpoint_auth_methods_supported
         .clone()
         .unwrap_or_else(|| vec!["client_secret_basic".to_owned()]);
-    let (client_id, client_secret, auth_method) = register(client, config, &meta, &methods).await?;
+    let (client_id, client_secret, auth_method) = match previous {
+        Some(p) if p.issuer == issuer => {
+            (p.client_id.clone(), p.client_secret.clone(), p.auth_method.clone())
+        }
+        _ => register(client, config, &meta, &methods).await?,
+    };
     let mut scopes_supported = prm.scopes_supported.clone();
     if scopes_supported.is_empty() {
         scopes_supported = meta.scopes_supported.clone();
@@ -476,6 +500,7 @@ async fn register(
     });
     let response = client
         .post(endpoint)
+        .timeout(config.http_timeout)
         .header(reqwest::header::CONTENT_TYPE, "application/json")
         .body(body.to_string())
         .send()
@@ -520,12 +545,14 @@ async fn code_flow(
         }
     }
     let callback = match &config.authorizer {
-        Authorizer::Headless => follow_once(&url).await?,
+        Authorizer::Headless => follow_once(&url, config.http_timeout).await?,
         Authorizer::Callback(visit) => {
             let visit = visit.clone();
             let target = url.to_string();
-            tokio::task::spawn_blocking(move || visit(&target))
+            let step = tokio::task::spawn_blocking(move || visit(&target));
+            tokio::time::timeout(config.user_timeout, step)
                 .await
+                .map_err(|_| fail("authorization", "the user did not come back in time"))?
                 .map_err(|e| fail("authorization", e.to_string()))?
                 .map_err(|e| fail("authorization", e))?
         }
@@ -561,7 +588,7 @@ async fn code_flow(
         ("code_verifier", verifier),
         ("resource", server.resource.clone()),
     ];
-    let mut request = client.post(server.token_endpoint.clone());
+    let mut request = client.post(server.token_endpoint.clone()).timeout(config.http_timeout);
     match (server.auth_method.as_str(), &server.client_secret) {
         ("client_secret_basic", Some(secret)) => {
             let encode =
@@ -595,9 +622,10 @@ async fn json_body(response: Response, step: &'static str) -> Result<Value, Tran
 }
 
 /// GETs `url` without following redirects and returns where it redirects to.
-async fn follow_once(url: &Url) -> Result<String, TransportError> {
+async fn follow_once(url: &Url, timeout: std::time::Duration) -> Result<String, TransportError> {
     let client = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
+        .timeout(timeout)
         .build()
         .map_err(|e| fail("authorization", e.to_string()))?;
     let response: Response =

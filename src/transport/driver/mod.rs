@@ -195,10 +195,33 @@ impl Ctx {
         if self.lock().access_token != used {
             return Ok(()); // Someone else re-authorized meanwhile: just retry.
         }
-        super::oauth::authorize(&self.client, config, &mut state, &self.url, status, &challenge)
-            .await?;
-        self.lock().access_token = state.token.clone();
-        Ok(())
+        // A flow that just failed for this same token is not run again for each waiter.
+        if let Some((token, error)) = &state.failed
+            && *token == used
+        {
+            let reason = format!("an earlier attempt failed: {error}");
+            return Err(TransportError::OAuth { step: "authorization", reason });
+        }
+        match super::oauth::authorize(
+            &self.client,
+            config,
+            &mut state,
+            &self.url,
+            status,
+            &challenge,
+        )
+        .await
+        {
+            Ok(()) => {
+                state.failed = None;
+                self.lock().access_token = state.token.clone();
+                Ok(())
+            }
+            Err(e) => {
+                state.failed = Some((used, e.to_string()));
+                Err(e)
+            }
+        }
     }
 
     /// Sends a request, waiting at most `deadline` for the response head.
