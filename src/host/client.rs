@@ -568,17 +568,13 @@ impl Client {
         }
     }
 
-    /// The tool `name` from the cached list of [`tools`](Self::tools), if it was fetched and
-    /// is still current.
+    /// The tool `name` from the cached list of [`tools`](Self::tools), if it was fetched: the
+    /// last definition seen, even when a `list_changed` (or the `ttlMs`) has made the list due
+    /// for a refetch (a tool's `taskSupport` and `outputSchema` rarely change, and servers
+    /// announce a change right after the handshake whether or not anything changed).
     pub(crate) fn cached_tool(&self, name: &str) -> Option<Tool> {
-        let epoch = self.inner.lists.tools.load(std::sync::atomic::Ordering::Acquire);
         let cache = self.inner.cache.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let cached = cache.tools.as_ref()?;
-        let current =
-            cached.epoch == epoch && cached.fresh_until.is_none_or(|until| Instant::now() < until);
-        if !current {
-            return None;
-        }
         cached.list.iter().find(|t| t.name == name).cloned()
     }
 
