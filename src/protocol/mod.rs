@@ -316,6 +316,8 @@ pub struct Session<T> {
     /// 2026-07-28: the level sent as `_meta` logLevel on every request (set through
     /// `logging/setLevel`, which that revision replaced by the per-request member).
     log_level: Option<String>,
+    /// 2026-07-28: the `_meta` text spliced into every request, for the revision it names.
+    meta_cache: Option<(ProtocolVersion, String)>,
     /// 2026-07-28: the open `subscriptions/listen`, if any.
     listen: Option<Listen>,
     /// 2026-07-28: what the application wants the listen stream to carry.
@@ -351,6 +353,7 @@ impl<T> Session<T> {
             round_inputs: HashMap::new(),
             next_input: 0,
             log_level: None,
+            meta_cache: None,
             listen: None,
             listen_wanted: None,
             listen_retry: None,
@@ -392,8 +395,8 @@ impl<T> Session<T> {
         self.next_id += 1;
         let line = match self.modern() {
             Some(version) => {
-                let meta = self.request_meta(version);
-                let params = modern::with_meta(None, &meta).expect("no params to splice into");
+                let params = modern::with_meta(None, self.meta_json(version))
+                    .expect("no params to splice into");
                 jsonrpc::encode_request(&Id::Number(id), "server/discover", Some(&params))
             }
             None => jsonrpc::encode_request(&Id::Number(id), "ping", None),
@@ -434,10 +437,9 @@ impl<T> Session<T> {
         let Some(filter) = self.listen_wanted.clone() else { return };
         let id = self.next_id;
         self.next_id += 1;
-        let meta = self.request_meta(version);
         let body = json!({ "notifications": filter }).to_string();
         let body = RawValue::from_string(body).expect("serde_json output is JSON");
-        let params = modern::with_meta(Some(&body), &meta).expect("an object");
+        let params = modern::with_meta(Some(&body), self.meta_json(version)).expect("an object");
         let line = jsonrpc::encode_request(&Id::Number(id), "subscriptions/listen", Some(&params));
         self.transmit.push_back(line.into());
         self.stats.requests += 1;
@@ -554,18 +556,29 @@ impl<T> Session<T> {
         fallback: bool,
         retried: bool,
     ) {
-        let meta = self.request_meta(version);
-        let params = modern::with_meta(None, &meta).expect("no params to splice into");
+        let params =
+            modern::with_meta(None, self.meta_json(version)).expect("no params to splice into");
         let id = self.next_id;
         self.state = State::Discovering { request: id, version, fallback, retried };
         let timeout = fallback.then_some(self.config.probe_timeout);
         self.send_request(id, "server/discover", Some(&params), now, timeout, token);
     }
 
-    /// The `_meta` of a request in `version`.
-    fn request_meta(&self, version: ProtocolVersion) -> serde_json::Map<String, Value> {
-        let caps = modern::client_capabilities(self.config.features, self.config.roots.as_deref());
-        modern::request_meta(version, &caps, &self.config.client_info, self.log_level.as_deref())
+    /// The `_meta` of a request in `version`, as JSON text: built once and reused until the
+    /// log level changes (it is spliced into every request of the stateless era).
+    fn meta_json(&mut self, version: ProtocolVersion) -> &str {
+        if self.meta_cache.as_ref().is_none_or(|(v, _)| *v != version) {
+            let caps =
+                modern::client_capabilities(self.config.features, self.config.roots.as_deref());
+            let meta = modern::request_meta(
+                version,
+                &caps,
+                &self.config.client_info,
+                self.log_level.as_deref(),
+            );
+            self.meta_cache = Some((version, Value::Object(meta).to_string()));
+        }
+        &self.meta_cache.as_ref().expect("just filled").1
     }
 
     /// The negotiated revision when it is a stateless one.
@@ -667,9 +680,9 @@ impl<T> Session<T> {
             }
             other => other,
         };
-        let meta = self.request_meta(version);
-        match modern::with_meta(params, &meta) {
-            Ok(params) => self.send_request(id, method, Some(&params), now, timeout, token),
+        // Encoded with the `_meta` spliced in, in one buffer (no re-serialising, no second scan).
+        match modern::encode_with_meta(id, method, params, self.meta_json(version)) {
+            Ok(line) => self.send_line(id, method, line.into(), now, timeout, token),
             Err(reason) => {
                 return Err((
                     token,
@@ -697,6 +710,7 @@ impl<T> Session<T> {
             ));
         };
         self.log_level = Some(level);
+        self.meta_cache = None;
         let id = self.next_id;
         self.next_id += 1;
         let outcome = Ok(RawJson::from_value(json!({})));
@@ -786,9 +800,22 @@ impl<T> Session<T> {
         timeout: Option<Duration>,
         token: T,
     ) {
+        let line = jsonrpc::encode_request(&Id::Number(id), method, params);
+        self.send_line(id, method, line.into(), now, timeout, token);
+    }
+
+    /// Queues an encoded request line (`id`, `method`) and enters it in the pending table.
+    fn send_line(
+        &mut self,
+        id: i64,
+        method: &str,
+        line: Bytes,
+        now: Instant,
+        timeout: Option<Duration>,
+        token: T,
+    ) {
         self.next_id += 1;
         let deadline = now + timeout.unwrap_or(self.config.request_timeout);
-        let line: Bytes = jsonrpc::encode_request(&Id::Number(id), method, params).into();
         // Kept for a retry: a 2026-07-28 `input_required`, or a -32042 (URL elicitation
         // required) when URL elicitation is declared.
         let kept =

@@ -85,19 +85,55 @@ pub(crate) fn request_meta(
     meta
 }
 
-/// `params` with `meta`'s members added to its `_meta` (members already there are kept, e.g.
-/// `progressToken`). Params without any `_meta` (the common case) are spliced, not parsed:
-/// a large argument is copied once, never re-serialised.
+/// `params` with `meta_json`'s members added to its `_meta` (members already there are kept,
+/// e.g. `progressToken`). Params without any `_meta` (the common case) are spliced, not
+/// parsed: a large argument is copied once, never re-serialised.
 ///
 /// # Errors
 /// When `params` is not a JSON object.
 pub(crate) fn with_meta(
     params: Option<&RawValue>,
-    meta: &Map<String, Value>,
+    meta_json: &str,
 ) -> Result<Box<RawValue>, String> {
-    let meta_json = serde_json::to_string(meta).expect("a map of values serialises");
+    let mut out = Vec::new();
+    write_params(&mut out, params, meta_json)?;
+    let text = String::from_utf8(out).expect("built from UTF-8 pieces");
+    RawValue::from_string(text).map_err(|e| e.to_string())
+}
+
+/// The request line `{"jsonrpc":"2.0","id":…,"method":…,"params":{"_meta":…,…}}\n`, built
+/// in one buffer from pieces that are valid JSON already (so nothing is scanned again).
+///
+/// # Errors
+/// When `params` is not a JSON object.
+pub(crate) fn encode_with_meta(
+    id: i64,
+    method: &str,
+    params: Option<&RawValue>,
+    meta_json: &str,
+) -> Result<Vec<u8>, String> {
+    use std::io::Write;
+    let method = serde_json::to_string(method).expect("a string serialises");
+    let size = 48 + method.len() + meta_json.len() + params.map_or(0, |p| p.get().len());
+    let mut out = Vec::with_capacity(size);
+    write!(out, r#"{{"jsonrpc":"2.0","id":{id},"method":{method},"params":"#)
+        .expect("writing to a Vec");
+    write_params(&mut out, params, meta_json)?;
+    out.extend_from_slice(b"}\n");
+    Ok(out)
+}
+
+/// Writes `params` with the `_meta` members into `out`.
+fn write_params(
+    out: &mut Vec<u8>,
+    params: Option<&RawValue>,
+    meta_json: &str,
+) -> Result<(), String> {
     let Some(params) = params else {
-        return Ok(raw(format!("{{\"_meta\":{meta_json}}}")));
+        out.extend_from_slice(b"{\"_meta\":");
+        out.extend_from_slice(meta_json.as_bytes());
+        out.push(b'}');
+        return Ok(());
     };
     let text = params.get().trim();
     let Some(body) = text.strip_prefix('{') else {
@@ -106,8 +142,13 @@ pub(crate) fn with_meta(
     if memchr::memmem::find(text.as_bytes(), b"\"_meta\"").is_none() {
         // No `_meta` anywhere, so none at the top level: insert it first.
         let rest = body.trim_start();
-        let sep = if rest.starts_with('}') { "" } else { "," };
-        return Ok(raw(format!("{{\"_meta\":{meta_json}{sep}{rest}")));
+        out.extend_from_slice(b"{\"_meta\":");
+        out.extend_from_slice(meta_json.as_bytes());
+        if !rest.starts_with('}') {
+            out.push(b',');
+        }
+        out.extend_from_slice(rest.as_bytes());
+        return Ok(());
     }
     let mut value: Map<String, Value> =
         serde_json::from_str(text).map_err(|e| format!("params: {e}"))?;
@@ -115,10 +156,12 @@ pub(crate) fn with_meta(
     let Value::Object(existing) = entry else {
         return Err("params._meta must be an object".into());
     };
+    let meta: Map<String, Value> = serde_json::from_str(meta_json).expect("built as an object");
     for (k, v) in meta {
-        existing.entry(k.clone()).or_insert_with(|| v.clone());
+        existing.entry(k).or_insert(v);
     }
-    Ok(raw(Value::Object(value).to_string()))
+    serde_json::to_writer(out, &value).expect("a map of values serialises");
+    Ok(())
 }
 
 fn raw(text: String) -> Box<RawValue> {
@@ -377,9 +420,11 @@ mod tests {
     use super::*;
     use bytes::Bytes;
 
-    fn meta() -> Map<String, Value> {
+    fn meta() -> String {
         let caps = client_capabilities(ClientFeatures::default(), None);
-        request_meta(ProtocolVersion::V2026_07_28, &caps, &Implementation::new("c", "1"), None)
+        let meta =
+            request_meta(ProtocolVersion::V2026_07_28, &caps, &Implementation::new("c", "1"), None);
+        Value::Object(meta).to_string()
     }
 
     fn spliced(params: Option<&str>) -> Value {
@@ -407,6 +452,25 @@ mod tests {
         assert!(with_meta(Some(&bad), &meta()).is_err());
         let bad = RawValue::from_string(r#"{"_meta":3}"#.into()).unwrap();
         assert!(with_meta(Some(&bad), &meta()).is_err());
+    }
+
+    #[test]
+    fn request_lines_are_encoded_with_meta_in_one_piece() {
+        let params = RawValue::from_string(r#"{"name":"t\"x","arguments":{}}"#.into()).unwrap();
+        let line = encode_with_meta(7, "tools/call", Some(&params), &meta()).unwrap();
+        assert!(line.ends_with(b"}\n") && !line[..line.len() - 1].contains(&b'\n'));
+        let v: Value = serde_json::from_slice(&line).unwrap();
+        assert_eq!((v["id"].as_i64(), v["method"].as_str()), (Some(7), Some("tools/call")));
+        assert_eq!(v["params"]["name"], "t\"x");
+        assert_eq!(v["params"]["_meta"][META_PROTOCOL_VERSION], "2026-07-28");
+        let line = encode_with_meta(8, "tools/list", None, &meta()).unwrap();
+        let v: Value = serde_json::from_slice(&line).unwrap();
+        assert_eq!(v["params"]["_meta"][META_CLIENT_INFO]["name"], "c");
+        let merged = RawValue::from_string(r#"{"_meta":{"progressToken":3}}"#.into()).unwrap();
+        let line = encode_with_meta(9, "tools/call", Some(&merged), &meta()).unwrap();
+        let v: Value = serde_json::from_slice(&line).unwrap();
+        assert_eq!(v["params"]["_meta"]["progressToken"], 3);
+        assert_eq!(v["params"]["_meta"][META_PROTOCOL_VERSION], "2026-07-28");
     }
 
     #[test]
