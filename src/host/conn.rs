@@ -22,7 +22,7 @@ use crate::uring::{Buffer, Completion, Ring};
 
 use super::driver::{QueuedRequest, Reply};
 use super::error::Error;
-use super::events::{EventSink, ServerEvent, notification_event};
+use super::events::{Alert, EventSink, ServerEvent, alert_event, notification_event};
 use super::spilling::{SpillJob, SpillOutcome};
 use super::stderr::StderrLog;
 
@@ -371,17 +371,9 @@ impl Conn {
                     let event = notification_event(&self.name, &mut self.updates, n);
                     self.emit(event);
                 }
-                Event::Violation(v) => {
-                    tracing::warn!(server = &*self.name, "protocol violation: {v}");
-                    self.emit(ServerEvent::Violation(v));
-                }
+                Event::Violation(v) => self.emit(alert_event(&self.name, Alert::Violation(v))),
                 Event::Unresponsive { silent_for } => {
-                    let name = &*self.name;
-                    tracing::warn!(
-                        server = name,
-                        "keep-alive ping unanswered; silent for {silent_for:?}"
-                    );
-                    self.emit(ServerEvent::Unresponsive { silent_for });
+                    self.emit(alert_event(&self.name, Alert::Unresponsive(silent_for)));
                 }
             }
         }

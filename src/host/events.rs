@@ -148,3 +148,25 @@ fn log_server_message(server: &str, params: Option<&Value>) {
         _ => tracing::error!(target: "ringmcp::server_log", server, logger, level, "{data}"),
     }
 }
+
+/// Something about a session's health the application hears of.
+pub(crate) enum Alert {
+    /// The server broke the protocol.
+    Violation(crate::protocol::Violation),
+    /// A keep-alive ping went unanswered; silent for this long.
+    Unresponsive(std::time::Duration),
+}
+
+/// Logs an alert (as a warning, with the server's name) and turns it into its event.
+pub(crate) fn alert_event(server: &str, alert: Alert) -> ServerEvent {
+    match alert {
+        Alert::Violation(v) => {
+            tracing::warn!(server, "protocol violation: {v}");
+            ServerEvent::Violation(v)
+        }
+        Alert::Unresponsive(silent_for) => {
+            tracing::warn!(server, "keep-alive ping unanswered; silent for {silent_for:?}");
+            ServerEvent::Unresponsive { silent_for }
+        }
+    }
+}

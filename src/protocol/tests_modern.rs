@@ -268,10 +268,7 @@ fn inputs_the_client_cannot_give_fail_the_request() {
     // An application that refuses fails the call, with its reason.
     let features = ClientFeatures { sampling: true, ..ClientFeatures::default() };
     let mut s = modern(config(features), t0);
-    let id = s.request("tools/call", None, t0, None, 2).unwrap();
-    sent(&mut s);
-    reply(&mut s, &json!(id), asks_for_sampling(), t0);
-    let Some(Event::ServerRequest { id: input, .. }) = s.poll_event() else { panic!() };
+    let (_, input) = waiting_for_sampling(&mut s, 2, t0);
     s.respond(&input, Err(ErrorObject::new(-1, "User rejected sampling request")), t0);
     let ev = events(&mut s);
     let [Event::Completed { token: 2, outcome: Err(e @ RequestError::InputNotProvided { .. }) }] =
@@ -285,6 +282,16 @@ fn inputs_the_client_cannot_give_fail_the_request() {
 fn asks_for_sampling() -> Value {
     json!({"resultType": "input_required",
            "inputRequests": {"m": {"method": "sampling/createMessage", "params": {}}}})
+}
+
+/// Sends a `tools/call` (completing with `token`) that the server answers by asking for
+/// sampling; returns the call's id and the id the input request was delivered under.
+fn waiting_for_sampling(s: &mut TestSession, token: u32, t0: Instant) -> (i64, Id) {
+    let id = s.request("tools/call", None, t0, None, token).unwrap();
+    sent(s);
+    reply(s, &json!(id), asks_for_sampling(), t0);
+    let Some(Event::ServerRequest { id: input, .. }) = s.poll_event() else { panic!() };
+    (id, input)
 }
 
 #[test]
@@ -310,19 +317,13 @@ fn cancelling_a_call_between_rounds() {
     let features = ClientFeatures { sampling: true, ..ClientFeatures::default() };
     let mut s = modern(config(features), t0);
     // Waiting for the application: nothing to tell the server; a late input is dropped.
-    let id = s.request("tools/call", None, t0, None, 1).unwrap();
-    sent(&mut s);
-    reply(&mut s, &json!(id), asks_for_sampling(), t0);
-    let Some(Event::ServerRequest { id: input, .. }) = s.poll_event() else { panic!() };
+    let (id, input) = waiting_for_sampling(&mut s, 1, t0);
     assert_eq!(s.cancel(id, "gone"), Some(1));
     s.respond(&input, Ok(json!({"role": "assistant"})), t0);
     assert!(sent(&mut s).is_empty());
     assert!(events(&mut s).is_empty());
     // After the retry went out: the retry's id is cancelled, by the caller's id.
-    let id = s.request("tools/call", None, t0, None, 2).unwrap();
-    sent(&mut s);
-    reply(&mut s, &json!(id), asks_for_sampling(), t0);
-    let Some(Event::ServerRequest { id: input, .. }) = s.poll_event() else { panic!() };
+    let (id, input) = waiting_for_sampling(&mut s, 2, t0);
     s.respond(&input, Ok(json!({"role": "assistant"})), t0);
     let retry = sent(&mut s).remove(0);
     assert_eq!(s.cancel(id, "gone"), Some(2));
@@ -630,10 +631,7 @@ fn a_retry_after_a_slow_answer_gets_a_full_deadline() {
     let t0 = crate::fuzzing::epoch();
     let features = ClientFeatures { sampling: true, ..ClientFeatures::default() };
     let mut s = modern(config(features), t0);
-    let id = s.request("tools/call", None, t0, None, 1).unwrap();
-    sent(&mut s);
-    reply(&mut s, &json!(id), asks_for_sampling(), t0);
-    let Some(Event::ServerRequest { id: input, .. }) = s.poll_event() else { panic!() };
+    let (_, input) = waiting_for_sampling(&mut s, 1, t0);
     let later = t0 + Duration::from_secs(70);
     s.respond(&input, Ok(json!({"role": "assistant"})), later);
     assert_eq!(sent(&mut s)[0]["method"], "tools/call");
