@@ -19,9 +19,11 @@
 #![forbid(unsafe_code)]
 
 mod error;
+mod handshake;
 mod lifecycle;
 pub mod modern;
 mod rounds;
+mod streams;
 mod types;
 mod version;
 
@@ -41,6 +43,8 @@ pub use lifecycle::ServerDetails;
 use lifecycle::State;
 use modern::ResultKind;
 pub use modern::{Era, ParamHeader, param_header_value, param_headers};
+pub use streams::ListenFilter;
+use streams::{LISTEN_BACKOFF_MIN, Listen};
 pub use types::{
     CallToolResult, Content, GetPromptResult, Implementation, InitializeResult, Prompt,
     PromptMessage, ReadResourceResult, Resource, ResourceContents, Root, Tool,
@@ -185,10 +189,6 @@ pub struct SessionStats {
 /// How many cancelled or timed-out request ids are remembered to recognise late answers.
 const RECENTLY_ABANDONED: usize = 4096;
 
-/// The first and the longest wait before an ended `subscriptions/listen` stream is reopened.
-const LISTEN_BACKOFF_MIN: Duration = Duration::from_secs(1);
-const LISTEN_BACKOFF_MAX: Duration = Duration::from_secs(60);
-
 /// The most `input_required` rounds one request may go through before it fails (a server
 /// that keeps asking is not going to finish).
 pub const MAX_INPUT_ROUNDS: u8 = 16;
@@ -232,46 +232,6 @@ struct Round<T> {
     /// elicitations, the retry is the request unchanged, and an answer other than `accept`
     /// gives the caller this original error.
     as_is: Option<ErrorObject>,
-}
-
-/// What a 2026-07-28 `subscriptions/listen` asks for: each notification type is opt-in.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ListenFilter {
-    /// `notifications/tools/list_changed`.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub tools_list_changed: bool,
-    /// `notifications/prompts/list_changed`.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub prompts_list_changed: bool,
-    /// `notifications/resources/list_changed`.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub resources_list_changed: bool,
-    /// `notifications/resources/updated` for these URIs (replaces `resources/subscribe`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub resource_subscriptions: Vec<String>,
-}
-
-impl ListenFilter {
-    /// Whether it asks for nothing (then no subscription is kept open).
-    pub fn is_empty(&self) -> bool {
-        *self == ListenFilter::default()
-    }
-
-    /// Whether everything `other` grants was asked for here.
-    fn covers(&self, other: &ListenFilter) -> bool {
-        (self.tools_list_changed || !other.tools_list_changed)
-            && (self.prompts_list_changed || !other.prompts_list_changed)
-            && (self.resources_list_changed || !other.resources_list_changed)
-            && other.resource_subscriptions.iter().all(|u| self.resource_subscriptions.contains(u))
-    }
-}
-
-/// The open `subscriptions/listen` of a 2026-07-28 session.
-#[derive(Debug, Clone)]
-struct Listen {
-    id: i64,
-    filter: ListenFilter,
 }
 
 /// A `notifications/progress` for a request in flight.
@@ -361,281 +321,6 @@ impl<T> Session<T> {
             keepalive: None,
             idle_since: None,
         }
-    }
-
-    /// When the keep-alive next needs attention: the ping's deadline while one is in flight,
-    /// else the moment the server will have been silent for the interval.
-    fn keepalive_due(&self) -> Option<Instant> {
-        let interval = self.config.keep_alive?;
-        if !self.state.is_active() {
-            return None;
-        }
-        match self.keepalive {
-            Some((_, sent)) => Some(sent + self.config.request_timeout),
-            None => self.idle_since.map(|t| t + interval),
-        }
-    }
-
-    /// Sends the keep-alive ping when the server has been silent for the interval, and reports
-    /// one that went unanswered.
-    fn keepalive_tick(&mut self, now: Instant) {
-        let Some(due) = self.keepalive_due() else { return };
-        if now < due {
-            return;
-        }
-        if let Some((id, _)) = self.keepalive.take() {
-            self.stats.keepalive_timeouts += 1;
-            self.remember_abandoned(id);
-            let silent_for = now - self.last_received.unwrap_or(now);
-            self.idle_since = Some(now);
-            self.events.push_back(Event::Unresponsive { silent_for });
-            return;
-        }
-        let id = self.next_id;
-        self.next_id += 1;
-        let line = match self.modern() {
-            Some(version) => {
-                let params = modern::with_meta(None, self.meta_json(version))
-                    .expect("no params to splice into");
-                jsonrpc::encode_request(&Id::Number(id), "server/discover", Some(&params))
-            }
-            None => jsonrpc::encode_request(&Id::Number(id), "ping", None),
-        };
-        self.transmit.push_back(line.into());
-        self.stats.requests += 1;
-        self.stats.keepalive_pings += 1;
-        self.keepalive = Some((id, now));
-    }
-
-    /// 2026-07-28: (re)opens the `subscriptions/listen` stream with `filter` (MCP-CLIENT.md
-    /// checklist 79): the open one, if any, is cancelled first (`notifications/cancelled`; over
-    /// HTTP that closes its stream), and an empty filter leaves none open. The stream has no
-    /// deadline; its notifications carry its id in `_meta` subscriptionId, and those of an
-    /// older stream are dropped. Ignored in the legacy era (`resources/subscribe` there).
-    ///
-    /// A stream that ends (the server closes it, or it breaks) is reopened with the same
-    /// filter after a back-off (1 s, doubling up to a minute, back to 1 s once acknowledged).
-    pub fn listen(&mut self, filter: ListenFilter, now: Instant) {
-        self.clock = Some(now);
-        if self.modern().is_none() {
-            return;
-        }
-        if let Some(old) = self.listen.take() {
-            let params = json!({"requestId": old.id, "reason": "subscription replaced"});
-            self.notify("notifications/cancelled", Some(params));
-            self.remember_abandoned(old.id);
-        }
-        self.listen_retry = None;
-        self.listen_backoff = LISTEN_BACKOFF_MIN;
-        self.listen_wanted = (!filter.is_empty()).then_some(filter);
-        self.open_listen();
-    }
-
-    /// Sends `subscriptions/listen` with the wanted filter.
-    fn open_listen(&mut self) {
-        let Some(version) = self.modern() else { return };
-        let Some(filter) = self.listen_wanted.clone() else { return };
-        let id = self.next_id;
-        self.next_id += 1;
-        let body = json!({ "notifications": filter }).to_string();
-        let body = RawValue::from_string(body).expect("serde_json output is JSON");
-        let params = modern::with_meta(Some(&body), self.meta_json(version)).expect("an object");
-        let line = jsonrpc::encode_request(&Id::Number(id), "subscriptions/listen", Some(&params));
-        self.transmit.push_back(line.into());
-        self.stats.requests += 1;
-        self.listen = Some(Listen { id, filter });
-    }
-
-    /// The `subscriptions/listen` stream ended without the client asking: it is reopened after
-    /// the back-off.
-    fn listen_ended(&mut self) {
-        self.listen = None;
-        if self.listen_wanted.is_some() {
-            let now = self.clock.unwrap_or_else(Instant::now);
-            self.listen_retry = Some(now + self.listen_backoff);
-            self.listen_backoff = (self.listen_backoff * 2).min(LISTEN_BACKOFF_MAX);
-        }
-    }
-
-    /// Reopens the `subscriptions/listen` stream when its back-off is over.
-    fn listen_tick(&mut self, now: Instant) {
-        if self.listen_retry.is_some_and(|due| now >= due) {
-            self.listen_retry = None;
-            self.open_listen();
-        }
-    }
-
-    /// The filter of the open `subscriptions/listen`, if one is open.
-    pub fn listening(&self) -> Option<&ListenFilter> {
-        self.listen.as_ref().map(|l| &l.filter)
-    }
-
-    /// Routes what belongs to the `subscriptions/listen` stream. Returns true when the message
-    /// was consumed (a stale stream's notification, the stream's end).
-    fn on_listen_message(&mut self, msg: &RawMessage) -> bool {
-        let listen_id = self.listen.as_ref().map(|l| l.id);
-        match msg {
-            RawMessage::Response(resp) => {
-                // The server ended the stream (gracefully, or with an error).
-                if let (Some(Id::Number(n)), Some(id)) = (&resp.id, listen_id)
-                    && *n == id
-                {
-                    tracing::debug!("the server ended subscriptions/listen {id}");
-                    self.listen_ended();
-                    return true;
-                }
-                false
-            }
-            RawMessage::Notification(n) => {
-                let params = n.params.as_ref();
-                let cancelled = (n.method == "notifications/cancelled")
-                    .then(|| params.and_then(|p| p.get("requestId")).and_then(Value::as_i64))
-                    .flatten();
-                if cancelled.is_some() && cancelled == listen_id {
-                    // stdio: the server tears the subscription down.
-                    self.listen_ended();
-                    return false;
-                }
-                let tagged = params
-                    .and_then(|p| p.get("_meta"))
-                    .and_then(|m| m.get(modern::META_SUBSCRIPTION_ID))
-                    .and_then(Value::as_i64);
-                let Some(tagged) = tagged else { return false };
-                if Some(tagged) != listen_id {
-                    tracing::debug!("dropped {} of a closed subscription {tagged}", n.method);
-                    return true;
-                }
-                if n.method == "notifications/subscriptions/acknowledged" {
-                    self.listen_backoff = LISTEN_BACKOFF_MIN;
-                    let granted = params
-                        .and_then(|p| p.get("notifications"))
-                        .and_then(|f| serde_json::from_value::<ListenFilter>(f.clone()).ok());
-                    let asked = self.listen.as_ref().map(|l| l.filter.clone()).unwrap_or_default();
-                    match granted {
-                        Some(granted) if !asked.covers(&granted) => {
-                            self.violation(Violation::InvalidMessage(format!(
-                                "subscriptions/listen acknowledged {granted:?}, more than asked ({asked:?})"
-                            )));
-                        }
-                        Some(granted) if granted != asked => {
-                            tracing::info!(
-                                "subscriptions/listen: the server granted {granted:?} of {asked:?}"
-                            );
-                        }
-                        Some(_) => {}
-                        None => self.violation(Violation::InvalidMessage(
-                            "subscriptions/acknowledged without a notifications filter".into(),
-                        )),
-                    }
-                }
-                false
-            }
-            RawMessage::Request(_) => false,
-        }
-    }
-
-    /// Starts the handshake: `server/discover` or `initialize`, as [`SessionConfig::era`]
-    /// says. `token` completes with the raw `DiscoverResult` or `InitializeResult` once the
-    /// revision is settled (the session is then `Active`; after `initialize`,
-    /// `notifications/initialized` is queued).
-    pub fn handshake(&mut self, now: Instant, token: T) {
-        self.clock = Some(now);
-        match self.config.era {
-            Era::Legacy => self.initialize(now, token),
-            Era::Auto => self.discover(now, token, ProtocolVersion::LATEST_MODERN, true, false),
-            Era::Modern => self.discover(now, token, ProtocolVersion::LATEST_MODERN, false, false),
-        }
-    }
-
-    /// Sends `server/discover` asking for `version`.
-    fn discover(
-        &mut self,
-        now: Instant,
-        token: T,
-        version: ProtocolVersion,
-        fallback: bool,
-        retried: bool,
-    ) {
-        let params =
-            modern::with_meta(None, self.meta_json(version)).expect("no params to splice into");
-        let id = self.next_id;
-        self.state = State::Discovering { request: id, version, fallback, retried };
-        let timeout = fallback.then_some(self.config.probe_timeout);
-        self.send_request(id, "server/discover", Some(&params), now, timeout, token);
-    }
-
-    /// The `_meta` of a request in `version`, as JSON text: built once and reused until the
-    /// log level changes (it is spliced into every request of the stateless era).
-    fn meta_json(&mut self, version: ProtocolVersion) -> &str {
-        if self.meta_cache.as_ref().is_none_or(|(v, _)| *v != version) {
-            let caps =
-                modern::client_capabilities(self.config.features, self.config.roots.as_deref());
-            let meta = modern::request_meta(
-                version,
-                &caps,
-                &self.config.client_info,
-                self.log_level.as_deref(),
-            );
-            self.meta_cache = Some((version, Value::Object(meta).to_string()));
-        }
-        &self.meta_cache.as_ref().expect("just filled").1
-    }
-
-    /// The negotiated revision when it is a stateless one.
-    fn modern(&self) -> Option<ProtocolVersion> {
-        match &self.state {
-            State::Active(d) if d.version.is_modern() => Some(d.version),
-            _ => None,
-        }
-    }
-
-    /// The revision an HTTP transport must name in its headers now: the one `server/discover`
-    /// asks for while probing, none during `initialize`, the negotiated one once `Active`.
-    pub fn wire_version(&self) -> Option<ProtocolVersion> {
-        match &self.state {
-            State::Discovering { version, .. } => Some(*version),
-            State::Active(d) => Some(d.version),
-            _ => None,
-        }
-    }
-
-    /// Sends `initialize` (whatever [`SessionConfig::era`] says; [`handshake`] follows it).
-    /// `token` completes with the raw `InitializeResult` once the version is accepted (the
-    /// session is then `Active` and `notifications/initialized` is queued).
-    ///
-    /// [`handshake`]: Self::handshake
-    pub fn initialize(&mut self, now: Instant, token: T) {
-        self.clock = Some(now);
-        let mut capabilities = json!({});
-        if self.config.roots.is_some() {
-            capabilities["roots"] = json!({ "listChanged": true });
-        }
-        let f = self.config.features;
-        if f.sampling {
-            capabilities["sampling"] = json!({});
-        }
-        match (f.elicitation_form, f.elicitation_url) {
-            // `{}` means form mode only (MCP-CLIENT.md checklist 17).
-            (true, false) => capabilities["elicitation"] = json!({}),
-            (form, true) => {
-                let mut modes = json!({ "url": {} });
-                if form {
-                    modes["form"] = json!({});
-                }
-                capabilities["elicitation"] = modes;
-            }
-            (false, false) => {}
-        }
-        let params = json!({
-            "protocolVersion": self.config.offer.as_str(),
-            "capabilities": capabilities,
-            "clientInfo": self.config.client_info,
-        });
-        let raw = RawValue::from_string(params.to_string()).expect("serde_json output is JSON");
-        let id = self.next_id;
-        let state = std::mem::replace(&mut self.state, State::Uninitialized);
-        self.state = state.begin(id, self.config.offer);
-        self.send_request(id, "initialize", Some(&raw), now, None, token);
     }
 
     /// Queues a request. `params` is pre-serialised JSON (an object). `timeout` overrides the
@@ -1283,56 +968,6 @@ impl<T> Session<T> {
                 };
                 self.transmit.push_back(line.into());
             }
-        }
-    }
-
-    /// Whether a server request goes to the application: a declared feature, and for
-    /// elicitation a declared mode (`form` when absent).
-    fn delegates(&self, method: &str, params: Option<&Value>) -> bool {
-        let f = self.config.features;
-        match method {
-            // Sampling with tools needs `sampling.tools`, which is never declared (checklist 48).
-            "sampling/createMessage" => {
-                f.sampling
-                    && params
-                        .is_none_or(|p| p.get("tools").is_none() && p.get("toolChoice").is_none())
-            }
-            "elicitation/create" => {
-                match params.and_then(|p| p.get("mode")).and_then(Value::as_str) {
-                    None | Some("form") => f.elicitation_form,
-                    Some("url") => f.elicitation_url,
-                    Some(_) => false,
-                }
-            }
-            _ => false,
-        }
-    }
-
-    /// The answer to a server→client request.
-    fn answer(&self, method: &str) -> Result<Value, ErrorObject> {
-        match (method, &self.config.roots) {
-            ("sampling/createMessage", _) if self.config.features.sampling => {
-                Err(ErrorObject::new(
-                    codes::INVALID_PARAMS,
-                    "This client does not support sampling with tools (sampling.tools)",
-                ))
-            }
-            ("ping", _) => Ok(json!({})),
-            ("roots/list", Some(roots)) => Ok(json!({ "roots": roots })),
-            // A declared elicitation feature, but not in the mode asked for (checklist 51).
-            ("elicitation/create", _)
-                if self.config.features.elicitation_form
-                    || self.config.features.elicitation_url =>
-            {
-                Err(ErrorObject::new(
-                    codes::INVALID_PARAMS,
-                    "This client does not support that elicitation mode",
-                ))
-            }
-            _ => Err(ErrorObject::new(
-                codes::METHOD_NOT_FOUND,
-                format!("Method not found: {method}"),
-            )),
         }
     }
 }

@@ -229,3 +229,55 @@ impl<T> Session<T> {
         self.reissued.insert(origin, id);
     }
 }
+
+impl<T> Session<T> {
+    /// Whether a server request goes to the application: a declared feature, and for
+    /// elicitation a declared mode (`form` when absent).
+    pub(super) fn delegates(&self, method: &str, params: Option<&Value>) -> bool {
+        let f = self.config.features;
+        match method {
+            // Sampling with tools needs `sampling.tools`, which is never declared (checklist 48).
+            "sampling/createMessage" => {
+                f.sampling
+                    && params
+                        .is_none_or(|p| p.get("tools").is_none() && p.get("toolChoice").is_none())
+            }
+            "elicitation/create" => {
+                match params.and_then(|p| p.get("mode")).and_then(Value::as_str) {
+                    None | Some("form") => f.elicitation_form,
+                    Some("url") => f.elicitation_url,
+                    Some(_) => false,
+                }
+            }
+            _ => false,
+        }
+    }
+
+    /// The answer to a server→client request.
+    pub(super) fn answer(&self, method: &str) -> Result<Value, ErrorObject> {
+        match (method, &self.config.roots) {
+            ("sampling/createMessage", _) if self.config.features.sampling => {
+                Err(ErrorObject::new(
+                    codes::INVALID_PARAMS,
+                    "This client does not support sampling with tools (sampling.tools)",
+                ))
+            }
+            ("ping", _) => Ok(json!({})),
+            ("roots/list", Some(roots)) => Ok(json!({ "roots": roots })),
+            // A declared elicitation feature, but not in the mode asked for (checklist 51).
+            ("elicitation/create", _)
+                if self.config.features.elicitation_form
+                    || self.config.features.elicitation_url =>
+            {
+                Err(ErrorObject::new(
+                    codes::INVALID_PARAMS,
+                    "This client does not support that elicitation mode",
+                ))
+            }
+            _ => Err(ErrorObject::new(
+                codes::METHOD_NOT_FOUND,
+                format!("Method not found: {method}"),
+            )),
+        }
+    }
+}
