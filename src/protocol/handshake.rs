@@ -11,7 +11,7 @@ use super::modern;
 use super::{Era, ProtocolVersion, Session};
 
 impl<T> Session<T> {
-    /// Starts the handshake: `server/discover` or `initialize`, as [`SessionConfig::era`]
+    /// Starts the handshake: `server/discover` or `initialize`, as [`SessionConfig::era`](super::SessionConfig::era)
     /// says. `token` completes with the raw `DiscoverResult` or `InitializeResult` once the
     /// revision is settled (the session is then `Active`; after `initialize`,
     /// `notifications/initialized` is queued).
@@ -76,7 +76,7 @@ impl<T> Session<T> {
         }
     }
 
-    /// Sends `initialize` (whatever [`SessionConfig::era`] says; [`handshake`] follows it).
+    /// Sends `initialize` (whatever [`SessionConfig::era`](super::SessionConfig::era) says; [`handshake`] follows it).
     /// `token` completes with the raw `InitializeResult` once the version is accepted (the
     /// session is then `Active` and `notifications/initialized` is queued).
     ///
