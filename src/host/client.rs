@@ -97,6 +97,20 @@ impl std::fmt::Debug for Client {
     }
 }
 
+/// A tool of the cached list, without copying it (see [`Client::cached_tool`]).
+pub(crate) struct CachedTool {
+    list: Arc<Vec<Tool>>,
+    index: usize,
+}
+
+impl std::ops::Deref for CachedTool {
+    type Target = Tool;
+
+    fn deref(&self) -> &Tool {
+        &self.list[self.index]
+    }
+}
+
 /// The future of one request's `result` as a `serde_json::Value` (parsed on the thread that
 /// polls it, not on the reactor).
 #[derive(Debug)]
@@ -349,11 +363,10 @@ impl Client {
         use futures::future::Either;
         // A tool that must run as a task (2025-11-25, checklist 43), known from the cached
         // list (never fetched just for this): created, polled, its result fetched.
-        let as_task = self.supports_tool_tasks()
-            && self
-                .cached_tool(name)
-                .is_some_and(|t| super::tasks::task_support(&t.extra) == "required");
+        // One lookup, no copy: the cached list is shared (`Arc`), the tool found by index.
         let tool = self.cached_tool(name);
+        let as_task = self.supports_tool_tasks()
+            && tool.as_ref().is_some_and(|t| super::tasks::task_support(&t.extra) == "required");
         let call = if as_task {
             let (client, name) = (self.clone(), name.to_owned());
             Either::Left(async move { client.call_tool_as_task(&name, arguments).await })
@@ -365,7 +378,8 @@ impl Client {
             let mut result: CallToolResult = call.await?;
             // Checked against the tool's outputSchema when the cached list has one (checklist
             // 38): a mismatch is reported on the result, which is delivered all the same.
-            if let Some(schema) = tool.as_ref().and_then(|t| t.output_schema.as_ref())
+            let tool = tool.as_deref();
+            if let Some(schema) = tool.and_then(|t| t.output_schema.as_ref())
                 && !result.is_error
             {
                 result.output_schema_error = match &result.structured_content {
@@ -375,7 +389,7 @@ impl Client {
                     ),
                 };
                 if let Some(e) = &result.output_schema_error {
-                    let tool = tool.as_ref().map_or("", |t| t.name.as_str());
+                    let tool = tool.map_or("", |t| t.name.as_str());
                     tracing::warn!(server = &*server, tool, "{e}");
                 }
             }
@@ -387,10 +401,11 @@ impl Client {
     /// last definition seen, even when a `list_changed` (or the `ttlMs`) has made the list due
     /// for a refetch (a tool's `taskSupport` and `outputSchema` rarely change, and servers
     /// announce a change right after the handshake whether or not anything changed).
-    pub(crate) fn cached_tool(&self, name: &str) -> Option<Tool> {
+    pub(crate) fn cached_tool(&self, name: &str) -> Option<CachedTool> {
         let cache = self.inner.cache.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let cached = cache.tools.as_ref()?;
-        cached.list.iter().find(|t| t.name == name).cloned()
+        let list = cache.tools.as_ref()?.list.clone();
+        let index = list.iter().position(|t| t.name == name)?;
+        Some(CachedTool { list, index })
     }
 
     /// `tools/call` with a `progressToken`: the server's progress notifications for this call

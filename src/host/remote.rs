@@ -272,18 +272,29 @@ async fn run(parts: RemoteParts, inputs: async_channel::Receiver<Input>) {
     }
 }
 
-/// Whether a line the session encoded is a request or notification (not a response): the
-/// encoder writes `method` right after the envelope, while a response has `result` or `error`
-/// there (a `"method"` inside a result comes later).
-fn is_request(line: &[u8]) -> bool {
-    let find = |key: &[u8]| memchr::memmem::find(line, key);
-    match (find(b"\"method\":"), find(b"\"result\":"), find(b"\"error\":")) {
-        (Some(m), r, e) => r.is_none_or(|r| m < r) && e.is_none_or(|e| m < e),
-        (None, ..) => false,
+/// How much of a line [`method_of`] reads: the envelope `{"jsonrpc":"2.0","id":…,` and the
+/// member after it (our ids are numbers; a server's id echoed in a response may be longer, and
+/// then nothing is found, which is right for a response).
+const HEAD: usize = 256;
+
+/// The method of a request or notification the session encoded; `None` for a response. Only
+/// the line's head is read (never a large argument): the encoder writes `method` right after
+/// the envelope, where a response has `result` or `error` (a `"method"` inside a result comes
+/// later).
+fn method_of(line: &[u8]) -> Option<&str> {
+    let head = &line[..line.len().min(HEAD)];
+    let find = |key: &[u8]| memchr::memmem::find(head, key);
+    const KEY: &[u8] = b"\"method\":\"";
+    let at = find(KEY)?;
+    if [find(b"\"result\":"), find(b"\"error\":")].into_iter().flatten().any(|o| o < at) {
+        return None;
     }
+    let rest = &head[at + KEY.len()..];
+    let end = memchr::memchr(b'"', rest)?;
+    std::str::from_utf8(&rest[..end]).ok()
 }
 
-/// The request a `notifications/cancelled` line names, if it is one.
+/// The request a `notifications/cancelled` line names.
 fn cancelled_request(line: &[u8]) -> Option<Id> {
     #[derive(serde::Deserialize)]
     struct Cancelled {
@@ -295,7 +306,6 @@ fn cancelled_request(line: &[u8]) -> Option<Id> {
         #[serde(rename = "requestId")]
         request_id: Id,
     }
-    memchr::memmem::find(line, b"notifications/cancelled")?;
     let c: Cancelled = serde_json::from_slice(line).ok()?;
     (c.method == "notifications/cancelled").then_some(c.params.request_id)
 }
@@ -358,15 +368,17 @@ impl Remote {
         while let Some(bytes) = self.session.poll_transmit() {
             // Only our requests are tracked: a response carries the server's id, which must
             // not be matched against ours if its POST fails.
-            let token = if is_request(&bytes) {
+            let method = method_of(&bytes).map(str::to_owned);
+            let token = method.is_some().then(|| {
                 let mut sniffer = IdSniffer::new();
                 sniffer.feed(&bytes);
                 sniffer.id().map(<[u8]>::to_vec)
-            } else {
-                None
-            };
+            });
+            let token = token.flatten();
             let Some(transport) = &self.transport else { continue };
-            if let Some(id) = cancelled_request(&bytes) {
+            if method.as_deref() == Some("notifications/cancelled")
+                && let Some(id) = cancelled_request(&bytes)
+            {
                 // Stop following the request's stream; in 2026-07-28 closing it *is* the
                 // cancellation over HTTP, and no notification is sent (MCP-CLIENT.md §2).
                 transport.cancel_stream(&id);
@@ -374,8 +386,12 @@ impl Remote {
                     continue;
                 }
             }
-            let headers =
-                if modern { self.param_headers(&bytes, token.as_deref()) } else { vec![] };
+            let headers = match method.as_deref() {
+                Some(m @ ("tools/list" | "tools/call")) if modern => {
+                    self.param_headers(m, &bytes, token.as_deref())
+                }
+                _ => Vec::new(),
+            };
             let Some(transport) = &self.transport else { continue };
             batch.push((token, transport.send_with_headers(bytes, headers)));
         }
@@ -423,10 +439,14 @@ impl Remote {
     /// checklist 78: each argument annotated with `x-mcp-header`, encoded as the transport
     /// encodes header values, omitted when null or absent). Also notes the ids of `tools/list`
     /// requests, whose answers teach the annotations.
-    fn param_headers(&mut self, line: &[u8], token: Option<&[u8]>) -> Vec<(String, String)> {
+    fn param_headers(
+        &mut self,
+        method: &str,
+        line: &[u8],
+        token: Option<&[u8]>,
+    ) -> Vec<(String, String)> {
         #[derive(serde::Deserialize)]
         struct Peek {
-            method: Option<String>,
             params: Option<PeekParams>,
         }
         #[derive(serde::Deserialize)]
@@ -434,9 +454,8 @@ impl Remote {
             name: Option<String>,
             arguments: Option<Box<serde_json::value::RawValue>>,
         }
-        let Ok(peek) = serde_json::from_slice::<Peek>(line) else { return Vec::new() };
-        match peek.method.as_deref() {
-            Some("tools/list") => {
+        match method {
+            "tools/list" => {
                 if let Some(token) = token {
                     // Bounded: a list whose answer never comes (timed out, cancelled, lost)
                     // would leave its id behind.
@@ -447,7 +466,8 @@ impl Remote {
                 }
                 Vec::new()
             }
-            Some("tools/call") => {
+            "tools/call" => {
+                let Ok(peek) = serde_json::from_slice::<Peek>(line) else { return Vec::new() };
                 let params = peek.params;
                 let Some(name) = params.as_ref().and_then(|p| p.name.as_deref()) else {
                     return Vec::new();
@@ -633,16 +653,19 @@ mod tests {
     #[test]
     fn requests_and_responses_are_told_apart() {
         let request = jsonrpc::encode_request(&Id::Number(3), "tools/call", None);
-        assert!(is_request(&request));
+        assert_eq!(method_of(&request), Some("tools/call"));
         let note =
             jsonrpc::encode_notification("notifications/cancelled", None::<serde_json::Value>)
                 .unwrap();
-        assert!(is_request(&note));
-        let answer = serde_json::json!({"role": "assistant", "note": "\"method\": x"});
+        assert_eq!(method_of(&note), Some("notifications/cancelled"));
+        let answer = serde_json::json!({"role": "assistant", "note": "\"method\":\"x\""});
         let response = jsonrpc::encode_result(&Id::Number(3), answer).unwrap();
-        assert!(!is_request(&response));
+        assert_eq!(method_of(&response), None);
         let error = jsonrpc::encode_error(Some(&Id::Number(3)), &ErrorObject::new(-1, "no"));
-        assert!(!is_request(&error));
+        assert_eq!(method_of(&error), None);
+        let long_id = Id::String("x".repeat(300));
+        let echoed = jsonrpc::encode_result(&long_id, serde_json::json!({})).unwrap();
+        assert_eq!(method_of(&echoed), None);
         let cancelled = serde_json::json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
                                            "params": {"requestId": 7}});
         assert_eq!(cancelled_request(cancelled.to_string().as_bytes()), Some(Id::Number(7)));

@@ -33,12 +33,12 @@ impl<T> Session<T> {
         fallback: bool,
         retried: bool,
     ) {
-        let params =
-            modern::with_meta(None, self.meta_json(version)).expect("no params to splice into");
         let id = self.next_id;
+        let line = modern::encode_with_meta(id, "server/discover", None, self.meta_json(version))
+            .expect("no params to splice into");
         self.state = State::Discovering { request: id, version, fallback, retried };
         let timeout = fallback.then_some(self.config.probe_timeout);
-        self.send_request(id, "server/discover", Some(&params), now, timeout, token);
+        self.send_line(id, "server/discover", line.into(), now, timeout, token);
     }
 
     /// The `_meta` of a request in `version`, as JSON text: built once and reused until the

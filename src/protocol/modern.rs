@@ -85,16 +85,10 @@ pub(crate) fn request_meta(
     meta
 }
 
-/// `params` with `meta_json`'s members added to its `_meta` (members already there are kept,
-/// e.g. `progressToken`). Params without any `_meta` (the common case) are spliced, not
-/// parsed: a large argument is copied once, never re-serialised.
-///
-/// # Errors
-/// When `params` is not a JSON object.
-pub(crate) fn with_meta(
-    params: Option<&RawValue>,
-    meta_json: &str,
-) -> Result<Box<RawValue>, String> {
+/// `params` with `meta_json`'s members added to its `_meta` (what [`encode_with_meta`] writes
+/// after `"params":`), on its own, for tests.
+#[cfg(test)]
+fn with_meta(params: Option<&RawValue>, meta_json: &str) -> Result<Box<RawValue>, String> {
     let mut out = Vec::new();
     write_params(&mut out, params, meta_json)?;
     let text = String::from_utf8(out).expect("built from UTF-8 pieces");
@@ -103,6 +97,9 @@ pub(crate) fn with_meta(
 
 /// The request line `{"jsonrpc":"2.0","id":…,"method":…,"params":{"_meta":…,…}}\n`, built
 /// in one buffer from pieces that are valid JSON already (so nothing is scanned again).
+/// `meta_json`'s members are added to the params' `_meta` (members already there are kept,
+/// e.g. `progressToken`); params without any `_meta` (the common case) are spliced, not parsed:
+/// a large argument is copied once, never re-serialised.
 ///
 /// # Errors
 /// When `params` is not a JSON object.

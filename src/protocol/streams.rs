@@ -89,9 +89,8 @@ impl<T> Session<T> {
         self.next_id += 1;
         let line = match self.modern() {
             Some(version) => {
-                let params = modern::with_meta(None, self.meta_json(version))
-                    .expect("no params to splice into");
-                jsonrpc::encode_request(&Id::Number(id), "server/discover", Some(&params))
+                modern::encode_with_meta(id, "server/discover", None, self.meta_json(version))
+                    .expect("no params to splice into")
             }
             None => jsonrpc::encode_request(&Id::Number(id), "ping", None),
         };
@@ -133,8 +132,9 @@ impl<T> Session<T> {
         self.next_id += 1;
         let body = json!({ "notifications": filter }).to_string();
         let body = RawValue::from_string(body).expect("serde_json output is JSON");
-        let params = modern::with_meta(Some(&body), self.meta_json(version)).expect("an object");
-        let line = jsonrpc::encode_request(&Id::Number(id), "subscriptions/listen", Some(&params));
+        let meta = self.meta_json(version);
+        let line = modern::encode_with_meta(id, "subscriptions/listen", Some(&body), meta)
+            .expect("an object");
         self.transmit.push_back(line.into());
         self.stats.requests += 1;
         self.listen = Some(Listen { id, filter });

@@ -265,6 +265,21 @@ async fn get_json<T: serde::de::DeserializeOwned>(
         .map_err(|e| fail("discovery", format!("{url} is not the expected JSON: {e}")))
 }
 
+/// The first of `candidates` that serves the document, in order (discovery tries well-known
+/// locations one after the other).
+async fn first_found<T: serde::de::DeserializeOwned>(
+    client: &reqwest::Client,
+    candidates: &[Url],
+    timeout: std::time::Duration,
+) -> Result<Option<T>, TransportError> {
+    for url in candidates {
+        if let Some(found) = get_json(client, url, timeout).await? {
+            return Ok(Some(found));
+        }
+    }
+    Ok(None)
+}
+
 /// `origin` + `/.well-known/{name}` + `path` (path-inserted well-known URI), or without the
 /// path when it is empty or `/`.
 fn well_known(base: &Url, name: &str, with_path: bool) -> Url {
@@ -365,13 +380,7 @@ async fn discover(
     candidates.push(well_known(resource_url, "oauth-protected-resource", true));
     candidates.push(well_known(resource_url, "oauth-protected-resource", false));
     candidates.dedup();
-    let mut prm = None;
-    for url in &candidates {
-        if let Some(found) = get_json::<ProtectedResource>(client, url, timeout).await? {
-            prm = Some(found);
-            break;
-        }
-    }
+    let prm = first_found::<ProtectedResource>(client, &candidates, timeout).await?;
     let prm = prm.ok_or_else(|| {
         fail("discovery", format!("no protected-resource metadata for {resource_url}"))
     })?;
@@ -399,13 +408,7 @@ async fn discover(
         appended.set_path(&path);
         as_candidates.push(appended);
     }
-    let mut meta = None;
-    for url in &as_candidates {
-        if let Some(found) = get_json::<AuthServerMetadata>(client, url, timeout).await? {
-            meta = Some(found);
-            break;
-        }
-    }
+    let meta = first_found::<AuthServerMetadata>(client, &as_candidates, timeout).await?;
     let meta = meta.ok_or_else(|| {
         fail("discovery", format!("no authorization server metadata for {issuer}"))
     })?;
