@@ -154,6 +154,8 @@ pub struct SandboxStats {
     pub limits: crate::sandbox::cgroup::LimitReport,
     /// The cgroup's counters, when the server has a cgroup.
     pub counters: Option<crate::sandbox::cgroup::CgroupStats>,
+    /// The server's `RLIMIT_NOFILE` (soft = hard: the most fds it can hold open).
+    pub nofile: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -909,10 +911,11 @@ impl Conn {
             events_dropped: self.events_dropped,
             frames_offloaded: self.frames_offloaded,
             answers_spilled: self.answers_spilled,
-            sandbox: self
-                .sandbox
-                .as_ref()
-                .map(|g| SandboxStats { limits: g.limits.clone(), counters: g.stats() }),
+            sandbox: self.sandbox.as_ref().map(|g| SandboxStats {
+                limits: g.limits.clone(),
+                counters: g.stats(),
+                nofile: g.nofile,
+            }),
         }
     }
 }

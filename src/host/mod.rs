@@ -442,7 +442,7 @@ struct SpawnJob {
 /// Starts the spawner: a long-lived thread that starts every server process (a sandboxed one
 /// takes milliseconds of setup that must not stall the reactor's I/O), then hands it to the
 /// reactor. Long-lived on purpose: a parent-death signal fires when the *thread* that forked
-/// the process exits (SANDBOX.md §2 step 6).
+/// the process exits.
 fn start_spawner(
     reactor: Arc<ReactorHandle>,
 ) -> std::io::Result<(std::sync::mpsc::Sender<SpawnJob>, JoinHandle<()>)> {

@@ -1,4 +1,4 @@
-//! The attack probe: SANDBOX.md §4's attack list, run from *inside* a sandbox by
+//! The attack probe: the threat list of docs/sandbox.md, run from *inside* a sandbox by
 //! `ringmcp __sandbox-probe` (see the integration tests). Each attempt is made with harmless
 //! arguments where the call could succeed (bwrap's `try-syscall` technique): an allowed syscall
 //! then fails with `EFAULT`/`EBADF`/`EINVAL`, a blocked one with the policy's errno, so a result
@@ -11,9 +11,9 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use serde::Serialize;
 
 /// One attempt and what happened.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Attempt {
-    /// SANDBOX.md §4 item number.
+    /// Item number in the threat list of docs/sandbox.md.
     pub item: u32,
     /// What was tried.
     pub what: String,
@@ -38,6 +38,10 @@ pub struct ProbeArgs {
     pub shm_key: Option<i32>,
     /// A secret variable name the host exported (must be absent).
     pub secret_env: Option<String>,
+    /// A writable workspace folder bound into the sandbox (code written there must not run).
+    pub workspace: Option<String>,
+    /// The most fds the server may hold open (its `RLIMIT_NOFILE` hard limit).
+    pub nofile: Option<u64>,
 }
 
 fn errno_name(e: i32) -> String {
@@ -137,6 +141,14 @@ fn socket(domain: i32, ty: i32, proto: i32) -> String {
 /// own limits (rlimits), so the probe process must not be reused afterwards.
 pub fn run(args: &ProbeArgs) -> Vec<Attempt> {
     let mut r = Run { out: Vec::new() };
+    // First, before this probe opens anything: what the sandbox handed over.
+    let fds = open_fds();
+    r.add(
+        52,
+        "fds open at start beyond 0-2",
+        if fds.is_empty() { "none".into() } else { format!("{fds:?}") },
+        &["none"],
+    );
     // Filesystem.
     r.add(1, "open /etc/shadow", open("/etc/shadow", libc::O_RDONLY), &["ENOENT"]);
     for p in ["/root/.ssh/id_rsa", "/root/.aws/credentials", "/root/.config/gh/hosts.yml", "/home"]
@@ -167,7 +179,8 @@ pub fn run(args: &ProbeArgs) -> Vec<Attempt> {
     for p in ["/dev/mem", "/dev/kmsg", "/dev/sda", "/dev/vda"] {
         r.add(8, format!("open {p}"), open(p, libc::O_RDONLY), &["ENOENT"]);
     }
-    r.add(9, "execve a binary copied to /tmp", exec_copy(), &["EACCES"]);
+    run_code_written(&mut r, args);
+    r.add(10, "exec a setuid binary", setuid_exec(), &["unprivileged", "no setuid binary"]);
     r.add(
         11,
         "open /proc/self/exe for writing",
@@ -227,6 +240,7 @@ pub fn run(args: &ProbeArgs) -> Vec<Attempt> {
         open("/proc/sys/kernel/hostname", libc::O_WRONLY),
         &["EROFS", "EACCES", "EPERM"],
     );
+    r.add(16, "/proc/self/mountinfo names host paths", mountinfo_host_paths(), &["none"]);
     r.add(19, "open /sys/kernel", open("/sys/kernel", libc::O_RDONLY), &["ENOENT"]);
     let cg = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
     let root_only = !cg.is_empty() && cg.lines().all(|l| l.ends_with(":/"));
@@ -418,6 +432,10 @@ pub fn run(args: &ProbeArgs) -> Vec<Attempt> {
     ] {
         r.add(41, name, syscall6(nr, [0, 0, 0, 0, 0, 0]), &["EPERM"]);
     }
+    if let Some(max) = args.nofile {
+        r.add(46, format!("hold more than {max} fds open"), fd_ceiling(max), &["EMFILE"]);
+    }
+    r.add(47, "orphaned zombies left unreaped", orphans(), &["reaped"]);
     r.add(46, "open 100 files under RLIMIT_NOFILE=64", nofile(), &["EMFILE"]);
     let mut sig = 0;
     // SAFETY: a valid out-pointer.
@@ -431,13 +449,299 @@ pub fn run(args: &ProbeArgs) -> Vec<Attempt> {
     r.out
 }
 
-fn exec_copy() -> String {
-    let copy = "/tmp/true-copy";
-    if let Err(e) = std::fs::copy("/usr/bin/true", copy) {
-        return format!("copy failed: {e}");
+/// Only the attempts to run code the probe wrote at run time (items 9 and 53), for `ringmcp
+/// sandbox check`, which reports each as a layer.
+pub fn run_code_written_only(args: &ProbeArgs) -> Vec<Attempt> {
+    let mut r = Run { out: Vec::new() };
+    run_code_written(&mut r, args);
+    // A second layer that only a root host can set (the seccomp denial above always holds).
+    let noexec = std::fs::read_to_string("/proc/sys/vm/memfd_noexec");
+    r.add(
+        53,
+        "vm.memfd_noexec inside the sandbox",
+        noexec.map_or_else(|e| io_outcome::<()>(Err(e)), |v| v.trim().to_owned()),
+        &["2"],
+    );
+    r.out
+}
+
+/// Writes a binary to every writable place and tries to run it: execve, the dynamic loader,
+/// a memfd, `execveat(AT_EMPTY_PATH)`.
+fn run_code_written(r: &mut Run, args: &ProbeArgs) {
+    r.add(9, "execve a binary copied to /tmp", exec_copy("/tmp"), &["EACCES"]);
+    for dir in ["/tmp", "/dev/shm"].into_iter().chain(args.workspace.as_deref()) {
+        if dir != "/tmp" {
+            r.add(9, format!("execve a binary copied to {dir}"), exec_copy(dir), &["EACCES"]);
+        }
+        r.add(9, format!("ld.so a binary copied to {dir}"), ld_so_copy(dir), &["refused"]);
     }
-    let _ = std::fs::set_permissions(copy, std::os::unix::fs::PermissionsExt::from_mode(0o755));
-    io_outcome(std::process::Command::new(copy).status())
+    r.add(53, "memfd_create(name, 0)", memfd_create(0), &["ENOSYS"]);
+    r.add(53, "memfd_create(name, MFD_NOEXEC_SEAL)", memfd_create(0x8), &["ENOSYS"]);
+    r.add(53, "memfd_secret(0)", syscall6(libc::SYS_memfd_secret, [0; 6]), &["ENOSYS"]);
+    r.add(
+        53,
+        "execveat(O_PATH fd of /usr/bin/true, \"\", AT_EMPTY_PATH)",
+        execveat_empty_path(),
+        &["EACCES"],
+    );
+}
+
+/// The fds open now beyond 0-2 (the listing's own fd left out).
+fn open_fds() -> Vec<i32> {
+    let listed: Vec<i32> = std::fs::read_dir("/proc/self/fd").map_or_else(
+        |_| Vec::new(),
+        |d| d.flatten().filter_map(|e| e.file_name().to_str()?.parse().ok()).collect(),
+    );
+    // SAFETY: F_GETFD on a number only asks whether it is open (the listing's fd is closed now).
+    listed
+        .into_iter()
+        .filter(|&fd| fd > 2 && unsafe { libc::fcntl(fd, libc::F_GETFD) } >= 0)
+        .collect()
+}
+
+/// Copies `/usr/bin/true` into `dir` as an executable file; its path.
+fn copy_true(dir: &str) -> Result<String, String> {
+    let copy = format!("{dir}/true-copy-{}", std::process::id());
+    std::fs::copy("/usr/bin/true", &copy).map_err(|e| format!("copy failed: {e}"))?;
+    let _ = std::fs::set_permissions(&copy, std::os::unix::fs::PermissionsExt::from_mode(0o755));
+    Ok(copy)
+}
+
+fn exec_copy(dir: &str) -> String {
+    let copy = match copy_true(dir) {
+        Ok(c) => c,
+        Err(e) => return e,
+    };
+    let got = io_outcome(std::process::Command::new(&copy).status());
+    let _ = std::fs::remove_file(&copy);
+    got
+}
+
+/// The dynamic loader run on a copied binary: it maps the file itself (`mmap(PROT_EXEC)`),
+/// so only a noexec mount stops it, not the exec permission checks.
+fn ld_so_copy(dir: &str) -> String {
+    let Some(ld) = ["/lib64/ld-linux-x86-64.so.2", "/lib/ld-linux-aarch64.so.1"]
+        .into_iter()
+        .find(|p| std::path::Path::new(p).exists())
+    else {
+        return "refused".into(); // no dynamic loader to abuse
+    };
+    let copy = match copy_true(dir) {
+        Ok(c) => c,
+        Err(e) => return e,
+    };
+    let status =
+        std::process::Command::new(ld).arg(&copy).stderr(std::process::Stdio::null()).status();
+    let _ = std::fs::remove_file(&copy);
+    match status {
+        Ok(st) if st.success() => "ran".into(),
+        Ok(_) => "refused".into(),
+        Err(e) => io_outcome::<()>(Err(e)),
+    }
+}
+
+/// `memfd_create` with `flags`; an fd we got would be writable and, with `ld.so
+/// /proc/self/fd/N`, executable whatever its seals.
+fn memfd_create(flags: libc::c_long) -> String {
+    // SAFETY: a valid C string and integer flags; a returned fd is closed at once.
+    let fd = unsafe { libc::syscall(libc::SYS_memfd_create, c"probe".as_ptr(), flags) };
+    if fd >= 0 {
+        // SAFETY: our fd.
+        unsafe { libc::close(fd as i32) };
+    }
+    outcome(fd)
+}
+
+/// `fexecve`: an `O_PATH` fd of a binary the sandbox may run, executed through
+/// `execveat(AT_EMPTY_PATH)` in a child. "ok" means it ran.
+fn execveat_empty_path() -> String {
+    // SAFETY: a valid C string; the fd is closed below.
+    let fd = unsafe { libc::open(c"/usr/bin/true".as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return outcome(-1);
+    }
+    let (r, w) = match pipe() {
+        Ok(p) => p,
+        Err(e) => return io_outcome::<()>(Err(e)),
+    };
+    // SAFETY: the child only makes raw syscalls and _exits.
+    let pid = unsafe { libc::fork() };
+    if pid == 0 {
+        let argv = [c"true".as_ptr(), std::ptr::null()];
+        let envp = [std::ptr::null::<libc::c_char>()];
+        // SAFETY: valid NULL-terminated arrays and an empty path with AT_EMPTY_PATH.
+        unsafe {
+            libc::syscall(
+                libc::SYS_execveat,
+                fd,
+                c"".as_ptr(),
+                argv.as_ptr(),
+                envp.as_ptr(),
+                libc::AT_EMPTY_PATH,
+            )
+        };
+        let e = io::Error::last_os_error().raw_os_error().unwrap_or(0);
+        // SAFETY: a valid 4-byte buffer and the write end of our pipe.
+        unsafe { libc::write(w.as_raw_fd(), (&raw const e).cast(), 4) };
+        // SAFETY: _exit takes an int; nothing is flushed in a forked child.
+        unsafe { libc::_exit(126) }
+    }
+    // SAFETY: our fd.
+    unsafe { libc::close(fd) };
+    drop(w);
+    let mut errno = [0u8; 4];
+    let mut file = std::fs::File::from(r);
+    let got = match io::Read::read(&mut file, &mut errno) {
+        Ok(4) => errno_name(i32::from_ne_bytes(errno)),
+        _ => "ok".into(), // EOF: the exec succeeded (the pipe is close-on-exec)
+    };
+    let mut status = 0;
+    // SAFETY: our child; a valid out-pointer.
+    unsafe { libc::waitpid(pid, &mut status, 0) };
+    got
+}
+
+fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: a valid out-array of two ints.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: fresh fds we own.
+    let r = unsafe { OwnedFd::from_raw_fd(fds[0]) };
+    // SAFETY: as above.
+    Ok((r, unsafe { OwnedFd::from_raw_fd(fds[1]) }))
+}
+
+/// Runs a setuid binary visible in the sandbox with `LD_SHOW_AUXV=1`: the loader prints
+/// the auxiliary vector only for an exec that gained no privilege (`AT_SECURE` 0), so the
+/// output tells whether the set-user-id bit took effect.
+fn setuid_exec() -> String {
+    use std::os::unix::fs::MetadataExt;
+    let found = ["/usr/bin", "/usr/sbin", "/bin", "/sbin"]
+        .iter()
+        .filter_map(|d| std::fs::read_dir(d).ok())
+        .flat_map(|d| d.flatten())
+        .map(|e| e.path())
+        // Any owner: the host's root is unmapped in the sandbox and shows as the overflow id.
+        .find(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.mode() & 0o4000 != 0));
+    let Some(bin) = found else {
+        return "no setuid binary".into();
+    };
+    // SAFETY: geteuid takes no arguments.
+    let euid = unsafe { libc::geteuid() };
+    let out = std::process::Command::new(&bin)
+        .arg("--version")
+        .env("LD_SHOW_AUXV", "1")
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output();
+    let Ok(out) = out else {
+        return format!("{} could not run", bin.display());
+    };
+    let text = String::from_utf8_lossy(&out.stdout);
+    let field =
+        |name: &str| text.lines().find_map(|l| l.strip_prefix(name)).map(|v| v.trim().to_owned());
+    match (field("AT_SECURE:"), field("AT_EUID:")) {
+        (Some(secure), Some(e)) if secure == "0" && e == euid.to_string() => "unprivileged".into(),
+        (Some(secure), e) => format!("{}: AT_SECURE {secure}, euid {e:?}", bin.display()),
+        (None, _) => format!("{}: ran as a secure (set-user-id) exec", bin.display()),
+    }
+}
+
+/// Lines of `/proc/self/mountinfo` whose source path inside its filesystem differs from
+/// where it is mounted: a bind of a host folder at another place would name the host path.
+/// (Device names and filesystem options of the binds are a documented residual.)
+fn mountinfo_host_paths() -> String {
+    let info = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    let leaks: Vec<String> = info
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split(' ').collect();
+            let (root, point) = (*f.get(3)?, *f.get(4)?);
+            let own = root == "/"
+                || root == point
+                || point.strip_prefix("/dev").is_some_and(|rest| rest == root)
+                || point.strip_prefix("/proc").is_some_and(|rest| rest == root);
+            (!own).then(|| format!("{root} at {point}"))
+        })
+        .collect();
+    if info.is_empty() {
+        "unreadable".into()
+    } else if leaks.is_empty() {
+        "none".into()
+    } else {
+        leaks.join(", ")
+    }
+}
+
+/// Raises the soft `RLIMIT_NOFILE` to the hard one (as Node does at start) and opens fds
+/// until refused: more than `max` open is a failure.
+fn fd_ceiling(max: u64) -> String {
+    let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: a valid out-pointer.
+    unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) };
+    let raised = libc::rlimit { rlim_cur: lim.rlim_max, rlim_max: lim.rlim_max };
+    // SAFETY: a valid rlimit (soft up to hard is always allowed).
+    unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) };
+    let mut files = Vec::new();
+    let got = loop {
+        match std::fs::File::open("/dev/null") {
+            Ok(_) if files.len() as u64 > max => break format!("{} fds open", files.len() + 3),
+            Ok(f) => files.push(f),
+            Err(e) => break io_outcome::<()>(Err(e)),
+        }
+    };
+    drop(files);
+    got
+}
+
+/// Double-forks 20 short-lived grandchildren (orphans, re-parented to the sandbox's init)
+/// and waits up to 5 s for every one of them to be reaped.
+fn orphans() -> String {
+    let mut pids = Vec::new();
+    for _ in 0..20 {
+        let (r, w) = match pipe() {
+            Ok(p) => p,
+            Err(e) => return io_outcome::<()>(Err(e)),
+        };
+        // SAFETY: the child only forks, writes and _exits.
+        let child = unsafe { libc::fork() };
+        if child == 0 {
+            // SAFETY: as above; the grandchild exits after a short sleep.
+            let grandchild = unsafe { libc::fork() };
+            if grandchild == 0 {
+                // SAFETY: usleep takes an integer.
+                unsafe { libc::usleep(50_000) };
+                // SAFETY: _exit takes an int.
+                unsafe { libc::_exit(0) }
+            }
+            // SAFETY: a valid 4-byte buffer and the write end of our pipe.
+            unsafe { libc::write(w.as_raw_fd(), (&raw const grandchild).cast(), 4) };
+            // SAFETY: _exit takes an int (the grandchild becomes an orphan).
+            unsafe { libc::_exit(0) }
+        }
+        drop(w);
+        let mut buf = [0u8; 4];
+        if io::Read::read(&mut std::fs::File::from(r), &mut buf).is_ok_and(|n| n == 4) {
+            pids.push(i32::from_ne_bytes(buf));
+        }
+        let mut status = 0;
+        // SAFETY: our child; a valid out-pointer.
+        unsafe { libc::waitpid(child, &mut status, 0) };
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        let left = pids.iter().filter(|p| std::path::Path::new(&format!("/proc/{p}")).exists());
+        let n = left.count();
+        if n == 0 {
+            return "reaped".into();
+        }
+        if std::time::Instant::now() > deadline {
+            return format!("{n} of {} orphans still in /proc", pids.len());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
 }
 
 fn fill(path: &str, max: u64) -> String {

@@ -1,7 +1,7 @@
 //! Per-sandbox cgroups: resource limits, placement, killing the whole tree, statistics, cleanup.
 //!
 //! Each sandboxed server gets one cgroup named `ringmcp-sbx.<host pid>.<n>`, in a shared
-//! `ringmcp` directory below the host's own cgroup, in every hierarchy used (`SANDBOX.md` §2
+//! `ringmcp` directory below the host's own cgroup, in every hierarchy used (docs/sandbox.md,
 //! steps 4–5 and §5):
 //!
 //! ```text
@@ -19,7 +19,7 @@
 //! * Every limit is reported as a [`LimitStatus`]: a write that fails makes that limit
 //!   `Unavailable` with the file and the errno, never a panic and never a silent success. rlimits
 //!   are not memory limits (`RLIMIT_AS` breaks node and WebAssembly, `RLIMIT_DATA` misses
-//!   `MAP_SHARED` memory; `SANDBOX.md` §0.7): this module never reports them as one.
+//!   `MAP_SHARED` memory; docs/sandbox.md, item 43): this module never reports them as one.
 //! * [`SandboxCgroup`] is RAII: dropping it kills what is left and removes its directories;
 //!   [`remove_stale`] cleans up after hosts that died without dropping theirs.
 //!
@@ -85,7 +85,7 @@ pub struct Limits {
 }
 
 impl Default for Limits {
-    /// `SANDBOX.md` defaults: 256 MiB, half a CPU (`50000 100000`), 256 tasks.
+    /// The defaults of docs/sandbox.md: 256 MiB, half a CPU (`50000 100000`), 256 tasks.
     fn default() -> Limits {
         Limits {
             memory_max: Some(256 << 20),
@@ -267,7 +267,7 @@ impl SandboxCgroup {
     }
 
     /// Moves `pid` (all its threads) into this sandbox in every hierarchy used: the v1 way, done
-    /// by the parent while the child waits for it (`SANDBOX.md` §2 step 5). Writing a pid already
+    /// by the parent while the child waits for it (docs/sandbox.md, "Layers"). Writing a pid already
     /// placed by `clone3(CLONE_INTO_CGROUP)` is harmless.
     ///
     /// # Errors

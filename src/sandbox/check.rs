@@ -3,6 +3,7 @@
 
 use serde::Serialize;
 
+use super::attack::Attempt;
 use super::cgroup::{Layout, LimitStatus};
 use super::plan::SandboxConfig;
 use super::{Launch, landlock, launch, seccomp};
@@ -38,6 +39,107 @@ fn limit(name: &str, s: &LimitStatus) -> Layer {
         _ => "unavailable",
     };
     layer(name, status, s.to_string())
+}
+
+/// The layers that stop code a server wrote at run time from running, each judged by trying
+/// it inside a real standard sandbox (our probe, with a writable workspace), not by reading a
+/// setting back.
+fn code_written_layers(config: &SandboxConfig) -> Vec<Layer> {
+    match probe_code_written(config) {
+        Ok(attempts) => {
+            let row = |name: &str, pick: &dyn Fn(&Attempt) -> bool, what: &str| {
+                let picked: Vec<&Attempt> = attempts.iter().filter(|a| pick(a)).collect();
+                let open: Vec<String> = picked
+                    .iter()
+                    .filter(|a| !a.blocked)
+                    .map(|a| format!("{}: {}", a.what, a.got))
+                    .collect();
+                if picked.is_empty() {
+                    layer(name, "unavailable", "not tried")
+                } else if open.is_empty() {
+                    layer(name, "enforced", format!("tried inside a sandbox: {what}"))
+                } else {
+                    layer(name, "unavailable", format!("NOT blocked: {}", open.join("; ")))
+                }
+            };
+            let noexec = attempts.iter().find(|a| a.what.starts_with("vm.memfd_noexec"));
+            vec![
+                row(
+                    "exec of written files",
+                    &|a| a.item == 9,
+                    "execve and `ld.so FILE` refused in /tmp, /dev/shm and a writable workspace \
+                     (noexec mounts, Landlock execute right)",
+                ),
+                row(
+                    "memfd exec",
+                    &|a| a.what.starts_with("memfd_"),
+                    "memfd_create and memfd_secret answer ENOSYS (seccomp): a sealed memfd \
+                     would still run through `ld.so /proc/self/fd/N`",
+                ),
+                row(
+                    "execveat(AT_EMPTY_PATH)",
+                    &|a| a.what.starts_with("execveat"),
+                    "fexecve of an fd refused with EACCES (seccomp)",
+                ),
+                match noexec {
+                    Some(a) if a.blocked => layer(
+                        "memfd_noexec",
+                        "enforced",
+                        "vm.memfd_noexec = 2 read inside the sandbox's pid namespace",
+                    ),
+                    Some(a) => layer(
+                        "memfd_noexec",
+                        "best-effort",
+                        format!(
+                            "vm.memfd_noexec inside the sandbox: {} (only a root host on Linux \
+                             6.3+ can set it; the seccomp memfd denial covers it)",
+                            a.got
+                        ),
+                    ),
+                    None => layer("memfd_noexec", "unavailable", "not tried"),
+                },
+            ]
+        }
+        Err(e) => vec![layer("exec of written files", "unavailable", e)],
+    }
+}
+
+/// Runs `ringmcp __sandbox-probe --code-written-only` in a standard sandbox with a writable
+/// temporary workspace, and returns its attempts.
+fn probe_code_written(config: &SandboxConfig) -> Result<Vec<Attempt>, String> {
+    use std::io::Read;
+    let helper = launch::helper_path().ok_or("the ringmcp binary (the probe) was not found")?;
+    let ws = std::env::temp_dir().join(format!("ringmcp-check-{}", std::process::id()));
+    std::fs::create_dir_all(&ws).map_err(|e| format!("creating {}: {e}", ws.display()))?;
+    let launch = Launch {
+        program: helper.into_os_string(),
+        args: vec![
+            "__sandbox-probe".into(),
+            "--code-written-only".into(),
+            "--workspace".into(),
+            ws.clone().into_os_string(),
+        ],
+        sandbox: Some(SandboxConfig {
+            workspace: Some(ws.clone()),
+            workspace_writable: true,
+            ..config.clone()
+        }),
+        ..Launch::default()
+    };
+    let result = super::spawn(&launch).map_err(|e| e.to_string()).and_then(|mut s| {
+        let mut out = Vec::new();
+        let read = std::fs::File::from(s.stdout).read_to_end(&mut out);
+        let status = s.child.wait();
+        read.map_err(|e| e.to_string())?;
+        match status {
+            Ok(st) if st.success() => {
+                serde_json::from_slice(&out).map_err(|e| format!("the probe's answer: {e}"))
+            }
+            other => Err(format!("the probe ended with {other:?}")),
+        }
+    });
+    let _ = std::fs::remove_dir_all(&ws);
+    result
 }
 
 /// Probes every layer (and runs `/bin/true` confined).
@@ -123,14 +225,9 @@ pub fn report() -> Report {
             "ABI {abi} (exec only beneath read-only runtime folders; ioctl on devices from ABI 5)"
         ),
     ));
-    let memfd = std::fs::read_to_string("/proc/sys/vm/memfd_noexec").ok();
-    layers.push(layer(
-        "memfd_noexec",
-        if memfd.is_some() { "enforced" } else { "unavailable" },
-        memfd.map_or("vm.memfd_noexec absent (Linux < 6.3)".into(), |v| {
-            format!("set to 2 in each sandbox (host value {})", v.trim())
-        }),
-    ));
+    if works {
+        layers.extend(code_written_layers(&config));
+    }
     let uring = std::fs::read_to_string("/proc/sys/kernel/io_uring_disabled").ok();
     layers.push(layer(
         "io_uring",

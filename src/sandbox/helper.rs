@@ -12,7 +12,7 @@
 //!                                                                 Landlock, seccomp, execve
 //! ```
 //!
-//! The order is SANDBOX.md §2's. Any failing step writes `step: error` to the status pipe and
+//! The order is that of docs/sandbox.md, "Layers". Any failing step writes `step: error` to the status pipe and
 //! exits with 126; the host reads the pipe until EOF, which comes when the server's `execve`
 //! succeeds (the pipe is close-on-exec) — so the host learns of every setup failure precisely,
 //! and of success without a timeout.
@@ -72,7 +72,13 @@ fn cstr(p: &Path) -> io::Result<CString> {
 /// Entry point of the helper process. Call it first thing in `main` when `argv[1]` is
 /// [`HELPER_ARG`], before any thread is started. Never returns.
 pub fn helper_main() -> ! {
-    let code = match outer() {
+    // The fd table is exactly {0, 1, 2, plan, status} before anything else runs: the host
+    // marks everything else close-on-exec, and whatever still got through (a host built
+    // without that hook, an fd opened by the runtime's start-up) is closed here.
+    let code = match close_fds_from(STATUS_FD + 1, &[])
+        .step(|| "closing the fds inherited past the status pipe".into())
+        .and_then(|()| outer())
+    {
         Ok(code) => code,
         Err(e) => fail(&e),
     };
@@ -165,6 +171,9 @@ fn outer() -> Step<libc::c_int> {
     drop(sync_r);
     drop(sources);
     write_id_maps(pid, &plan).step(|| format!("writing the uid/gid maps of {pid}"))?;
+    // Best effort: only a root host can (reported by `ringmcp sandbox check`, which tries a
+    // memfd exec inside); seccomp's memfd_create denial is the layer that always holds.
+    let _ = set_memfd_noexec(pid);
     write_all(sync_w.as_raw_fd(), b"1").step(|| "releasing the sandbox init".into())?;
     drop(sync_w);
     // From here on, failures are the sandbox's to report; ours is only to forward and wait.
@@ -179,6 +188,48 @@ fn write_id_maps(pid: libc::pid_t, plan: &Plan) -> io::Result<()> {
     }
     std::fs::write(format!("/proc/{pid}/uid_map"), format!("0 {} 1\n", plan.host_uid))?;
     std::fs::write(format!("/proc/{pid}/gid_map"), format!("0 {} 1\n", plan.host_gid))
+}
+
+/// `vm.memfd_noexec = 2` in the sandbox's pid namespace (Linux 6.3+): memfds are created
+/// sealed non-executable and `MFD_EXEC` is refused.
+///
+/// The sysctl is per pid namespace and applies to the *writer's* namespace, while its file
+/// is owned by the host's root: init cannot write it (its root is an unprivileged host uid,
+/// so `/proc/sys` answers EACCES), and a write from here would change the host's own value.
+/// So a child of ours enters the sandbox's pid namespace with our (host) credentials and
+/// writes it there, before init is released to start the server.
+fn set_memfd_noexec(init: libc::pid_t) -> io::Result<()> {
+    let path = CString::new(format!("/proc/{init}/ns/pid")).map_err(io::Error::other)?;
+    // SAFETY: a valid C string.
+    let ns = owned(cvt_i(unsafe { libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) })?);
+    // SAFETY: a pid-namespace fd we own; only our future children are moved into it.
+    cvt_i(unsafe { libc::setns(ns.as_raw_fd(), libc::CLONE_NEWPID) })?;
+    drop(ns);
+    // SAFETY: single-threaded process: fork is safe; the child only writes a file and exits.
+    let child = cvt_i(unsafe { libc::fork() })?;
+    if child == 0 {
+        let code = match std::fs::write("/proc/sys/vm/memfd_noexec", "2") {
+            Ok(()) => 0,
+            Err(e) => e.raw_os_error().unwrap_or(libc::EIO),
+        };
+        // SAFETY: as in helper_main.
+        unsafe { libc::_exit(code) }
+    }
+    let mut status = 0;
+    loop {
+        // SAFETY: valid out-pointer; our own child.
+        let r = unsafe { libc::waitpid(child, &mut status, 0) };
+        if r == child {
+            break;
+        }
+        if r < 0 && io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    match exit_code(status) {
+        0 => Ok(()),
+        errno => Err(io::Error::from_raw_os_error(errno)),
+    }
 }
 
 /// Pid 1 of the sandbox: builds the root, starts the server, reaps, exits with its status.
@@ -339,7 +390,7 @@ fn exit_code(status: libc::c_int) -> libc::c_int {
     }
 }
 
-/// The server child: the last steps of SANDBOX.md §2 (20–28), then `execve`.
+/// The server child: the last steps (docs/sandbox.md, "Layers", 5), then `execve`.
 fn server(plan: &Plan, gate: Option<OwnedFd>) -> Step<std::convert::Infallible> {
     let set = signal_set(&[]);
     // SAFETY: an empty, initialised signal set.
@@ -369,18 +420,22 @@ fn server(plan: &Plan, gate: Option<OwnedFd>) -> Step<std::convert::Infallible> 
     cvt_i(unsafe { libc::setresgid(id, id, id) }).step(|| format!("setresgid({id})"))?;
     // SAFETY: as above.
     cvt_i(unsafe { libc::setresuid(id, id, id) }).step(|| format!("setresuid({id})"))?;
-    // Only 0, 1, 2, the status pipe and the gate socket survive.
+    // Only 0, 1, 2, the status pipe and (strict profile) the gate socket survive; with no
+    // gate, GATE_FD's number is closed like every other.
     let gate_fd = match gate {
         Some(fd) => {
-            // SAFETY: dup2 onto a fixed number; the old fd is closed with the range below.
-            cvt_i(unsafe { libc::dup2(fd.as_raw_fd(), GATE_FD) })
-                .step(|| "dup2 of the exec-gate socket".into())?;
+            if fd.as_raw_fd() != GATE_FD {
+                // SAFETY: dup2 onto a fixed number; the old fd is closed with the range below.
+                cvt_i(unsafe { libc::dup2(fd.as_raw_fd(), GATE_FD) })
+                    .step(|| "dup2 of the exec-gate socket".into())?;
+            }
             std::mem::forget(fd);
             Some(GATE_FD)
         }
         None => None,
     };
-    close_fds_from(3, &[STATUS_FD, GATE_FD]).step(|| "close_range".into())?;
+    let keep: &[RawFd] = if gate_fd.is_some() { &[STATUS_FD, GATE_FD] } else { &[STATUS_FD] };
+    close_fds_from(3, keep).step(|| "close_range".into())?;
     // SAFETY: fcntl on our own fd: the status pipe closes when execve succeeds.
     cvt_i(unsafe { libc::fcntl(STATUS_FD, libc::F_SETFD, libc::FD_CLOEXEC) })
         .step(|| "marking the status pipe close-on-exec".into())?;
@@ -437,7 +492,7 @@ fn server(plan: &Plan, gate: Option<OwnedFd>) -> Step<std::convert::Infallible> 
 }
 
 /// Builds the new root on a tmpfs over `/tmp` (this mount namespace's only), pivots into it
-/// and makes it read-only (SANDBOX.md §2 steps 9–17).
+/// and makes it read-only (docs/sandbox.md, "Layers", 4).
 fn build_root(plan: &Plan, sources: &[Option<OwnedFd>]) -> Step<()> {
     mount(None, "/", None, libc::MS_REC | libc::MS_PRIVATE, None)
         .step(|| "making / private".into())?;
@@ -485,8 +540,6 @@ fn build_root(plan: &Plan, sources: &[Option<OwnedFd>]) -> Step<()> {
     let proc_ = root.join("proc");
     std::fs::create_dir_all(&proc_).step(|| "mkdir /proc".into())?;
     mount(Some("proc"), &proc_, Some("proc"), scratch, None).step(|| "mounting /proc".into())?;
-    // memfd exec off in this pid namespace (Linux 6.3+; best effort, reported by `check`).
-    let _ = std::fs::write(proc_.join("sys/vm/memfd_noexec"), "2");
     for sub in ["sys", "sysrq-trigger", "irq", "bus"] {
         let p = proc_.join(sub);
         if p.exists() {
@@ -827,7 +880,7 @@ fn close_fds_from(from: RawFd, keep: &[RawFd]) -> io::Result<()> {
 }
 
 /// Locks the securebits, then clears the bounding, ambient, and effective/permitted/inheritable
-/// sets (SANDBOX.md §2 step 23).
+/// sets.
 fn drop_capabilities() -> io::Result<()> {
     const SECBIT_NOROOT: libc::c_ulong = 1 << 0;
     const SECBIT_NOROOT_LOCKED: libc::c_ulong = 1 << 1;

@@ -1,4 +1,4 @@
-//! The Landlock layer (SANDBOX.md §2 step 26): inside the sandbox's root, execution is allowed
+//! The Landlock layer (docs/sandbox.md, "Layers", 5): inside the sandbox's root, execution is allowed
 //! only beneath the read-only runtime folders, writing only beneath the writable mounts.
 //!
 //! The mount namespace already decides what is visible; Landlock is the second lock on what

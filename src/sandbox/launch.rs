@@ -25,7 +25,7 @@ pub const INNER_ID: u32 = 1000;
 const NOBODY: u32 = 65534;
 /// Longest wait for the helper to reach the server's `execve`.
 const SETUP_TIMEOUT: Duration = Duration::from_secs(20);
-/// Environment variables of the host passed to a sandboxed server by default (SANDBOX.md §3.6).
+/// Environment variables of the host passed to a sandboxed server by default.
 pub const SANDBOX_ENV_ALLOWLIST: &[&str] = &["LANG", "TZ"];
 
 /// What the sandbox of one server enforces, and the cgroup that holds it (removed on drop,
@@ -36,6 +36,8 @@ pub struct SandboxGuard {
     pub limits: LimitReport,
     /// The cgroup, when one could be made.
     pub cgroup: Option<SandboxCgroup>,
+    /// The server's `RLIMIT_NOFILE` (soft = hard).
+    pub nofile: u64,
 }
 
 impl SandboxGuard {
@@ -181,7 +183,7 @@ pub(crate) fn make_plan(launch: &Launch, config: &SandboxConfig) -> Result<Plan,
         }
     }
     let tmp_size = config.tmp_size.unwrap_or(plan::DEFAULT_TMP_SIZE);
-    let nofile = 8192;
+    let nofile = config.nofile_max();
     let mut rlimits = vec![
         (libc::RLIMIT_NOFILE, nofile, nofile),
         (libc::RLIMIT_CORE, 0, 0),
@@ -297,10 +299,13 @@ pub(crate) fn spawn_sandboxed(
                 return Err(std::io::Error::last_os_error());
             }
         }
-        Ok(())
+        // The helper gets exactly 0-2, the plan and the status pipe: nothing else the host
+        // process holds open without O_CLOEXEC survives the exec.
+        sys::cloexec_from(STATUS_FD + 1)
     };
-    // SAFETY: the closure only calls dup2, which is async-signal-safe; both source fds are
-    // >= 10 (pipe_high), so the dup2 onto 3 cannot clobber the source of the dup2 onto 4.
+    // SAFETY: the closure only makes raw syscalls (dup2, close_range, fcntl), which are
+    // async-signal-safe; both source fds are >= 10 (pipe_high), so the dup2 onto 3 cannot
+    // clobber the source of the dup2 onto 4.
     unsafe { cmd.pre_exec(dup_fds) };
     let mut child = cmd
         .spawn()
@@ -334,7 +339,10 @@ pub(crate) fn spawn_sandboxed(
         let msg = String::from_utf8_lossy(&status).into_owned();
         return Err(fail(&mut child, format!("sandbox setup failed: {msg}")));
     }
-    super::spawn::into_spawned(child, Some(SandboxGuard { limits, cgroup }))
+    super::spawn::into_spawned(
+        child,
+        Some(SandboxGuard { limits, cgroup, nofile: config.nofile_max() }),
+    )
 }
 
 /// Reads the status pipe until EOF (the server exec'd) or a deadline.

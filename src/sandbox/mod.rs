@@ -1,4 +1,4 @@
-//! Launching server processes, confined (SANDBOX.md).
+//! Launching server processes, confined (docs/sandbox.md).
 //!
 //! Every server gets a clean environment (allowlist), a process group of its own, every pipe
 //! grown to the system maximum, and a pidfd to observe its exit. With a [`SandboxConfig`] (the

@@ -6,7 +6,7 @@
 //! by a `#!` line, a Python venv's base interpreter, the `node_modules` tree a script lives in,
 //! absolute paths among its arguments), and every bind source is checked to be free of
 //! symlinks. The helper then opens each source again with `openat2(RESOLVE_NO_SYMLINKS)`, so a
-//! symlink planted after resolution cannot redirect a bind (SANDBOX.md §2 step 3, attack 6).
+//! symlink planted after resolution cannot redirect a bind (docs/sandbox.md, item 6).
 
 use std::collections::BTreeSet;
 use std::ffi::{OsStr, OsString};
@@ -56,7 +56,7 @@ impl BindSpec {
 }
 
 /// Per-server sandbox settings (the `sandbox` key of an `mcpServers` entry). Every field is
-/// optional; the defaults are SANDBOX.md's: memory 256 MiB, CPU half a core, 256 pids, no
+/// optional; the defaults (docs/sandbox.md): memory 256 MiB, CPU half a core, 256 pids, no
 /// network, no workspace.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
@@ -85,6 +85,9 @@ pub struct SandboxConfig {
     /// Size of the sandbox's `/tmp` (and `$HOME`) tmpfs, in bytes (default 64 MiB).
     #[serde(deserialize_with = "de_size")]
     pub tmp_size: Option<u64>,
+    /// `RLIMIT_NOFILE`, soft and hard (default 4096): the hard limit is what counts, since
+    /// runtimes such as Node raise their soft limit to it at start.
+    pub nofile: Option<u64>,
 }
 
 /// A number of CPU cores (`0.5` = half a core), compared bit for bit so configs are `Eq`.
@@ -113,6 +116,7 @@ impl Default for SandboxConfig {
             env: Vec::new(),
             network: false,
             tmp_size: None,
+            nofile: None,
         }
     }
 }
@@ -123,6 +127,8 @@ pub const DEFAULT_MEMORY: u64 = 256 << 20;
 pub const DEFAULT_CPUS: f64 = 0.5;
 /// Default `pids.max`.
 pub const DEFAULT_PIDS: u64 = 256;
+/// Default `RLIMIT_NOFILE` (soft and hard).
+pub const DEFAULT_NOFILE: u64 = 4096;
 /// Default size of `/tmp`.
 pub const DEFAULT_TMP_SIZE: u64 = 64 << 20;
 
@@ -150,6 +156,11 @@ impl SandboxConfig {
     /// Effective pids limit.
     pub fn pids_max(&self) -> u64 {
         self.pids.unwrap_or(DEFAULT_PIDS)
+    }
+
+    /// Effective `RLIMIT_NOFILE` (soft = hard).
+    pub fn nofile_max(&self) -> u64 {
+        self.nofile.unwrap_or(DEFAULT_NOFILE)
     }
 }
 
@@ -287,7 +298,7 @@ pub enum PlanError {
         #[source]
         source: std::io::Error,
     },
-    /// A configured bind or workspace path goes through a symlink (attack 6 of SANDBOX.md:
+    /// A configured bind or workspace path goes through a symlink (item 6 of docs/sandbox.md:
     /// a planted link must not redirect a bind).
     #[error("sandbox: {} contains a symlink (it resolves to {}); give the real path", path.display(), resolved.display())]
     Symlink {

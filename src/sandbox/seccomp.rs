@@ -1,4 +1,4 @@
-//! The seccomp-bpf layer (SANDBOX.md §2 steps 24–27, §3).
+//! The seccomp-bpf layer (docs/sandbox.md, "Profiles").
 //!
 //! ```text
 //!  host (multi-threaded)                 sandbox helper (single-threaded, exec'd clean)
@@ -73,7 +73,7 @@
 //!
 //! # Errors
 //! [`SeccompError`] names the failing step; a rule that libseccomp rejects is always an error
-//! (SANDBOX.md §3.4: an unchecked `seccomp_rule_add` once left `personality` unfiltered).
+//! (an unchecked `seccomp_rule_add` once left `personality` unfiltered).
 
 use std::fmt;
 use std::io;
@@ -90,7 +90,7 @@ pub use probe::{SeccompSupport, probe};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum SeccompProfile {
-    /// Default-allow plus the SANDBOX.md §3.2 deny list.
+    /// Default-allow plus the deny list of docs/sandbox.md, "Profiles".
     #[default]
     Standard,
     /// Standard plus:

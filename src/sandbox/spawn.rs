@@ -107,6 +107,9 @@ pub fn spawn(launch: &Launch) -> Result<Spawned, SpawnError> {
     if let Some(cwd) = &launch.cwd {
         cmd.current_dir(cwd);
     }
+    // SAFETY: the hook only makes raw syscalls (async-signal-safe, no allocation). It runs after
+    // std has dup2'ed the pipes onto 0-2, so the server gets exactly those three.
+    unsafe { cmd.pre_exec(|| sys::cloexec_from(3)) };
     let child = cmd
         .spawn()
         .map_err(|source| SpawnError::Exec { program: launch.program.clone(), source })?;

@@ -48,3 +48,41 @@ pub fn signal_group(pgid: u32, signal: Signal) -> io::Result<()> {
         other => other.map(drop),
     }
 }
+
+/// Marks every fd from `first` up close-on-exec, so that an `execve` that follows hands the
+/// new program only the fds below `first`: whatever the embedding process holds open without
+/// `O_CLOEXEC` (a database socket, a credentials pipe) never reaches a server.
+///
+/// Async-signal-safe (raw syscalls, no allocation): meant for a `pre_exec` hook, after the
+/// fds the child must keep have been `dup2`'ed below `first` (`dup2` clears their flag).
+/// `close_range(CLOSE_RANGE_CLOEXEC)` (Linux 5.11+) does it in one call; older kernels get
+/// `F_SETFD` on every number below the `RLIMIT_NOFILE` hard limit.
+///
+/// Not *closing* them: `std::process::Command` reports a failed `execve` over a close-on-exec
+/// pipe of its own, which must stay open until the exec.
+pub(crate) fn cloexec_from(first: libc::c_int) -> io::Result<()> {
+    const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
+    let first_u = first as libc::c_uint;
+    // SAFETY: close_range takes integers only; with CLOSE_RANGE_CLOEXEC it closes nothing.
+    let r = unsafe {
+        libc::syscall(libc::SYS_close_range, first_u, libc::c_uint::MAX, CLOSE_RANGE_CLOEXEC)
+    };
+    if r == 0 {
+        return Ok(());
+    }
+    let e = io::Error::last_os_error();
+    if !matches!(e.raw_os_error(), Some(libc::ENOSYS | libc::EINVAL)) {
+        return Err(e);
+    }
+    let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: a valid out-pointer.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let top = lim.rlim_max.min(1 << 20) as libc::c_int;
+    for fd in first..top {
+        // SAFETY: fcntl on a number that may or may not be open; EBADF is ignored.
+        unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
+    }
+    Ok(())
+}

@@ -1,4 +1,4 @@
-//! The sandbox, for real: the attack list of SANDBOX.md §4 run from inside by our probe, real
+//! The sandbox, for real: the threat list of docs/sandbox.md run from inside by our probe, real
 //! servers working confined, limits enforced, and nothing left behind. Tests that need a kernel
 //! feature or root print why they skip.
 
@@ -11,7 +11,9 @@ use ringmcp::host::{Host, ServerSpec};
 use ringmcp::sandbox::{self, Launch, SandboxConfig};
 use serde_json::{Value, json};
 
-use crate::util::{deps_dir, reference, require, ringmcp_bin};
+use crate::util::{
+    deps_dir, python3, reference, require, ringmcp_bin, stray_fd_numbers, with_stray_fds,
+};
 
 /// Whether this machine can run sandboxes; prints the reason when it cannot.
 fn sandbox_works(test: &str) -> bool {
@@ -53,9 +55,11 @@ impl Drop for TempDir {
     }
 }
 
-/// Runs `ringmcp sandbox run ARGS -- CMD...` and returns (exit code, stdout, stderr).
+/// Runs `ringmcp sandbox run ARGS -- CMD...` and returns (exit code, stdout, stderr). The
+/// `ringmcp` process holds stray fds open (not close-on-exec), as an embedding application
+/// would: none may reach the command.
 fn sandbox_run(args: &[&str], cmd: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
-    let out = Command::new(ringmcp_bin())
+    let out = with_stray_fds(&mut Command::new(ringmcp_bin()))
         .arg("sandbox")
         .arg("run")
         .args(args)
@@ -95,8 +99,10 @@ fn the_attack_list_is_blocked_from_inside() {
     let me = ringmcp_bin();
     let bin = me.to_str().unwrap();
     let (pid, port_s, key_s) = (std::process::id().to_string(), port.to_string(), key.to_string());
+    let ws = TempDir::new("attackws");
+    let ws_path = ws.0.to_str().unwrap();
     let (code, out, err) = sandbox_run(
-        &[],
+        &["--workspace", ws_path, "--writable"],
         &[
             bin,
             "__sandbox-probe",
@@ -110,6 +116,10 @@ fn the_attack_list_is_blocked_from_inside() {
             &key_s,
             "--secret-env",
             "AWS_ACCESS_KEY_ID",
+            "--workspace",
+            ws_path,
+            "--nofile",
+            "4096",
         ],
         &[("AWS_ACCESS_KEY_ID", "AKIAFAKEFAKEFAKE")],
     );
@@ -135,12 +145,44 @@ fn the_attack_list_is_blocked_from_inside() {
     let items: std::collections::BTreeSet<u64> =
         results.iter().filter_map(|r| r["item"].as_u64()).collect();
     for item in [
-        1, 3, 4, 5, 7, 8, 9, 12, 13, 14, 15, 17, 19, 20, 22, 24, 25, 26, 27, 28, 30, 32, 33, 35,
-        36, 37, 38, 39, 40, 41, 46, 49,
+        1, 3, 4, 5, 7, 8, 9, 10, 12, 13, 14, 15, 16, 17, 19, 20, 22, 24, 25, 26, 27, 28, 30, 32,
+        33, 35, 36, 37, 38, 39, 40, 41, 46, 47, 49, 52, 53,
     ] {
         assert!(items.contains(&item), "attack {item} was not attempted");
     }
     assert!(open.is_empty(), "attempts not blocked: {open:#?}");
+}
+
+/// No fd of the host process reaches a server, sandboxed (standard and strict, whose exec
+/// gate has an fd of its own) or not: `ringmcp call` is started with pipes open, not
+/// close-on-exec, at 3..=64 and 1000, and the reference server reports what it found open at
+/// start. The sandboxed command of `sandbox run` is checked by the attack list (item 52).
+#[test]
+fn host_fds_never_reach_a_server() {
+    if !sandbox_works("host_fds_never_reach_a_server") {
+        return;
+    }
+    let me = ringmcp_bin();
+    for mode in [&["--no-sandbox"][..], &[], &["--sandbox-profile", "strict"]] {
+        let out = with_stray_fds(&mut Command::new(&me))
+            .arg("call")
+            .args(mode)
+            .args(["fds", "{}", "--"])
+            .arg(&me)
+            .args(["serve", "--fault-tools"])
+            .stdin(Stdio::null())
+            .output()
+            .expect("run ringmcp call");
+        let (stdout, stderr) =
+            (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success(), "{mode:?}: {stderr}");
+        assert_eq!(
+            stdout.trim(),
+            "[]",
+            "{mode:?}: the server found host fds open at start (the host held {:?})",
+            stray_fd_numbers()
+        );
+    }
 }
 
 /// A sandbox setup failure names the step, and a missing program is a precise error.
@@ -266,6 +308,27 @@ fn an_oom_kill_is_reported_as_such() {
         .args(["-c", "import sys\nsys.stdin.readline()\nb = bytearray(1 << 30)\nfor i in range(0, len(b), 4096): b[i] = 1"])
         .sandbox(Some(config));
     let err = host.spawn_blocking(spec).expect_err("the hog dies").to_string();
+    assert!(err.contains("OOM-killed"), "{err}");
+}
+
+/// Shared anonymous memory (`MAP_SHARED|MAP_ANONYMOUS`, shmem underneath) is charged to the
+/// memory cgroup like private memory: 1 GiB of it under a 128 MiB limit is OOM-killed.
+#[test]
+fn shared_anonymous_memory_counts_against_the_limit() {
+    if !sandbox_works("shared_anonymous_memory_counts_against_the_limit") {
+        return;
+    }
+    let Some(python) = python3() else { return };
+    if !is_root() {
+        eprintln!(
+            "\n*** SKIPPED shared_anonymous_memory_counts_against_the_limit: needs root (cgroup v1 limits) ***\n"
+        );
+        return;
+    }
+    let hog = "import mmap\nm = mmap.mmap(-1, 1 << 30, flags=mmap.MAP_SHARED | mmap.MAP_ANONYMOUS)\nfor i in range(0, len(m), 4096): m[i] = 1\nprint('survived')";
+    let (code, out, err) =
+        sandbox_run(&["--memory", "128MiB"], &[python.to_str().unwrap(), "-c", hog], &[]);
+    assert_eq!(code, 128 + 9, "stdout {out:?}, stderr {err}");
     assert!(err.contains("OOM-killed"), "{err}");
 }
 

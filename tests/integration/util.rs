@@ -62,3 +62,59 @@ pub fn child_pids() -> Vec<u32> {
 pub fn open_fds() -> usize {
     std::fs::read_dir("/proc/self/fd").map(|d| d.count()).unwrap_or(0)
 }
+
+/// The real `python3` executable on PATH (through any pyenv-style shim), or a loud skip.
+pub fn python3() -> Option<PathBuf> {
+    let out = std::process::Command::new("python3")
+        .args(["-c", "import sys; print(sys.executable)"])
+        .output();
+    match out {
+        Ok(o) if o.status.success() => {
+            let exe = PathBuf::from(String::from_utf8_lossy(&o.stdout).trim());
+            let exe = std::fs::canonicalize(&exe).unwrap_or(exe);
+            require(exe, "python3")
+        }
+        other => {
+            eprintln!("\n*** SKIPPED: no python3 on PATH ({other:?}) ***\n");
+            None
+        }
+    }
+}
+
+/// The fd numbers [`with_stray_fds`] leaves open.
+pub fn stray_fd_numbers() -> Vec<i32> {
+    stray_fd_numbers_raw().collect()
+}
+
+/// Makes `cmd`'s process start with a pipe open, not close-on-exec, at every number of
+/// [`stray_fd_numbers`], as an embedding application's own fds would be.
+pub fn with_stray_fds(cmd: &mut std::process::Command) -> &mut std::process::Command {
+    use std::os::unix::process::CommandExt;
+    fn stray() -> std::io::Result<()> {
+        let mut p = [0; 2];
+        // SAFETY: a valid out-array of two ints.
+        if unsafe { libc::pipe(p.as_mut_ptr()) } < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        for fd in stray_fd_numbers_raw() {
+            // SAFETY: dup2 between integers; the target is replaced if open.
+            if fd != p[0] && unsafe { libc::dup2(p[0], fd) } < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
+        if !(3..=64).contains(&p[1]) {
+            // SAFETY: closing the pipe's write end we just made.
+            unsafe { libc::close(p[1]) };
+        }
+        Ok(())
+    }
+    // SAFETY: the hook makes raw syscalls only (pipe, dup2, close), which are
+    // async-signal-safe, and allocates nothing; it may clobber std's own exec-error pipe,
+    // which only loses the report of a failed exec.
+    unsafe { cmd.pre_exec(stray) }
+}
+
+/// [`stray_fd_numbers`] without allocating (for a `pre_exec` hook).
+fn stray_fd_numbers_raw() -> impl Iterator<Item = i32> {
+    (3..=64).chain([1000])
+}

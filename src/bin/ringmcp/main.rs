@@ -42,7 +42,7 @@ enum Command {
     /// Run one scenario of the official MCP conformance suite against URL (scripts/conformance.sh).
     #[command(name = "conformance-client")]
     ConformanceClient(conformance::Args),
-    /// Runs SANDBOX.md's attack list from inside a sandbox (used by the tests).
+    /// Runs the threat list of docs/sandbox.md from inside a sandbox (used by the tests).
     #[command(name = "__sandbox-probe", hide = true)]
     SandboxProbe(sandbox::ProbeArgs),
 }

@@ -58,6 +58,9 @@ struct RunArgs {
     /// Host environment variables to pass through, by name.
     #[arg(long, value_name = "NAME")]
     env: Vec<String>,
+    /// RLIMIT_NOFILE, soft and hard (default 4096).
+    #[arg(long, value_name = "N")]
+    nofile: Option<u64>,
     /// The command, after `--`.
     #[arg(last = true, required = true, value_name = "CMD")]
     command: Vec<OsString>,
@@ -79,7 +82,7 @@ fn check(json: bool) -> ExitCode {
         println!("{}", serde_json::to_string_pretty(&report).expect("report serialises"));
     } else {
         for layer in &report.layers {
-            println!("{:<22} {:<12} {}", layer.name, layer.status, layer.detail);
+            println!("{:<24} {:<12} {}", layer.name, layer.status, layer.detail);
         }
     }
     ExitCode::from(if report.works { exit::OK } else { exit::TRANSPORT })
@@ -98,6 +101,7 @@ fn run_confined(args: RunArgs) -> Result<ExitCode, Failure> {
         env: args.env,
         network: args.network,
         tmp_size: None,
+        nofile: args.nofile,
     };
     let launch = Launch {
         program: program.clone(),
@@ -109,7 +113,7 @@ fn run_confined(args: RunArgs) -> Result<ExitCode, Failure> {
     let mut spawned = sandbox::spawn(&launch)
         .map_err(|e| Failure { code: exit::TRANSPORT, message: e.to_string() })?;
     if let Some(guard) = &spawned.sandbox {
-        eprintln!("ringmcp: sandbox limits: {}", guard.limits);
+        eprintln!("ringmcp: sandbox limits: {}\nnofile: {}", guard.limits, guard.nofile);
     }
     let mut stdin = std::fs::File::from(spawned.stdin);
     let stdout = std::fs::File::from(spawned.stdout);
@@ -153,7 +157,7 @@ fn run_confined(args: RunArgs) -> Result<ExitCode, Failure> {
     Ok(ExitCode::from(status.code().map_or(128, |c| c as u8)))
 }
 
-/// Hidden: runs SANDBOX.md's attack list from inside a sandbox and prints the results as JSON.
+/// Hidden: runs the threat list of docs/sandbox.md from inside a sandbox and prints the results as JSON.
 #[derive(Debug, clap::Args)]
 pub(crate) struct ProbeArgs {
     #[arg(long)]
@@ -166,16 +170,30 @@ pub(crate) struct ProbeArgs {
     shm_key: Option<i32>,
     #[arg(long)]
     secret_env: Option<String>,
+    #[arg(long)]
+    workspace: Option<String>,
+    #[arg(long)]
+    nofile: Option<u64>,
+    /// Only the attempts to run code written at run time (for `sandbox check`).
+    #[arg(long)]
+    code_written_only: bool,
 }
 
 pub(crate) fn probe(args: ProbeArgs) -> ExitCode {
-    let results = sandbox::attack::run(&sandbox::attack::ProbeArgs {
+    let probe_args = sandbox::attack::ProbeArgs {
         host_pid: args.host_pid,
         host_port: args.port,
         abstract_name: args.abstract_name,
         shm_key: args.shm_key,
         secret_env: args.secret_env,
-    });
+        workspace: args.workspace,
+        nofile: args.nofile,
+    };
+    let results = if args.code_written_only {
+        sandbox::attack::run_code_written_only(&probe_args)
+    } else {
+        sandbox::attack::run(&probe_args)
+    };
     println!("{}", serde_json::to_string(&results).expect("results serialise"));
     ExitCode::SUCCESS
 }

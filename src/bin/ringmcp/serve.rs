@@ -64,6 +64,7 @@ pub(crate) struct Args {
 /// # Errors
 /// When stdin cannot be read or stdout cannot be written.
 pub(crate) fn run(args: Args) -> anyhow::Result<()> {
+    tools::record_fds_at_start();
     // Own descriptors instead of `Stdin`/`Stdout`: stdout's `LineWriter` would flush on every
     // `\n`, defeating the one-write-per-batch rule.
     let input = File::from(io::stdin().as_fd().try_clone_to_owned().context("dup stdin")?);

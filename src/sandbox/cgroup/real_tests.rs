@@ -59,7 +59,7 @@ fn v1_only_layout() -> Layout {
 }
 
 /// A python child blocked reading one byte of stdin, so it can be placed before it does
-/// anything (the parent-places-while-child-waits pattern of `SANDBOX.md` §2 step 5).
+/// anything (the parent-places-while-child-waits pattern; docs/sandbox.md, "Layers").
 fn python_waiting(script: &str) -> Child {
     Command::new(PYTHON)
         .args(["-c", script])
@@ -89,7 +89,7 @@ fn dirs_of(cg: &SandboxCgroup) -> Vec<PathBuf> {
     cg.dirs().map(|(_, p)| p.to_path_buf()).collect()
 }
 
-/// `SANDBOX.md` §4 item 42.
+/// docs/sandbox.md, item 42.
 #[test]
 fn real_memory_limit_oom_kills_the_allocation() {
     let test = "real_memory_limit_oom_kills_the_allocation";
@@ -115,7 +115,7 @@ fn real_memory_limit_oom_kills_the_allocation() {
     assert!(peak > 64 << 20 && peak <= 128 << 20, "peak {peak}");
 }
 
-/// `SANDBOX.md` §4 item 44.
+/// docs/sandbox.md, item 44.
 #[test]
 fn real_pids_limit_refuses_threads_past_the_limit() {
     let test = "real_pids_limit_refuses_threads_past_the_limit";
@@ -155,7 +155,7 @@ ev.set()
     assert!(Command::new("/bin/true").status().unwrap().success());
 }
 
-/// `SANDBOX.md` §4 item 45.
+/// docs/sandbox.md, item 45.
 #[test]
 fn real_cpu_quota_throttles_a_busy_loop() {
     let test = "real_cpu_quota_throttles_a_busy_loop";
@@ -189,7 +189,7 @@ print(time.process_time() - c0, flush=True)
     assert!(cpu < 0.6, "{cpu} s of CPU: not throttled to 20 %");
 }
 
-/// Runs `SANDBOX.md` §4 item 47 with `layout`: a double-forked `setsid` grandchild dies too, and
+/// Runs docs/sandbox.md, item 47 with `layout`: a double-forked `setsid` grandchild dies too, and
 /// every directory is gone after drop.
 fn kill_reaches_a_setsid_grandchild(
     test: &str,
@@ -274,7 +274,7 @@ fn real_kill_with_the_v1_freezer_reaches_a_setsid_grandchild() {
     );
 }
 
-/// `SANDBOX.md` §4 item 50: create, place, drop, 50 times; nothing is left.
+/// docs/sandbox.md, item 50: create, place, drop, 50 times; nothing is left.
 #[test]
 fn real_create_drop_cycles_leave_nothing() {
     let test = "real_create_drop_cycles_leave_nothing";
@@ -391,7 +391,7 @@ fn real_remove_stale_cleans_up_after_a_dead_host() {
     }
 }
 
-/// `SANDBOX.md` §4 item 51: what `ringmcp sandbox check` predicts is what `create` does, for
+/// docs/sandbox.md, item 51: what `ringmcp sandbox check` predicts is what `create` does, for
 /// root and for an unprivileged uid without delegation (then: not enforced, with the errno).
 #[test]
 fn real_report_predicts_what_create_does() {

@@ -1,4 +1,4 @@
-//! The filter's content (SANDBOX.md §3.2): the deny table as data, the argument-level rules, and
+//! The filter's content (docs/sandbox.md, "Profiles"): the deny table as data, the argument-level rules, and
 //! their translation into libseccomp calls.
 //!
 //! Every rule carries **one** comparison per argument: libseccomp 2.5.4 rejects two comparisons
@@ -51,6 +51,16 @@ pub(super) const GROUPS: &[Group] = &[
         name: "io_uring",
         errno: libc::ENOSYS,
         syscalls: &["io_uring_setup", "io_uring_enter", "io_uring_register"],
+    },
+    Group {
+        // ENOSYS: runtimes fall back to /dev/shm or an anonymous mapping. A memfd is the one
+        // file a server can write and then map executable that no mount flag covers: `ld.so
+        // /proc/self/fd/N` runs a memfd ELF even when it was sealed MFD_NOEXEC_SEAL (which
+        // only stops execve), and vm.memfd_noexec cannot be set from an unprivileged host.
+        // See docs/sandbox.md, "Code written at run time".
+        name: "memfd",
+        errno: libc::ENOSYS,
+        syscalls: &["memfd_create", "memfd_secret"],
     },
     Group { name: "keyring", errno: libc::EPERM, syscalls: &["add_key", "keyctl", "request_key"] },
     Group {
@@ -226,12 +236,14 @@ impl Builder {
             self.deny("ioctl", libc::EPERM, Some(masked(1, LOW32, req)))?;
         }
         self.personality()?;
-        // memfd_create(MFD_EXEC): executable memfds are the one exec source that noexec mounts
-        // and Landlock do not cover (vm.memfd_noexec=2 is the other layer, §2 step 18).
-        let mfd_exec = u64::from(libc::MFD_EXEC);
-        self.deny("memfd_create", libc::EPERM, Some(masked(1, mfd_exec, mfd_exec)))?;
         match opts.profile {
-            SeccompProfile::Standard => self.socket_families(opts.network),
+            SeccompProfile::Standard => {
+                // execveat(fd, "", AT_EMPTY_PATH) (fexecve) runs whatever an fd refers to:
+                // nothing a server needs, and a way around path-based exec rules.
+                let empty_path = libc::AT_EMPTY_PATH as u64;
+                self.deny("execveat", libc::EACCES, Some(masked(4, empty_path, empty_path)))?;
+                self.socket_families(opts.network)
+            }
             SeccompProfile::Strict => self.strict(),
             SeccompProfile::Off => Ok(()),
         }

@@ -1,7 +1,7 @@
 //! Tests of the seccomp layer. Filters are only ever installed in forked children, never in the
 //! test process (they are irreversible and would leak into every later test).
 //!
-//! Probe convention (SANDBOX.md §4, bwrap's `try-syscall`): each syscall gets harmless wrong
+//! Probe convention (docs/sandbox.md, "The threat list"; bwrap's `try-syscall`): each syscall gets harmless wrong
 //! arguments, so an allowed call fails with EFAULT/EBADF/EINVAL/ESRCH and a denied one with
 //! EPERM/ENOSYS/EAFNOSUPPORT. The same probes also run in an unfiltered child (the "baseline")
 //! to prove they can tell the two apart on this machine: a probe whose baseline result equals

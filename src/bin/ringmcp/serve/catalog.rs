@@ -165,6 +165,13 @@ fn standard_tools() -> Vec<Value> {
 fn fault_tool_defs() -> Vec<Value> {
     vec![
         tool(
+            "fds",
+            "Test only: lists the file descriptors beyond 0-2 that were open when the server \
+             started (none, unless its host leaked some).",
+            json!({}),
+            &[],
+        ),
+        tool(
             "freeze",
             "Test-only: stops the whole server for `ms` milliseconds (nothing is read or \
              answered meanwhile, pings included), then answers.",

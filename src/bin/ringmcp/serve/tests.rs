@@ -194,6 +194,7 @@ fn tools_list_has_schemas_and_fault_tools_only_on_request() {
             "fail",
             "export",
             "add",
+            "fds",
             "freeze",
             "children",
             "touch",
@@ -228,7 +229,7 @@ fn lists_paginate_with_opaque_cursors() {
             None => break,
         }
     }
-    assert_eq!((names.len(), pages), (15, 8));
+    assert_eq!((names.len(), pages), (16, 8));
     let answer = ask(&mut server, 1, "tools/list", json!({"cursor": "bogus"}));
     assert_eq!(error_code(&answer), -32602);
     let resources = ask(&mut server, 2, "resources/list", json!({}))["result"].clone();

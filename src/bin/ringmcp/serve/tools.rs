@@ -82,6 +82,7 @@ enum Call {
     Touch(u64),
     Children(u64),
     Freeze(u64),
+    Fds,
 }
 
 impl<E: Write> Server<E> {
@@ -142,6 +143,10 @@ impl<E: Write> Server<E> {
                     let _ = kid.wait();
                 }
                 write_result(out, &id, &text_result(format!("started {started} of {n}"), false))?;
+            }
+            Call::Fds => {
+                let fds = FDS_AT_START.get().map_or_else(Vec::new, Clone::clone);
+                write_result(out, &id, &text_result(format!("{fds:?}"), false))?;
             }
             Call::Freeze(ms) => {
                 // Stops the whole server (nothing is read or answered meanwhile), as a hung
@@ -255,6 +260,23 @@ struct TimesArgs {
     times: u64,
 }
 
+/// The fds beyond 0-2 that were open when the server started (the `fds` fault tool's answer),
+/// recorded by [`record_fds_at_start`].
+static FDS_AT_START: std::sync::OnceLock<Vec<i32>> = std::sync::OnceLock::new();
+
+/// Records the fds beyond 0-2 open now; call it first thing, before the server opens any.
+pub(crate) fn record_fds_at_start() {
+    let listed: Vec<i32> = std::fs::read_dir("/proc/self/fd").map_or_else(
+        |_| Vec::new(),
+        |d| d.flatten().filter_map(|e| e.file_name().to_str()?.parse().ok()).collect(),
+    );
+    // The listing's own fd is closed by now, so its link is gone.
+    let open = listed
+        .into_iter()
+        .filter(|&fd| fd > 2 && std::fs::read_link(format!("/proc/self/fd/{fd}")).is_ok());
+    let _ = FDS_AT_START.set(open.collect());
+}
+
 /// Checks the tool name and its arguments against the tool's input schema.
 fn validate(name: &str, args: Map<String, Value>, fault_tools: bool) -> Result<Call, ErrorObject> {
     let args = Value::Object(args);
@@ -277,6 +299,7 @@ fn validate(name: &str, args: Map<String, Value>, fault_tools: bool) -> Result<C
         "touch" if fault_tools => Call::Touch(arguments::<TimesArgs>(name, args)?.times),
         "children" if fault_tools => Call::Children(arguments::<TimesArgs>(name, args)?.times),
         "freeze" if fault_tools => Call::Freeze(arguments::<SlowArgs>(name, args)?.ms),
+        "fds" if fault_tools => arguments::<NoArgs>(name, args).map(|_| Call::Fds)?,
         _ => return Err(ErrorObject::new(codes::INVALID_PARAMS, format!("Unknown tool: {name}"))),
     })
 }

@@ -400,13 +400,37 @@ pub(super) const STANDARD: &[Probe] = &[
         Expect::Err(libc::EBADF),
         Same,
     ),
-    // memfd_create(MFD_EXEC)
-    p("memfd_create(MFD_EXEC)", memfd, (libc::MFD_EXEC | libc::MFD_CLOEXEC) as u64, DENY, Differs),
+    // memfd_create and memfd_secret: ENOSYS whatever the flags (a sealed memfd still maps
+    // executable through `ld.so /proc/self/fd/N`)
+    p("memfd_create(MFD_EXEC)", memfd, (libc::MFD_EXEC | libc::MFD_CLOEXEC) as u64, NOSYS, Differs),
+    p("memfd_create(0)", memfd, 0, NOSYS, Differs),
     p(
         "memfd_create(MFD_NOEXEC_SEAL)",
         memfd,
         (libc::MFD_NOEXEC_SEAL | libc::MFD_CLOEXEC) as u64,
-        OK,
+        NOSYS,
+        Differs,
+    ),
+    p(
+        "memfd_secret(bad flags)",
+        call!(libc::SYS_memfd_secret, u32::MAX),
+        0,
+        NOSYS,
+        DiffersIfSupported,
+    ),
+    // execveat(AT_EMPTY_PATH): fexecve of whatever an fd refers to
+    p(
+        "execveat(-1, \"\", AT_EMPTY_PATH)",
+        call!(libc::SYS_execveat, -1i64, c"".as_ptr() as u64, 0, 0, libc::AT_EMPTY_PATH),
+        0,
+        Expect::Err(libc::EACCES),
+        Differs,
+    ),
+    p(
+        "execveat(-1, \"x\", 0) still allowed",
+        call!(libc::SYS_execveat, -1i64, c"x".as_ptr() as u64, 0, 0, 0),
+        0,
+        Expect::Err(libc::EBADF),
         Same,
     ),
     // stays allowed
@@ -484,6 +508,7 @@ pub(super) const STRICT: &[Probe] = &[
     p("accept4(-1)", call!(libc::SYS_accept4, -1i64, 0, 0, 0), 0, DENY, Differs),
     // the standard rules are still there
     p("io_uring_setup(1, NULL)", call!(libc::SYS_io_uring_setup, 1, 0), 0, NOSYS, Differs),
+    p("memfd_create(0)", memfd, 0, NOSYS, Differs),
     p("personality(READ_IMPLIES_EXEC)", personality, RIE, DENY, Differs),
     p("clone(CLONE_NEWUSER)", clone_invalid, libc::CLONE_NEWUSER as u64, DENY, Differs),
     p("pipe/read/write/mmap/fork/getpid", ordinary, 0, OK, Same),
