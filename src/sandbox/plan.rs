@@ -548,7 +548,8 @@ mod tests {
             "profile": "strict", "memory": "128M", "cpus": 0.25, "pids": 16,
             "workspace": "/srv/ws", "workspaceWritable": true,
             "binds": ["/opt/tool", {"path": "/data", "writable": true}],
-            "env": ["GITHUB_TOKEN"], "network": true, "tmpSize": 1048576
+            "env": ["GITHUB_TOKEN"], "network": true, "tmpSize": 1048576,
+            "nofile": 512
         }))
         .unwrap();
         assert_eq!(c.profile, Profile::Strict);
@@ -557,9 +558,11 @@ mod tests {
         assert_eq!(c.pids_max(), 16);
         assert_eq!(c.binds[1], BindSpec::Full { path: "/data".into(), writable: true });
         assert_eq!(c.tmp_size, Some(1 << 20));
+        assert_eq!(c.nofile_max(), 512);
         let d: SandboxConfig = serde_json::from_str("{}").unwrap();
         assert_eq!(d, SandboxConfig::default());
         assert_eq!((d.memory_max(), d.cpu_cores(), d.pids_max()), (256 << 20, 0.5, 256));
+        assert_eq!(d.nofile_max(), 4096);
         assert!(serde_json::from_str::<SandboxConfig>(r#"{"memroy": 1}"#).is_err());
         assert!(serde_json::from_str::<SandboxConfig>(r#"{"memory": "12Q"}"#).is_err());
     }

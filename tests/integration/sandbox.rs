@@ -185,6 +185,21 @@ fn host_fds_never_reach_a_server() {
     }
 }
 
+/// The server's fd ceiling is 4096 soft and hard by default, and `nofile` sets it.
+#[test]
+fn the_fd_ceiling_is_4096_and_configurable() {
+    if !sandbox_works("the_fd_ceiling_is_4096_and_configurable") {
+        return;
+    }
+    let limits =
+        "read -r _ _ _ soft hard _ < <(grep 'Max open files' /proc/self/limits); echo $soft $hard";
+    for (args, want) in [(&[][..], "4096 4096"), (&["--nofile", "256"], "256 256")] {
+        let (code, out, err) = sandbox_run(args, &["/bin/bash", "-c", limits], &[]);
+        assert_eq!(code, 0, "{err}");
+        assert_eq!(out.trim(), want, "{args:?}: {err}");
+    }
+}
+
 /// A sandbox setup failure names the step, and a missing program is a precise error.
 #[test]
 fn setup_failures_are_precise() {
@@ -226,6 +241,7 @@ fn real_servers_work_inside_the_standard_sandbox() {
     let stats = ours.stats_blocking().unwrap();
     let sb = stats.sandbox.expect("sandboxed by default");
     eprintln!("limits: {}", sb.limits);
+    assert_eq!(sb.nofile, 4096, "the default fd ceiling, reported in stats()");
     if let Some(entry) = require(
         deps_dir().join("npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js"),
         "@modelcontextprotocol/server-everything",
