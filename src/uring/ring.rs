@@ -534,7 +534,10 @@ mod tests {
         match Ring::new(64, Some(BufferPool { count: 4, size: 16 })) {
             Ok(r) => Some(r),
             Err(e) => {
-                eprintln!("SKIPPED: io_uring unavailable on this kernel: {e}");
+                crate::testkit::skip(
+                    crate::testkit::SkipKind::Machine,
+                    format!("io_uring unavailable on this kernel: {e}"),
+                );
                 None
             }
         }
@@ -595,7 +598,10 @@ mod tests {
     fn multishot_reads_fill_provided_buffers_until_they_run_out() {
         let Some(mut ring) = ring_or_skip() else { return };
         if !ring.features().multishot_read {
-            eprintln!("SKIPPED: no multishot reads / provided buffers on this kernel");
+            crate::testkit::skip(
+                crate::testkit::SkipKind::Machine,
+                "no multishot reads / provided buffers on this kernel",
+            );
             return;
         }
         let (r, mut w) = pipe();

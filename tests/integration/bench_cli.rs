@@ -40,7 +40,8 @@ fn json_report_of_two_servers_with_baseline() {
     assert_eq!(report["ok"], 200);
     assert_eq!(report["errors"], serde_json::json!({}), "{report}");
     assert!(number(&report, &["calls_per_s"]) > 0.0, "{report}");
-    assert!(number(&report, &["cpu_us_per_call"]) >= 0.0, "{report}");
+    // 200 calls cost the host some CPU: a meter stuck at zero fails here.
+    assert!(number(&report, &["cpu_us_per_call"]) > 0.0, "{report}");
     assert!(number(&report, &["peak_rss_bytes"]) > 0.0, "{report}");
     assert!(number(&report, &["host_bytes_received"]) > 0.0, "{report}");
     let p = |k: &str| number(&report, &["latency_us", k]);

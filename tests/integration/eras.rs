@@ -86,6 +86,21 @@ fn a_silent_legacy_server_is_found_by_the_probe_timeout_once() {
     assert_eq!(client.protocol_version(), ProtocolVersion::V2025_11_25);
 }
 
+/// With the default probe timeout (5 s, counted from spawn), a silent legacy server is found
+/// too: the handshake waits for the probe's deadline, no longer than the request timeout.
+#[test]
+fn the_default_probe_timeout_is_five_seconds() {
+    let host = Host::builder().request_timeout(Duration::from_secs(60)).build().unwrap();
+    let started = Instant::now();
+    let client = host.spawn_blocking(era("silent")).unwrap();
+    let took = started.elapsed();
+    assert!(took >= Duration::from_secs(5), "gave up on the probe after {took:?}");
+    assert!(took < Duration::from_secs(60), "waited for the request timeout: {took:?}");
+    assert_eq!(client.protocol_version(), ProtocolVersion::V2025_11_25);
+    let stats = client.stats_blocking().unwrap().session;
+    assert_eq!((stats.requests, stats.timeouts), (2, 1), "{stats:?}");
+}
+
 #[test]
 fn a_modern_only_server_refuses_a_legacy_only_host_clearly() {
     let host = Host::builder().era(Era::Legacy).build().unwrap();

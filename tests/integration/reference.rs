@@ -2,6 +2,7 @@
 
 use std::future::Future;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use ringmcp::host::Error;
 use ringmcp::protocol::{ProtocolVersion, RequestError};
@@ -177,16 +178,26 @@ fn hundred_thousand_calls_over_sixteen_servers() {
     assert_eq!(n, 100_000);
 }
 
-/// A 10 MB answer is parsed on the worker pool, and a small call to another server completes
-/// while the big one is under way (no timing thresholds: only what happened, in what order).
+/// A 10 MB answer is parsed on the worker pool, and calls to another server complete while
+/// the big answer is half received (its server pauses mid-line for 2 s): no timing
+/// thresholds, only what happened, in what order.
 #[test]
 fn a_big_answer_does_not_stall_other_servers() {
+    const LEN: u64 = 10_000_000;
     let host = unspilled_host();
-    let big = host.spawn_blocking(reference("big", &[])).unwrap();
+    let big = host.spawn_blocking(crate::util::faulty("big")).unwrap();
     let small = host.spawn_blocking(reference("small", &[])).unwrap();
-    let mut blob = Box::pin(big.call_tool("blob", json!({"bytes": 10_000_000})));
+    let mut blob = Box::pin(big.call_tool("stall_blob", json!({"bytes": LEN, "ms": 2000})));
     let waker = futures::task::noop_waker();
     let mut cx = std::task::Context::from_waker(&waker);
+    // Wait until the first half of the line has been read from the big server's pipe.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while big.stats_blocking().unwrap().stdout_bytes < LEN / 2 {
+        assert!(blob.as_mut().poll(&mut cx).is_pending(), "answered before its second half");
+        assert!(Instant::now() < deadline, "the first half never arrived");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // Now the big answer is in flight, incomplete: the small server must answer meanwhile.
     let mut small_calls_during_big = 0;
     let result = loop {
         if let std::task::Poll::Ready(r) = blob.as_mut().poll(&mut cx) {
@@ -196,12 +207,15 @@ fn a_big_answer_does_not_stall_other_servers() {
             small.call_tool_blocking("echo", json!({"text": "ping"})).unwrap().text(),
             "ping"
         );
-        small_calls_during_big += 1;
+        let received = big.stats_blocking().unwrap().stdout_bytes;
+        if received < LEN && blob.as_mut().poll(&mut cx).is_pending() {
+            small_calls_during_big += 1;
+        }
     };
-    assert_eq!(result.content[0].as_text().unwrap().len(), 10_000_000);
+    assert_eq!(result.content[0].as_text().unwrap().len(), LEN as usize);
     assert!(
         small_calls_during_big > 0,
-        "the small server got no answer while the big one was in flight"
+        "no call to the small server completed while the big answer was half received"
     );
     assert_eq!(
         big.stats_blocking().unwrap().frames_offloaded,

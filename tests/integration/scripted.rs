@@ -9,10 +9,10 @@ use ringmcp::host::{Host, ServerEvent, ServerSpec};
 use ringmcp::protocol::{ProtocolVersion, RequestError};
 use serde_json::json;
 
-use crate::util::{host, require};
+use crate::util::{host, python3};
 
 fn scripted(scenario: &str) -> Option<ServerSpec> {
-    let python = require(PathBuf::from("/usr/bin/python3"), "python3")?;
+    let python = python3()?;
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/servers/scripted.py");
     Some(ServerSpec::new(format!("scripted-{scenario}"), python).arg(script).arg(scenario))
 }
@@ -150,4 +150,28 @@ fn a_refused_cursor_restarts_the_listing() {
         client.list_tools_blocking().unwrap().into_iter().map(|t| t.name).collect();
     assert_eq!(names, ["pinged", "storm", "lists", "race", "pay", "mismatch"]);
     assert_eq!(client.call_tool_blocking("lists", json!({})).unwrap().text(), "4");
+}
+
+/// Shutdown escalates: stdin closed, then SIGTERM to the group after 2 s, then SIGKILL after
+/// 2 s more. A server that ignores the end of its stdin is ended by SIGTERM; one that also
+/// ignores SIGTERM by SIGKILL. (Lower bounds only: the host's own timers guarantee them.)
+#[test]
+fn shutdown_escalates_to_sigterm_then_sigkill() {
+    for (scenario, signal, at_least, sandboxed) in
+        [("no-eof", 15, 2, true), ("no-term", 9, 4, true), ("no-eof", 15, 2, false)]
+    {
+        let Some(spec) = scripted(scenario) else { return };
+        let spec = if sandboxed { spec } else { spec.sandbox(None) };
+        let host = host();
+        let client = host.spawn_blocking(spec).unwrap();
+        assert_eq!(client.call_tool_blocking("lists", json!({})).unwrap().text(), "0");
+        let pid = client.stats_blocking().unwrap().pid;
+        let started = std::time::Instant::now();
+        let reason = client.shutdown_blocking();
+        let took = started.elapsed();
+        let scenario = format!("{scenario} (sandboxed: {sandboxed})");
+        assert_eq!(reason, ringmcp::protocol::CloseReason::Signaled(signal), "{scenario}");
+        assert!(took >= Duration::from_secs(at_least), "{scenario}: ended after {took:?}");
+        assert!(!std::path::Path::new(&format!("/proc/{pid}")).exists(), "{scenario}: not reaped");
+    }
 }

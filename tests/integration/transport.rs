@@ -98,7 +98,7 @@ fn everything_js() -> Option<PathBuf> {
         deps_dir().join("npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
     let entry = require(entry, "@modelcontextprotocol/server-everything")?;
     if Command::new("node").arg("--version").output().is_err() {
-        eprintln!("\n*** SKIPPED: node not on PATH ***\n");
+        ringmcp::testkit::skip(ringmcp::testkit::SkipKind::Dependency, "node not on PATH");
         return None;
     }
     Some(entry)
@@ -112,7 +112,21 @@ struct NodeServer {
 }
 
 impl NodeServer {
+    /// Starts the server on a free port. The port is only known to be free when we asked, so
+    /// the server counts as ours once it *says* it listens on it; if it exits first (another
+    /// process took the port meanwhile), it is started again on another.
     fn start(entry: &PathBuf, mode: &str) -> NodeServer {
+        let mut last = String::new();
+        for _ in 0..5 {
+            match Self::try_start(entry, mode) {
+                Ok(server) => return server,
+                Err(log) => last = log,
+            }
+        }
+        panic!("server-everything {mode} did not start on any of 5 ports: {last}");
+    }
+
+    fn try_start(entry: &PathBuf, mode: &str) -> Result<NodeServer, String> {
         let port = free_port();
         let mut child = Command::new("node")
             .arg(entry)
@@ -138,9 +152,11 @@ impl NodeServer {
         }
         let mut server = NodeServer { child, port, log };
         let deadline = Instant::now() + WAIT;
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        // "… listening on port N" (streamableHttp), "… running on port N" (sse).
+        let listening = format!("on port {port}");
+        while !server.log().contains(&listening) {
             if let Ok(Some(status)) = server.child.try_wait() {
-                panic!("server-everything {mode} exited ({status}): {}", server.log());
+                return Err(format!("exited ({status}): {}", server.log()));
             }
             assert!(
                 Instant::now() < deadline,
@@ -149,7 +165,8 @@ impl NodeServer {
             );
             std::thread::sleep(Duration::from_millis(20));
         }
-        server
+        assert!(TcpStream::connect(("127.0.0.1", port)).is_ok(), "{}", server.log());
+        Ok(server)
     }
 
     fn log(&self) -> String {

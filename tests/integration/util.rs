@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use ringmcp::host::{Host, ServerSpec};
+use ringmcp::testkit::{SkipKind, skip};
 
 /// The `ringmcp` binary built for this test run.
 pub fn ringmcp_bin() -> PathBuf {
@@ -32,18 +33,23 @@ pub fn deps_dir() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".deps"))
 }
 
-/// Returns the path if it exists; otherwise prints a loud skip message (CI installs the
-/// dependencies first, so there a missing one fails `deps.sh` long before this).
+/// Returns the path if it exists; otherwise skips (loud and counted; a failure under
+/// `RINGMCP_REQUIRE_DEPS=1`, which `scripts/test.sh` sets after installing everything).
 pub fn require(path: PathBuf, what: &str) -> Option<PathBuf> {
     if path.exists() {
         Some(path)
     } else {
-        eprintln!(
-            "\n*** SKIPPED: {what} not installed at {} — run scripts/deps.sh ***\n",
-            path.display()
+        skip(
+            SkipKind::Dependency,
+            format!("{what} not installed at {} — run scripts/deps.sh", path.display()),
         );
         None
     }
+}
+
+/// Skips with a [`SkipKind::Machine`] reason: a kernel feature or permission is missing.
+pub fn skip_machine(reason: impl std::fmt::Display) {
+    skip(SkipKind::Machine, reason);
 }
 
 /// Pids of this process's children (zombies included), from /proc.
@@ -63,23 +69,7 @@ pub fn open_fds() -> usize {
     std::fs::read_dir("/proc/self/fd").map(|d| d.count()).unwrap_or(0)
 }
 
-/// The real `python3` executable on PATH (through any pyenv-style shim), or a loud skip.
-pub fn python3() -> Option<PathBuf> {
-    let out = std::process::Command::new("python3")
-        .args(["-c", "import sys; print(sys.executable)"])
-        .output();
-    match out {
-        Ok(o) if o.status.success() => {
-            let exe = PathBuf::from(String::from_utf8_lossy(&o.stdout).trim());
-            let exe = std::fs::canonicalize(&exe).unwrap_or(exe);
-            require(exe, "python3")
-        }
-        other => {
-            eprintln!("\n*** SKIPPED: no python3 on PATH ({other:?}) ***\n");
-            None
-        }
-    }
-}
+pub use ringmcp::testkit::python3;
 
 /// The fd numbers [`with_stray_fds`] leaves open.
 pub fn stray_fd_numbers() -> Vec<i32> {
@@ -117,4 +107,23 @@ pub fn with_stray_fds(cmd: &mut std::process::Command) -> &mut std::process::Com
 /// [`stray_fd_numbers`] without allocating (for a `pre_exec` hook).
 fn stray_fd_numbers_raw() -> impl Iterator<Item = i32> {
     (3..=64).chain([1000])
+}
+
+/// The next event before `deadline`, or `None` when none came (or the stream ended): a loop
+/// over it fails on a missing event instead of hanging on it.
+pub fn recv_until(
+    events: &ringmcp::host::EventStream,
+    deadline: std::time::Instant,
+) -> Option<ringmcp::host::ServerEvent> {
+    loop {
+        match events.try_recv() {
+            Ok(event) => return Some(event),
+            Err(async_channel::TryRecvError::Closed) => return None,
+            Err(async_channel::TryRecvError::Empty) => {}
+        }
+        if std::time::Instant::now() >= deadline {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
 }

@@ -16,14 +16,20 @@
                  (an expired cursor), the next one is served.
   url            the `pay` tool first answers -32042 (URL elicitation required, 2025-11-25),
                  then, on the retry, "paid".
+  no-eof         ignores the end of its stdin: keeps running until a signal ends it.
+  no-term        like no-eof, and ignores SIGTERM too: only SIGKILL ends it.
 
 Every scenario answers server/discover with -32601, as legacy servers do.
 """
 
 import json
+import signal
 import sys
+import time
 
 SCENARIO = sys.argv[1]
+if SCENARIO == "no-term":
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
 lists = 0
 pinged = False
 waiting = {}  # request id of a `race` call -> True
@@ -155,3 +161,7 @@ for line in sys.stdin:
     else:
         send({"jsonrpc": "2.0", "id": id_,
               "error": {"code": -32601, "message": "Method not found: %s" % method}})
+
+if SCENARIO in ("no-eof", "no-term"):
+    while True:
+        time.sleep(3600)

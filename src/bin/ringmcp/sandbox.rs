@@ -177,6 +177,9 @@ pub(crate) struct ProbeArgs {
     /// Only the attempts to run code written at run time (for `sandbox check`).
     #[arg(long)]
     code_written_only: bool,
+    /// The baseline run, outside any sandbox: attempts that would harm the host are skipped.
+    #[arg(long)]
+    baseline: bool,
 }
 
 pub(crate) fn probe(args: ProbeArgs) -> ExitCode {
@@ -188,6 +191,7 @@ pub(crate) fn probe(args: ProbeArgs) -> ExitCode {
         secret_env: args.secret_env,
         workspace: args.workspace,
         nofile: args.nofile,
+        baseline: args.baseline,
     };
     let results = if args.code_written_only {
         sandbox::attack::run_code_written_only(&probe_args)

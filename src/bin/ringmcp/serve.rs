@@ -123,7 +123,27 @@ where
             };
             for deferred in later {
                 match deferred {
-                    Deferred::Sleep { id, ms } => spawn_sleeper(output, &mut *out, id, ms)?,
+                    Deferred::Sleep { id, ms } => {
+                        let answer = id.clone();
+                        spawn_answer(output, &mut *out, id, move |shared| {
+                            thread::sleep(Duration::from_millis(ms));
+                            let line = handler::slept(&answer, ms);
+                            let mut out = lock(shared);
+                            out.write_all(&line).and_then(|()| out.flush())
+                        })?;
+                    }
+                    Deferred::StallBlob { id, len, ms } => {
+                        let answer = id.clone();
+                        spawn_answer(output, &mut *out, id, move |shared| {
+                            let mut out = lock(shared);
+                            tools::write_blob_paused(&mut *out, &answer, len, |out| {
+                                out.flush()?;
+                                thread::sleep(Duration::from_millis(ms));
+                                Ok(())
+                            })?;
+                            out.flush()
+                        })?;
+                    }
                     Deferred::Exit(code) => {
                         out.flush()?;
                         return Ok(Ended::Exit(code));
@@ -139,22 +159,18 @@ where
     Ok(Ended::Eof)
 }
 
-/// Starts the thread that answers a `slow` call. `out` is the locked `output`, for the error
-/// answer if no thread can be started.
-fn spawn_sleeper<W: Write + Send + 'static>(
+/// Starts the thread that answers a deferred call (`slow`, `stall_blob`) with `answer`. `out`
+/// is the locked `output`, for the error answer if no thread can be started.
+fn spawn_answer<W: Write + Send + 'static>(
     output: &Arc<Mutex<W>>,
     out: &mut W,
     id: Id,
-    ms: u64,
+    answer: impl FnOnce(&Arc<Mutex<W>>) -> io::Result<()> + Send + 'static,
 ) -> io::Result<()> {
     let shared = Arc::clone(output);
-    let answer_id = id.clone();
-    let spawned = thread::Builder::new().name("slow".into()).spawn(move || {
-        thread::sleep(Duration::from_millis(ms));
-        let line = handler::slept(&answer_id, ms);
-        let mut out = lock(&shared);
+    let spawned = thread::Builder::new().name("deferred".into()).spawn(move || {
         // If stdout is gone there is nobody left to answer; the main thread reports it.
-        let _ = out.write_all(&line).and_then(|()| out.flush());
+        let _ = answer(&shared);
     });
     if let Err(e) = spawned {
         let error = ErrorObject::new(codes::INTERNAL_ERROR, format!("cannot start a thread: {e}"));

@@ -1,6 +1,6 @@
 //! The cgroup layer against this machine's real cgroupfs (root; on our CI hosts memory, cpu and
 //! pids are on cgroup v1 and v2 has no controller). Each test probes what it needs and skips
-//! with a printed `SKIPPED` reason otherwise. They run one at a time: they measure throttling,
+//! with a counted skip (`crate::testkit::skip`) otherwise. They run one at a time: they measure throttling,
 //! and the last checks that no sandbox directory of this process is left.
 
 use std::io::{BufRead, BufReader, Write as _};
@@ -11,7 +11,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use super::*;
 
-const PYTHON: &str = "/usr/bin/python3";
+use crate::testkit::{SkipKind::Machine, skip};
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
@@ -29,17 +29,14 @@ fn setup(
 ) -> Option<(MutexGuard<'static, ()>, Layout)> {
     let guard = SERIAL.lock().unwrap_or_else(PoisonError::into_inner);
     if euid() != Some(0) {
-        eprintln!("SKIPPED {test}: needs root to create cgroups (euid {:?})", euid());
+        skip(Machine, format!("{test}: needs root to create cgroups (euid {:?})", euid()));
         return None;
     }
-    if !Path::new(PYTHON).exists() {
-        eprintln!("SKIPPED {test}: {PYTHON} is missing");
-        return None;
-    }
+    crate::testkit::python3()?;
     let layout = layout();
     for &c in needs {
         if layout.backend(c).is_none() {
-            eprintln!("SKIPPED {test}: no cgroup hierarchy carries {c} here:\n{layout}");
+            skip(Machine, format!("{test}: no cgroup hierarchy carries {c} here: {layout}"));
             return None;
         }
     }
@@ -61,7 +58,7 @@ fn v1_only_layout() -> Layout {
 /// A python child blocked reading one byte of stdin, so it can be placed before it does
 /// anything (the parent-places-while-child-waits pattern; docs/sandbox.md, "Layers").
 fn python_waiting(script: &str) -> Child {
-    Command::new(PYTHON)
+    Command::new(crate::testkit::python3().expect("checked by setup"))
         .args(["-c", script])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -202,7 +199,7 @@ fn kill_reaches_a_setsid_grandchild(
     match &report.kill {
         LimitStatus::Enforced { value, .. } if value.starts_with(expect_kill) => {}
         other => {
-            eprintln!("SKIPPED {test}: kill is {other}, this test wants {expect_kill}");
+            skip(Machine, format!("{test}: kill is {other}, this test wants {expect_kill}"));
             return;
         }
     }
@@ -307,7 +304,7 @@ fn real_clone3_into_the_v2_directory() {
     let Some((_serial, layout)) = setup(test, Layout::probe, &[]) else { return };
     let (cg, _) = SandboxCgroup::create(&layout, &Limits::NONE).unwrap();
     let Some(fd) = cg.v2_dir_fd() else {
-        eprintln!("SKIPPED {test}: no cgroup v2 directory here:\n{layout}");
+        skip(Machine, format!("{test}: no cgroup v2 directory here: {layout}"));
         return;
     };
     /// `struct clone_args` up to `cgroup` (CLONE_ARGS_SIZE_VER2), linux/sched.h.

@@ -426,16 +426,19 @@ fn a_full_disk_is_disk_full_and_leaves_nothing() {
     match mounted {
         Ok(out) if out.status.success() => {}
         Ok(out) => {
-            eprintln!(
-                "SKIPPED: a_full_disk_is_disk_full_and_leaves_nothing: mounting a tmpfs failed \
-                 (not root?): {}",
-                String::from_utf8_lossy(&out.stderr).trim()
+            crate::testkit::skip(
+                crate::testkit::SkipKind::Machine,
+                format!(
+                    "mounting a tmpfs failed (not root?): {}",
+                    String::from_utf8_lossy(&out.stderr).trim()
+                ),
             );
             return;
         }
         Err(e) => {
-            eprintln!(
-                "SKIPPED: a_full_disk_is_disk_full_and_leaves_nothing: cannot run mount: {e}"
+            crate::testkit::skip(
+                crate::testkit::SkipKind::Machine,
+                format!("cannot run mount: {e}"),
             );
             return;
         }

@@ -165,6 +165,20 @@ fn standard_tools() -> Vec<Value> {
 fn fault_tool_defs() -> Vec<Value> {
     vec![
         tool(
+            "stall_blob",
+            "Test only: answers like blob, but pauses `ms` milliseconds halfway through writing \
+             the answer's line.",
+            json!({"bytes": {"type": "integer", "minimum": 0}, "ms": {"type": "integer", "minimum": 0}}),
+            &["bytes", "ms"],
+        ),
+        tool(
+            "cancelled",
+            "Test only: the requestIds of every notifications/cancelled this server received, as \
+             a JSON array (the server does not stop the cancelled work).",
+            json!({}),
+            &[],
+        ),
+        tool(
             "fds",
             "Test only: lists the file descriptors beyond 0-2 that were open when the server \
              started (none, unless its host leaked some).",

@@ -67,6 +67,16 @@ pub(crate) enum Deferred {
         /// How long to sleep.
         ms: u64,
     },
+    /// Off the main thread: write the first half of a `len`-byte blob answer, pause `ms`
+    /// milliseconds mid-line, then write the rest (the `stall_blob` fault tool).
+    StallBlob {
+        /// The `tools/call` request to answer.
+        id: Id,
+        /// The blob's length.
+        len: u64,
+        /// How long to pause halfway.
+        ms: u64,
+    },
     /// Flush what was answered so far and exit the process with this status. The rest of the
     /// frame (batch elements after the `exit` call) was not processed.
     Exit(i32),
@@ -117,6 +127,9 @@ pub(crate) struct Server<E> {
     /// 2026-07-28: the open `subscriptions/listen` stream (its request id) and what it was
     /// granted.
     pub(super) listen: Option<(Id, super::tools::Granted)>,
+    /// The `requestId`s of every `notifications/cancelled` received (the `cancelled` fault
+    /// tool's answer: what the server was told, whatever the host counted).
+    pub(super) cancelled: Vec<Value>,
 }
 
 impl<E: Write> Server<E> {
@@ -135,6 +148,7 @@ impl<E: Write> Server<E> {
             confirm_states: std::collections::HashSet::new(),
             confirms: 0,
             listen: None,
+            cancelled: Vec::new(),
         }
     }
 
@@ -200,6 +214,9 @@ impl<E: Write> Server<E> {
             // is not required before other requests).
             Message::Notification(n) => {
                 let cancelled = n.params.as_ref().and_then(|p| p.get("requestId"));
+                if n.method == "notifications/cancelled" {
+                    self.cancelled.push(cancelled.cloned().unwrap_or(Value::Null));
+                }
                 if n.method == "notifications/cancelled"
                     && let Some((listen, _)) = &self.listen
                     && cancelled.is_some_and(|c| json!(listen) == *c)

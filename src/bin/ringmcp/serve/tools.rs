@@ -83,6 +83,8 @@ enum Call {
     Children(u64),
     Freeze(u64),
     Fds,
+    Cancelled,
+    StallBlob(u64, u64),
 }
 
 impl<E: Write> Server<E> {
@@ -143,6 +145,11 @@ impl<E: Write> Server<E> {
                     let _ = kid.wait();
                 }
                 write_result(out, &id, &text_result(format!("started {started} of {n}"), false))?;
+            }
+            Call::StallBlob(len, ms) => return Ok(Some(Deferred::StallBlob { id, len, ms })),
+            Call::Cancelled => {
+                let ids = Value::Array(self.cancelled.clone()).to_string();
+                write_result(out, &id, &text_result(ids, false))?;
             }
             Call::Fds => {
                 let fds = FDS_AT_START.get().map_or_else(Vec::new, Clone::clone);
@@ -239,6 +246,13 @@ struct SlowArgs {
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
+struct StallArgs {
+    bytes: u64,
+    ms: u64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct AddArgs {
     a: Number,
     b: Number,
@@ -300,6 +314,11 @@ fn validate(name: &str, args: Map<String, Value>, fault_tools: bool) -> Result<C
         "children" if fault_tools => Call::Children(arguments::<TimesArgs>(name, args)?.times),
         "freeze" if fault_tools => Call::Freeze(arguments::<SlowArgs>(name, args)?.ms),
         "fds" if fault_tools => arguments::<NoArgs>(name, args).map(|_| Call::Fds)?,
+        "cancelled" if fault_tools => arguments::<NoArgs>(name, args).map(|_| Call::Cancelled)?,
+        "stall_blob" if fault_tools => {
+            let a = arguments::<StallArgs>(name, args)?;
+            Call::StallBlob(a.bytes, a.ms)
+        }
         _ => return Err(ErrorObject::new(codes::INVALID_PARAMS, format!("Unknown tool: {name}"))),
     })
 }
@@ -330,10 +349,25 @@ fn add(a: &Number, b: &Number) -> ToolResult<'static> {
 /// Writes a `blob` answer straight to `out`: the JSON prefix, `len` pattern bytes in pieces of
 /// [`PIECE`] bytes from a static buffer, then the suffix. Nothing of size `len` is allocated.
 fn write_blob(out: &mut impl Write, id: &Id, len: u64) -> io::Result<()> {
+    write_blob_paused(out, id, len, |_| Ok(()))
+}
+
+/// [`write_blob`] with `pause` called (to flush and wait) once half of the pattern is out.
+pub(crate) fn write_blob_paused(
+    out: &mut impl Write,
+    id: &Id,
+    len: u64,
+    pause: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> io::Result<()> {
     out.write_all(br#"{"jsonrpc":"2.0","id":"#)?;
     serde_json::to_writer(&mut *out, id)?;
     out.write_all(br#","result":{"content":[{"type":"text","text":""#)?;
-    write_pattern(out, len)?;
+    // Split at a whole number of patterns, so the second part starts at pattern index 0 too.
+    let pattern = BLOB_PATTERN.len() as u64;
+    let first = len / 2 / pattern * pattern;
+    write_pattern(out, first)?;
+    pause(&mut *out)?;
+    write_pattern(out, len - first)?;
     out.write_all(b"\"}]}}\n")
 }
 

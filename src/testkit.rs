@@ -1,0 +1,80 @@
+//! Test support shared by the unit tests and the integration tests: skips that are loud,
+//! counted and, for test dependencies in CI, failures.
+//!
+//! A test that cannot run here calls [`skip`] and returns. libtest has no run-time "ignored",
+//! so a skip is also appended to the file named by `RINGMCP_SKIP_LOG` (`scripts/test.sh` sets
+//! it) and the script reports those tests as skipped, not passed, in its totals. With
+//! `RINGMCP_REQUIRE_DEPS=1` (also set by `scripts/test.sh`, which installs every dependency
+//! first) a [`SkipKind::Dependency`] skip panics instead: a missing server, SDK or corpus is
+//! then a failure, never a silent pass.
+
+use std::io::Write;
+
+/// Why a test cannot run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SkipKind {
+    /// A test dependency `scripts/deps.sh` installs (npm servers, the Python SDK, python3,
+    /// node, the JSONTestSuite corpus).
+    Dependency,
+    /// A kernel feature or a permission this machine does not offer (root, io_uring, user
+    /// namespaces, IA32 emulation, a cgroup controller), found by a probe independent of the
+    /// code under test.
+    Machine,
+}
+
+impl SkipKind {
+    fn as_str(self) -> &'static str {
+        match self {
+            SkipKind::Dependency => "dependency",
+            SkipKind::Machine => "machine",
+        }
+    }
+}
+
+/// Records that the current test skips (all of it, or the part that needed what is missing).
+///
+/// # Panics
+/// For a [`SkipKind::Dependency`] when `RINGMCP_REQUIRE_DEPS=1`.
+pub fn skip(kind: SkipKind, reason: impl std::fmt::Display) {
+    // libtest runs each test on a thread named after it.
+    let test = std::thread::current().name().unwrap_or("<unnamed>").to_owned();
+    let required = std::env::var_os("RINGMCP_REQUIRE_DEPS").is_some_and(|v| v == "1");
+    if kind == SkipKind::Dependency && required {
+        panic!(
+            "{test}: a required test dependency is missing: {reason} \
+             (RINGMCP_REQUIRE_DEPS=1; run scripts/deps.sh)"
+        );
+    }
+    eprintln!("\n*** SKIPPED {test} ({}): {reason} ***\n", kind.as_str());
+    if let Some(log) = std::env::var_os("RINGMCP_SKIP_LOG") {
+        let line =
+            format!("{test}\t{}\t{}\n", kind.as_str(), reason.to_string().replace('\n', " "));
+        // One write per line on an O_APPEND file: concurrent tests do not interleave.
+        let written = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&log)
+            .and_then(|mut f| f.write_all(line.as_bytes()));
+        if let Err(e) = written {
+            panic!("{test}: cannot record the skip in {}: {e}", log.to_string_lossy());
+        }
+    }
+}
+
+/// The real `python3` executable on `PATH` (resolved through pyenv-style shims, so it can be
+/// run inside a sandbox), or `None` after a [`SkipKind::Dependency`] skip.
+pub fn python3() -> Option<std::path::PathBuf> {
+    let out = std::process::Command::new("python3")
+        .args(["-c", "import sys; print(sys.executable)"])
+        .output();
+    match out {
+        Ok(o) if o.status.success() => {
+            let exe = std::path::PathBuf::from(String::from_utf8_lossy(&o.stdout).trim());
+            Some(std::fs::canonicalize(&exe).unwrap_or(exe))
+        }
+        other => {
+            skip(SkipKind::Dependency, format!("no working python3 on PATH ({other:?})"));
+            None
+        }
+    }
+}
