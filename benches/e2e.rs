@@ -172,7 +172,8 @@ impl RingSide {
     }
 
     fn call_blocking(&self) {
-        let result = self.clients[0].call_tool_blocking("echo", echo_args()).expect("ringmcp echo");
+        let result =
+            self.clients[0].blocking().call_tool("echo", echo_args()).expect("ringmcp echo");
         assert!(!result.is_error, "echo failed: {result:?}");
     }
 

@@ -219,7 +219,7 @@ fn run_ringmcp(opts: &Opts) -> Outcome {
     outcome.init = Some(started.elapsed());
     let cpu = cpu_time();
     let started = Instant::now();
-    let checked = match client.call_tool_blocking("blob", json!({ "bytes": opts.bytes })) {
+    let checked = match client.blocking().call_tool("blob", json!({ "bytes": opts.bytes })) {
         Ok(result) => check_ringmcp(&client, &result, opts.bytes),
         Err(e) => match e.request_error() {
             Some(RequestError::Timeout { .. }) => Err(no_answer(opts.timeout, cpu_time() - cpu)),
@@ -228,7 +228,7 @@ fn run_ringmcp(opts: &Opts) -> Outcome {
     };
     outcome.call = Some(started.elapsed());
     outcome.error = checked.err();
-    client.shutdown_blocking();
+    client.blocking().shutdown();
     outcome
 }
 

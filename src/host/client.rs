@@ -12,8 +12,8 @@ use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use crate::protocol::{
-    CallToolResult, CloseReason, GetPromptResult, InitializeResult, Progress, Prompt,
-    ProtocolVersion, ReadResourceResult, RequestError, Resource, ServerDetails, Tool,
+    CloseReason, GetPromptResult, InitializeResult, Progress, Prompt, ProtocolVersion,
+    ReadResourceResult, RequestError, Resource, ServerDetails, Tool,
 };
 
 use crate::jsonrpc::{RawJson, codes};
@@ -35,7 +35,12 @@ pub type ProgressStream = async_channel::Receiver<Progress>;
 /// Unread progress updates a [`ProgressStream`] keeps; newer ones are dropped past this.
 pub const PROGRESS_BACKLOG: usize = 256;
 
+mod blocking;
+mod call;
 mod lists;
+
+pub use blocking::Blocking;
+pub use call::{CallFuture, TaskMode, ToolCall};
 pub(crate) use lists::ListCache;
 
 fn call_params(name: &str, arguments: Value) -> Result<Value> {
@@ -61,6 +66,8 @@ pub(crate) struct ClientInner {
     pub(crate) lists: Arc<super::events::ListEpochs>,
     /// The lists fetched by [`Client::tools`] & co, with the change count they were fetched at.
     pub(crate) cache: std::sync::Mutex<ListCache>,
+    /// The cached tool list's output schemas, compiled once per list.
+    pub(crate) output_schemas: super::schema::OutputSchemas,
     pub(crate) queue: Arc<RequestQueue<QueuedRequest>>,
     pub(crate) name: Arc<str>,
     pub(crate) details: ServerDetails,
@@ -81,8 +88,10 @@ impl Drop for ClientInner {
 /// Every async method returns a runtime-agnostic future (it only waits on a channel that the
 /// reactor thread completes), usable from tokio, async-std, smol or `block_on`. Single-request
 /// methods (`request`, `call_tool`, `read_resource`, `get_prompt`, `ping`) send when called,
-/// not when first polled, so several calls can be started and then awaited together. Each has a
-/// `_blocking` twin for synchronous code; do not call those from inside an async task.
+/// not when first polled, so several calls can be started and then awaited together. Every one
+/// of them is also on the [`blocking`](Self::blocking) view, for synchronous code (not to be
+/// used from inside an async task). Every `tools/call` goes through one road, [`ToolCall`]
+/// ([`call`](Self::call)), which the `call_tool*` conveniences end in.
 #[derive(Clone)]
 pub struct Client {
     inner: Arc<ClientInner>,
@@ -99,8 +108,8 @@ impl std::fmt::Debug for Client {
 
 /// A tool of the cached list, without copying it (see [`Client::cached_tool`]).
 pub(crate) struct CachedTool {
-    list: Arc<Vec<Tool>>,
-    index: usize,
+    pub(crate) list: Arc<Vec<Tool>>,
+    pub(crate) index: usize,
 }
 
 impl std::ops::Deref for CachedTool {
@@ -337,20 +346,17 @@ impl Client {
         }
     }
 
-    /// `tools/call`. A tool that ran and failed is an `Ok` result with `is_error` set; an
-    /// unknown tool or bad arguments are JSON-RPC errors (`Err`).
+    /// `tools/call`: [`call`](Self::call)`(name, arguments).send()`. A tool that ran and
+    /// failed is an `Ok` result with `is_error` set; an unknown tool or bad arguments are
+    /// JSON-RPC errors (`Err`).
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] if `arguments` is not an object; as [`request`](Self::request).
-    pub fn call_tool(
-        &self,
-        name: &str,
-        arguments: Value,
-    ) -> impl Future<Output = Result<CallToolResult>> + Send + 'static {
-        self.call_tool_with_timeout(name, arguments, None)
+    pub fn call_tool(&self, name: &str, arguments: Value) -> CallFuture {
+        self.call(name, arguments).send()
     }
 
-    /// `tools/call` with its own deadline.
+    /// `tools/call` with its own deadline: [`call`](Self::call)`(..).timeout(timeout)`.
     ///
     /// # Errors
     /// As [`call_tool`](Self::call_tool).
@@ -359,42 +365,8 @@ impl Client {
         name: &str,
         arguments: Value,
         timeout: Option<Duration>,
-    ) -> impl Future<Output = Result<CallToolResult>> + Send + 'static {
-        use futures::future::Either;
-        // A tool that must run as a task (2025-11-25, checklist 43), known from the cached
-        // list (never fetched just for this): created, polled, its result fetched.
-        // One lookup, no copy: the cached list is shared (`Arc`), the tool found by index.
-        let tool = self.cached_tool(name);
-        let as_task = self.supports_tool_tasks()
-            && tool.as_ref().is_some_and(|t| super::tasks::task_support(&t.extra) == "required");
-        let call = if as_task {
-            let (client, name) = (self.clone(), name.to_owned());
-            Either::Left(async move { client.call_tool_as_task(&name, arguments).await })
-        } else {
-            Either::Right(self.typed("tools/call", call_params(name, arguments), timeout))
-        };
-        let server = self.inner.name.clone();
-        async move {
-            let mut result: CallToolResult = call.await?;
-            // Checked against the tool's outputSchema when the cached list has one (checklist
-            // 38): a mismatch is reported on the result, which is delivered all the same.
-            let tool = tool.as_deref();
-            if let Some(schema) = tool.and_then(|t| t.output_schema.as_ref())
-                && !result.is_error
-            {
-                result.output_schema_error = match &result.structured_content {
-                    Some(content) => super::schema::output_error(schema, content),
-                    None => Some(
-                        "no structuredContent, although the tool declares an outputSchema".into(),
-                    ),
-                };
-                if let Some(e) = &result.output_schema_error {
-                    let tool = tool.map_or("", |t| t.name.as_str());
-                    tracing::warn!(server = &*server, tool, "{e}");
-                }
-            }
-            Ok(result)
-        }
+    ) -> CallFuture {
+        self.call(name, arguments).timeout(timeout).send()
     }
 
     /// The tool `name` from the cached list of [`tools`](Self::tools), if it was fetched: the
@@ -408,10 +380,9 @@ impl Client {
         Some(CachedTool { list, index })
     }
 
-    /// `tools/call` with a `progressToken`: the server's progress notifications for this call
-    /// arrive on the returned stream (in order; at most [`PROGRESS_BACKLOG`] unread ones are
-    /// kept), and each pushes the call's deadline back by the timeout (`None`: the host's), up
-    /// to the session's maximum total. The stream ends when the call does.
+    /// `tools/call` with a `progressToken`: [`call`](Self::call)`(..).timeout(timeout)
+    /// .progress()`, sent. The server's progress notifications for this call arrive on the
+    /// returned stream; see [`ToolCall::progress`].
     ///
     /// # Errors
     /// As [`call_tool`](Self::call_tool).
@@ -420,11 +391,9 @@ impl Client {
         name: &str,
         arguments: Value,
         timeout: Option<Duration>,
-    ) -> (impl Future<Output = Result<CallToolResult>> + Send + 'static, ProgressStream) {
-        let (tx, rx) = async_channel::bounded(PROGRESS_BACKLOG);
-        let call =
-            self.typed_with_progress("tools/call", call_params(name, arguments), timeout, Some(tx));
-        (call, rx)
+    ) -> (CallFuture, ProgressStream) {
+        let (call, progress) = self.call(name, arguments).timeout(timeout).progress();
+        (call.send(), progress)
     }
 
     /// `resources/list`, following every page.
@@ -742,158 +711,6 @@ impl Client {
         let (tx, rx) = oneshot::channel();
         self.inner.reactor.send(Command::Shutdown { id: self.inner.id, reply: Some(tx) });
         rx.await.unwrap_or(CloseReason::Shutdown)
-    }
-}
-
-/// Blocking twins of the async methods.
-impl Client {
-    /// Blocking [`request`](Self::request).
-    ///
-    /// # Errors
-    /// As [`request`](Self::request).
-    pub fn request_blocking(
-        &self,
-        method: &str,
-        params: Option<Value>,
-        timeout: Option<Duration>,
-    ) -> Result<Value> {
-        block_on(self.request(method, params, timeout))
-    }
-
-    /// Blocking [`list_tools`](Self::list_tools).
-    ///
-    /// # Errors
-    /// As [`list_tools`](Self::list_tools).
-    pub fn list_tools_blocking(&self) -> Result<Vec<Tool>> {
-        block_on(self.list_tools())
-    }
-
-    /// Blocking [`call_tool`](Self::call_tool).
-    ///
-    /// # Errors
-    /// As [`call_tool`](Self::call_tool).
-    pub fn call_tool_blocking(&self, name: &str, arguments: Value) -> Result<CallToolResult> {
-        block_on(self.call_tool(name, arguments))
-    }
-
-    /// Blocking [`call_tool_with_timeout`](Self::call_tool_with_timeout).
-    ///
-    /// # Errors
-    /// As [`call_tool`](Self::call_tool).
-    pub fn call_tool_with_timeout_blocking(
-        &self,
-        name: &str,
-        arguments: Value,
-        timeout: Option<Duration>,
-    ) -> Result<CallToolResult> {
-        block_on(self.call_tool_with_timeout(name, arguments, timeout))
-    }
-
-    /// Blocking [`list_resources`](Self::list_resources).
-    ///
-    /// # Errors
-    /// As [`list_resources`](Self::list_resources).
-    pub fn list_resources_blocking(&self) -> Result<Vec<Resource>> {
-        block_on(self.list_resources())
-    }
-
-    /// Blocking [`list_resource_templates`](Self::list_resource_templates).
-    ///
-    /// # Errors
-    /// As [`list_resource_templates`](Self::list_resource_templates).
-    pub fn list_resource_templates_blocking(&self) -> Result<Vec<Value>> {
-        block_on(self.list_resource_templates())
-    }
-
-    /// Blocking [`subscribe_resource`](Self::subscribe_resource).
-    ///
-    /// # Errors
-    /// As [`subscribe_resource`](Self::subscribe_resource).
-    pub fn subscribe_resource_blocking(&self, uri: &str) -> Result<()> {
-        block_on(self.subscribe_resource(uri))
-    }
-
-    /// Blocking [`unsubscribe_resource`](Self::unsubscribe_resource).
-    ///
-    /// # Errors
-    /// As [`unsubscribe_resource`](Self::unsubscribe_resource).
-    pub fn unsubscribe_resource_blocking(&self, uri: &str) -> Result<()> {
-        block_on(self.unsubscribe_resource(uri))
-    }
-
-    /// Blocking [`set_log_level`](Self::set_log_level).
-    ///
-    /// # Errors
-    /// As [`set_log_level`](Self::set_log_level).
-    pub fn set_log_level_blocking(&self, level: &str) -> Result<()> {
-        block_on(self.set_log_level(level))
-    }
-
-    /// Blocking [`complete`](Self::complete).
-    ///
-    /// # Errors
-    /// As [`complete`](Self::complete).
-    pub fn complete_blocking(
-        &self,
-        reference: Value,
-        argument: &str,
-        value: &str,
-        context: Option<Value>,
-    ) -> Result<Value> {
-        block_on(self.complete(reference, argument, value, context))
-    }
-
-    /// Blocking [`fetch_resource`](Self::fetch_resource).
-    ///
-    /// # Errors
-    /// As [`fetch_resource`](Self::fetch_resource).
-    pub fn fetch_resource_blocking(&self, uri: &str) -> Result<SpillFile> {
-        block_on(self.fetch_resource(uri))
-    }
-
-    /// Blocking [`read_resource`](Self::read_resource).
-    ///
-    /// # Errors
-    /// As [`read_resource`](Self::read_resource).
-    pub fn read_resource_blocking(&self, uri: &str) -> Result<ReadResourceResult> {
-        block_on(self.read_resource(uri))
-    }
-
-    /// Blocking [`list_prompts`](Self::list_prompts).
-    ///
-    /// # Errors
-    /// As [`list_prompts`](Self::list_prompts).
-    pub fn list_prompts_blocking(&self) -> Result<Vec<Prompt>> {
-        block_on(self.list_prompts())
-    }
-
-    /// Blocking [`get_prompt`](Self::get_prompt).
-    ///
-    /// # Errors
-    /// As [`get_prompt`](Self::get_prompt).
-    pub fn get_prompt_blocking(&self, name: &str, arguments: Value) -> Result<GetPromptResult> {
-        block_on(self.get_prompt(name, arguments))
-    }
-
-    /// Blocking [`ping`](Self::ping).
-    ///
-    /// # Errors
-    /// As [`ping`](Self::ping).
-    pub fn ping_blocking(&self) -> Result<()> {
-        block_on(self.ping())
-    }
-
-    /// Blocking [`stats`](Self::stats).
-    ///
-    /// # Errors
-    /// As [`stats`](Self::stats).
-    pub fn stats_blocking(&self) -> Result<ServerStats> {
-        block_on(self.stats())
-    }
-
-    /// Blocking [`shutdown`](Self::shutdown).
-    pub fn shutdown_blocking(&self) -> CloseReason {
-        block_on(self.shutdown())
     }
 }
 

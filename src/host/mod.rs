@@ -7,10 +7,10 @@
 //! # fn main() -> Result<(), ringmcp::host::Error> {
 //! let host = Host::builder().build()?;
 //! let server = host.spawn_blocking(ServerSpec::new("fs", "npx").args(["-y", "@modelcontextprotocol/server-filesystem", "/tmp"]))?;
-//! for tool in server.list_tools_blocking()? {
+//! for tool in server.blocking().list_tools()? {
 //!     println!("{}", tool.name);
 //! }
-//! let result = server.call_tool_blocking("list_directory", json!({"path": "/tmp"}))?;
+//! let result = server.blocking().call_tool("list_directory", json!({"path": "/tmp"}))?;
 //! println!("{}", result.text());
 //! # Ok(()) }
 //! ```
@@ -46,7 +46,10 @@ use crate::protocol::{Era, Implementation, Root, SessionConfig};
 use crate::queue::{ReadyList, RequestQueue};
 use crate::uring::{BufferPool, Features, Ring, sys};
 
-pub use client::{Client, PROGRESS_BACKLOG, ProgressStream, ResponseFuture};
+pub use client::{
+    Blocking, CallFuture, Client, PROGRESS_BACKLOG, ProgressStream, ResponseFuture, TaskMode,
+    ToolCall,
+};
 pub use config::{Config, ConfigError, ServerSpec};
 pub use conn::{SandboxStats, ServerStats};
 pub use error::{Error, Result};
@@ -569,6 +572,7 @@ impl Host {
                 next_seq: AtomicU64::new(0),
                 lists,
                 cache: std::sync::Mutex::default(),
+                output_schemas: schema::OutputSchemas::default(),
             }))
         }
     }

@@ -82,10 +82,11 @@ impl Client {
         self.server_info().capabilities["tasks"]["requests"]["tools"].get("call").is_some()
     }
 
-    /// `tools/call` made as a task: created, polled with `tasks/get` at the server's
-    /// `pollInterval`, and its result fetched with `tasks/result`. Dropping the future cancels
-    /// the task (`tasks/cancel`). [`call_tool`](Self::call_tool) does this by itself for a
-    /// tool whose cached definition says `execution.taskSupport: "required"`.
+    /// `tools/call` made as a task: [`call`](Self::call)`(..).task(TaskMode::Always)`.
+    /// Created, polled with `tasks/get` at the server's `pollInterval`, and its result
+    /// fetched with `tasks/result`. Dropping the future cancels the task (`tasks/cancel`).
+    /// [`call_tool`](Self::call_tool) does this by itself for a tool whose cached definition
+    /// says `execution.taskSupport: "required"`.
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] when the server does not run tool calls as tasks, or the
@@ -93,6 +94,15 @@ impl Client {
     /// or cancelled task as [`RequestError::MalformedResult`]-free [`Error::Server`] with the
     /// server's error; otherwise as [`request`](Self::request).
     pub async fn call_tool_as_task(&self, name: &str, arguments: Value) -> Result<CallToolResult> {
+        self.call(name, arguments).task(super::TaskMode::Always).send().await
+    }
+
+    /// The task road of [`ToolCall::send`](super::ToolCall::send).
+    pub(crate) async fn call_as_task(
+        &self,
+        name: &str,
+        arguments: Value,
+    ) -> Result<CallToolResult> {
         if !self.supports_tool_tasks() {
             return Err(Error::InvalidArgument(format!(
                 "server {:?} does not run tool calls as tasks (no tasks.requests.tools.call)",

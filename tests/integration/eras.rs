@@ -33,21 +33,22 @@ fn modern_and_legacy_servers_behind_the_same_api() {
         let client = host.spawn_blocking(spec).unwrap();
         assert_eq!(client.protocol_version(), version);
         // Every page is followed (--page-size 2: three pages of tools).
-        let tools = client.list_tools_blocking().unwrap();
+        let tools = client.blocking().list_tools().unwrap();
         assert!(tools.len() >= 5, "{version}: {tools:?}");
         let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
         assert_eq!(names.contains(&"confirm"), version.is_modern(), "{names:?}");
-        let echo = client.call_tool_blocking("echo", json!({"text": "héllo"})).unwrap();
-        let add = client.call_tool_blocking("add", json!({"a": 2, "b": 40})).unwrap();
-        let resources = client.list_resources_blocking().unwrap();
-        let read = client.read_resource_blocking(&resources[0].uri).unwrap();
-        let prompt = client.get_prompt_blocking("greet", json!({"name": "Ada"})).unwrap();
+        let echo = client.blocking().call_tool("echo", json!({"text": "héllo"})).unwrap();
+        let add = client.blocking().call_tool("add", json!({"a": 2, "b": 40})).unwrap();
+        let resources = client.blocking().list_resources().unwrap();
+        let read = client.blocking().read_resource(&resources[0].uri).unwrap();
+        let prompt = client.blocking().get_prompt("greet", json!({"name": "Ada"})).unwrap();
         let completion = client
-            .complete_blocking(json!({"type": "ref/prompt", "name": "greet"}), "name", "a", None)
+            .blocking()
+            .complete(json!({"type": "ref/prompt", "name": "greet"}), "name", "a", None)
             .unwrap();
-        client.ping_blocking().unwrap();
-        client.set_log_level_blocking("info").unwrap();
-        let unknown = client.call_tool_blocking("nope", json!({})).unwrap_err();
+        client.blocking().ping().unwrap();
+        client.blocking().set_log_level("info").unwrap();
+        let unknown = client.blocking().call_tool("nope", json!({})).unwrap_err();
         assert!(unknown.to_string().contains("Unknown tool"), "{unknown}");
         answers.push(json!({
             "echo": echo.text(),
@@ -56,9 +57,9 @@ fn modern_and_legacy_servers_behind_the_same_api() {
             "prompt": format!("{:?}", prompt.messages),
             "completion": completion,
         }));
-        let stats = client.stats_blocking().unwrap().session;
+        let stats = client.blocking().stats().unwrap().session;
         assert_eq!(stats.violations, 0, "{version}");
-        client.shutdown_blocking();
+        client.blocking().shutdown();
     }
     assert!(answers.windows(2).all(|w| w[0] == w[1]), "{answers:#?}");
 }
@@ -76,13 +77,13 @@ fn a_silent_legacy_server_is_found_by_the_probe_timeout_once() {
     let client = host.spawn_blocking(era("silent")).unwrap();
     assert!(started.elapsed() >= Duration::from_millis(300));
     assert_eq!(client.protocol_version(), ProtocolVersion::V2025_11_25);
-    let stats = client.stats_blocking().unwrap().session;
+    let stats = client.blocking().stats().unwrap().session;
     assert_eq!((stats.requests, stats.timeouts), (2, 1), "{stats:?}");
-    assert_eq!(client.call_tool_blocking("echo", json!({"text": "x"})).unwrap().text(), "x");
-    client.shutdown_blocking();
+    assert_eq!(client.blocking().call_tool("echo", json!({"text": "x"})).unwrap().text(), "x");
+    client.blocking().shutdown();
     // Cached: no probe this time.
     let client = host.spawn_blocking(era("silent")).unwrap();
-    assert_eq!(client.stats_blocking().unwrap().session.requests, 1);
+    assert_eq!(client.blocking().stats().unwrap().session.requests, 1);
     assert_eq!(client.protocol_version(), ProtocolVersion::V2025_11_25);
 }
 
@@ -97,7 +98,7 @@ fn the_default_probe_timeout_is_five_seconds() {
     assert!(took >= Duration::from_secs(5), "gave up on the probe after {took:?}");
     assert!(took < Duration::from_secs(60), "waited for the request timeout: {took:?}");
     assert_eq!(client.protocol_version(), ProtocolVersion::V2025_11_25);
-    let stats = client.stats_blocking().unwrap().session;
+    let stats = client.blocking().stats().unwrap().session;
     assert_eq!((stats.requests, stats.timeouts), (2, 1), "{stats:?}");
 }
 
@@ -134,7 +135,7 @@ impl ClientHandler for Answers {
 fn input_required_rounds_go_through_the_handler() {
     let host = Host::builder().handler(Arc::new(Answers("accept"))).build().unwrap();
     let client = host.spawn_blocking(era("modern")).unwrap();
-    let r = client.call_tool_blocking("confirm", json!({"action": "deploy"})).unwrap();
+    let r = client.blocking().call_tool("confirm", json!({"action": "deploy"})).unwrap();
     assert_eq!(r.text(), "deploy: accept (requestState intact)");
     assert!(!r.is_error);
     // Concurrent rounds keep their own state.
@@ -144,19 +145,19 @@ fn input_required_rounds_go_through_the_handler() {
         let r = futures::executor::block_on(call).unwrap();
         assert_eq!(r.text(), format!("a{i}: accept (requestState intact)"));
     }
-    let stats = client.stats_blocking().unwrap().session;
+    let stats = client.blocking().stats().unwrap().session;
     assert_eq!(stats.server_requests, 9, "{stats:?}");
 
     // Without a handler the client declares no elicitation: the call fails clearly, nothing
     // is retried, and the server carries on.
     let host = Host::builder().build().unwrap();
     let client = host.spawn_blocking(era("modern")).unwrap();
-    let err = client.call_tool_blocking("confirm", json!({"action": "deploy"})).unwrap_err();
+    let err = client.blocking().call_tool("confirm", json!({"action": "deploy"})).unwrap_err();
     let Some(RequestError::InputNotProvided { input, .. }) = err.request_error() else {
         panic!("{err}")
     };
     assert_eq!(input, "elicitation/create");
-    assert_eq!(client.call_tool_blocking("echo", json!({"text": "on"})).unwrap().text(), "on");
+    assert_eq!(client.blocking().call_tool("echo", json!({"text": "on"})).unwrap().text(), "on");
 }
 
 /// 2026-07-28 has no `resources/subscribe` and no GET stream: resource updates and list
@@ -171,9 +172,9 @@ fn subscriptions_go_through_the_listen_stream() {
     assert_eq!(client.protocol_version(), ProtocolVersion::V2026_07_28);
     let events = client.events();
     let uri = "ringmcp://reference/readme";
-    client.subscribe_resource_blocking(uri).unwrap();
+    client.blocking().subscribe_resource(uri).unwrap();
     assert_eq!(
-        client.call_tool_blocking("touch", json!({"times": 3})).unwrap().text(),
+        client.blocking().call_tool("touch", json!({"times": 3})).unwrap().text(),
         "touched 1 resources 3 times"
     );
     let updates: Vec<u64> = std::iter::from_fn(|| events.try_recv().ok())
@@ -183,9 +184,9 @@ fn subscriptions_go_through_the_listen_stream() {
         })
         .collect();
     assert_eq!(updates, [1, 2, 3]);
-    client.unsubscribe_resource_blocking(uri).unwrap();
+    client.blocking().unsubscribe_resource(uri).unwrap();
     assert_eq!(
-        client.call_tool_blocking("touch", json!({"times": 1})).unwrap().text(),
+        client.blocking().call_tool("touch", json!({"times": 1})).unwrap().text(),
         "touched 0 resources 1 times"
     );
 
@@ -193,11 +194,11 @@ fn subscriptions_go_through_the_listen_stream() {
     let first = futures::executor::block_on(client.tools()).unwrap();
     let again = futures::executor::block_on(client.tools()).unwrap();
     assert!(!std::sync::Arc::ptr_eq(&first, &again), "ttlMs 0: not cached");
-    client.call_tool_blocking("notify", json!({})).unwrap();
+    client.blocking().call_tool("notify", json!({})).unwrap();
     let changed = std::iter::from_fn(|| events.try_recv().ok()).any(|e| {
         matches!(&e, ServerEvent::Notification(n) if n.method == "notifications/tools/list_changed")
     });
     assert!(changed, "list_changed arrived on the listen stream");
-    let stats = client.stats_blocking().unwrap().session;
+    let stats = client.blocking().stats().unwrap().session;
     assert_eq!(stats.violations, 0, "{stats:?}");
 }

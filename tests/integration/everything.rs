@@ -28,7 +28,7 @@ fn handshake_tools_echo_roots_and_notifications() {
     assert_eq!(client.protocol_version(), ProtocolVersion::V2025_11_25);
     assert_eq!(client.server_info().server_info.name, "mcp-servers/everything");
 
-    let tools = client.list_tools_blocking().unwrap();
+    let tools = client.blocking().list_tools().unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
     for want in ["echo", "get-sum", "get-roots-list"] {
         assert!(names.contains(&want), "{want} missing from {names:?}");
@@ -37,9 +37,9 @@ fn handshake_tools_echo_roots_and_notifications() {
     let echo = tools.iter().find(|t| t.name == "echo").unwrap();
     assert_eq!(echo.input_schema["$schema"], "http://json-schema.org/draft-07/schema#");
 
-    let r = client.call_tool_blocking("echo", json!({"message": "hello from ringmcp"})).unwrap();
+    let r = client.blocking().call_tool("echo", json!({"message": "hello from ringmcp"})).unwrap();
     assert_eq!(r.text(), "Echo: hello from ringmcp");
-    let r = client.call_tool_blocking("get-sum", json!({"a": 2, "b": 40})).unwrap();
+    let r = client.blocking().call_tool("get-sum", json!({"a": 2, "b": 40})).unwrap();
     assert!(r.text().contains("42"), "{}", r.text());
 
     // After `initialized` it sends tools/list_changed, then asks roots/list; answering it
@@ -62,10 +62,10 @@ fn handshake_tools_echo_roots_and_notifications() {
     }
     assert!(list_changed, "no notifications/tools/list_changed");
     assert!(roots_logged, "the server never confirmed our roots/list answer");
-    let stats = client.stats_blocking().unwrap();
+    let stats = client.blocking().stats().unwrap();
     assert!(stats.session.server_requests >= 1, "{stats:?}");
     assert_eq!(stats.session.violations, 0, "{stats:?}");
-    assert_eq!(client.shutdown_blocking(), CloseReason::Exited(0));
+    assert_eq!(client.blocking().shutdown(), CloseReason::Exited(0));
 }
 
 /// `trigger-long-running-operation` with a progress token: every step's progress arrives on the
@@ -126,16 +126,18 @@ fn sampling_and_elicitation_go_to_the_host_handler() {
     let Some(spec) = everything() else { return };
     let plain = Host::builder().build().unwrap();
     let c = plain.spawn_blocking(spec.clone()).unwrap();
-    let names: Vec<String> = c.list_tools_blocking().unwrap().into_iter().map(|t| t.name).collect();
+    let names: Vec<String> =
+        c.blocking().list_tools().unwrap().into_iter().map(|t| t.name).collect();
     assert!(!names.iter().any(|n| n == "trigger-sampling-request"), "{names:?}");
 
     let host = Host::builder().handler(std::sync::Arc::new(Canned)).build().unwrap();
     let client = host.spawn_blocking(spec).unwrap();
     let r = client
-        .call_tool_blocking("trigger-sampling-request", json!({"prompt": "2+2?", "maxTokens": 10}))
+        .blocking()
+        .call_tool("trigger-sampling-request", json!({"prompt": "2+2?", "maxTokens": 10}))
         .unwrap();
     assert!(r.text().contains("canned answer to:") && r.text().contains("2+2?"), "{}", r.text());
-    let r = client.call_tool_blocking("trigger-elicitation-request", json!({})).unwrap();
+    let r = client.blocking().call_tool("trigger-elicitation-request", json!({})).unwrap();
     assert!(r.text().to_lowercase().contains("decline"), "{}", r.text());
 }
 
@@ -173,16 +175,16 @@ fn task_tools_are_polled_to_completion_and_cancelled_with_tasks_cancel() {
     assert_eq!(tool.extra["execution"]["taskSupport"], "required");
 
     let started = Instant::now();
-    let r =
-        client.call_tool_blocking("simulate-research-query", json!({"topic": "io_uring"})).unwrap();
+    let r = client
+        .blocking()
+        .call_tool("simulate-research-query", json!({"topic": "io_uring"}))
+        .unwrap();
     assert!(r.text().contains("Research Report: io_uring"), "{}", r.text());
     assert!(started.elapsed() >= Duration::from_secs(3), "four 1 s stages were waited for");
 
     let r = client
-        .call_tool_blocking(
-            "simulate-research-query",
-            json!({"topic": "python", "ambiguous": true}),
-        )
+        .blocking()
+        .call_tool("simulate-research-query", json!({"topic": "python", "ambiguous": true}))
         .unwrap();
     assert!(r.text().contains("Clarification"), "{}", r.text());
 
@@ -195,7 +197,7 @@ fn task_tools_are_polled_to_completion_and_cancelled_with_tasks_cancel() {
     });
     let deadline = Instant::now() + Duration::from_secs(5);
     loop {
-        let listed = client.request_blocking("tasks/list", None, None).unwrap();
+        let listed = client.blocking().request("tasks/list", None, None).unwrap();
         let tasks = listed["tasks"].as_array().cloned().unwrap_or_default();
         if tasks.iter().any(|t| t["status"] == "cancelled") {
             break;
@@ -203,6 +205,36 @@ fn task_tools_are_polled_to_completion_and_cancelled_with_tasks_cancel() {
         assert!(Instant::now() < deadline, "no cancelled task: {tasks:?}");
         std::thread::sleep(Duration::from_millis(100));
     }
+    // A task's timeout covers its whole life: it fails as a timeout and the task is
+    // cancelled on the server (the research takes four 1 s stages).
+    let before = cancelled_tasks(&client);
+    let err = client
+        .call("simulate-research-query", json!({"topic": "too slow"}))
+        .timeout(Duration::from_millis(1500))
+        .blocking()
+        .unwrap_err();
+    assert!(
+        matches!(err.request_error(), Some(ringmcp::protocol::RequestError::Timeout { .. })),
+        "{err}"
+    );
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while cancelled_tasks(&client) == before {
+        assert!(Instant::now() < deadline, "the timed-out task was not cancelled");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // TaskMode::Never sends a plain call, which a task-only tool refuses.
+    let plain = client
+        .call("simulate-research-query", json!({"topic": "plain"}))
+        .task(ringmcp::host::TaskMode::Never)
+        .blocking();
+    let plain = plain.unwrap();
+    assert!(plain.is_error && plain.text().contains("requires task augmentation"), "{plain:?}");
+}
+
+fn cancelled_tasks(client: &ringmcp::host::Client) -> usize {
+    let listed = client.blocking().request("tasks/list", None, None).unwrap();
+    let tasks = listed["tasks"].as_array().cloned().unwrap_or_default();
+    tasks.iter().filter(|t| t["status"] == "cancelled").count()
 }
 
 /// Subscriptions and log messages with server-everything (stdio or Streamable HTTP): a
@@ -211,10 +243,10 @@ fn task_tools_are_polled_to_completion_and_cancelled_with_tasks_cancel() {
 pub(crate) fn subscriptions_and_logs(client: &ringmcp::host::Client) {
     let events = client.events();
     let uri = "demo://resource/dynamic/text/1";
-    client.subscribe_resource_blocking(uri).unwrap();
-    client.set_log_level_blocking("debug").unwrap();
-    client.call_tool_blocking("toggle-subscriber-updates", json!({})).unwrap();
-    client.call_tool_blocking("toggle-simulated-logging", json!({})).unwrap();
+    client.blocking().subscribe_resource(uri).unwrap();
+    client.blocking().set_log_level("debug").unwrap();
+    client.blocking().call_tool("toggle-subscriber-updates", json!({})).unwrap();
+    client.blocking().call_tool("toggle-simulated-logging", json!({})).unwrap();
     let deadline = Instant::now() + Duration::from_secs(10);
     let (mut updated, mut logged) = (false, false);
     while !(updated && logged) {
@@ -231,9 +263,9 @@ pub(crate) fn subscriptions_and_logs(client: &ringmcp::host::Client) {
         }
     }
     assert!(updated && logged, "resource update {updated}, log message {logged}");
-    client.call_tool_blocking("toggle-subscriber-updates", json!({})).unwrap();
-    client.call_tool_blocking("toggle-simulated-logging", json!({})).unwrap();
-    client.unsubscribe_resource_blocking(uri).unwrap();
+    client.blocking().call_tool("toggle-subscriber-updates", json!({})).unwrap();
+    client.blocking().call_tool("toggle-simulated-logging", json!({})).unwrap();
+    client.blocking().unsubscribe_resource(uri).unwrap();
 }
 
 #[test]

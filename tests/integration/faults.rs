@@ -18,7 +18,7 @@ fn exit_mid_call_fails_that_call_fast_and_names_the_server() {
     let hung = crashy.call_tool("hang", json!({}));
 
     let started = Instant::now();
-    let err = crashy.call_tool_blocking("exit", json!({"code": 3})).unwrap_err();
+    let err = crashy.blocking().call_tool("exit", json!({"code": 3})).unwrap_err();
     let elapsed = started.elapsed();
     // The exit is seen on the pidfd, not by the 30 s request timeout: a generous bound.
     assert!(elapsed < Duration::from_secs(10), "took {elapsed:?}");
@@ -32,11 +32,11 @@ fn exit_mid_call_fails_that_call_fast_and_names_the_server() {
     // The other in-flight request on the crashed server fails too, and later calls fail at once.
     let err = futures_executor::block_on(hung).unwrap_err();
     assert!(matches!(err.request_error(), Some(RequestError::Closed(_))), "{err}");
-    assert!(crashy.call_tool_blocking("echo", json!({"text": "x"})).is_err());
+    assert!(crashy.blocking().call_tool("echo", json!({"text": "x"})).is_err());
 
     // The other server never noticed.
     assert_eq!(futures_executor::block_on(slow_other).unwrap().text(), "slept 300 ms");
-    assert_eq!(healthy.call_tool_blocking("echo", json!({"text": "ok"})).unwrap().text(), "ok");
+    assert_eq!(healthy.blocking().call_tool("echo", json!({"text": "ok"})).unwrap().text(), "ok");
 
     let events: Vec<ServerEvent> = std::iter::from_fn(|| crashy.events().try_recv().ok()).collect();
     assert!(
@@ -49,13 +49,13 @@ fn exit_mid_call_fails_that_call_fast_and_names_the_server() {
 fn non_json_stdout_line_is_counted_and_later_answers_arrive() {
     let host = host();
     let client = host.spawn_blocking(faulty("noisy")).unwrap();
-    let r = client.call_tool_blocking("noise", json!({})).unwrap();
+    let r = client.blocking().call_tool("noise", json!({})).unwrap();
     assert_eq!(r.text(), "noise");
     assert_eq!(
-        client.call_tool_blocking("echo", json!({"text": "after"})).unwrap().text(),
+        client.blocking().call_tool("echo", json!({"text": "after"})).unwrap().text(),
         "after"
     );
-    let stats = client.stats_blocking().unwrap();
+    let stats = client.blocking().stats().unwrap();
     assert_eq!(stats.session.violations, 1);
     let event = client.events().try_recv().unwrap();
     assert!(matches!(event, ServerEvent::Violation(Violation::NotJson { .. })), "{event:?}");
@@ -66,7 +66,8 @@ fn a_server_that_never_answers_times_out_and_stays_usable() {
     let host = host();
     let client = host.spawn_blocking(faulty("hangs")).unwrap();
     let err = client
-        .call_tool_with_timeout_blocking("hang", json!({}), Some(Duration::from_millis(300)))
+        .blocking()
+        .call_tool_with_timeout("hang", json!({}), Some(Duration::from_millis(300)))
         .unwrap_err();
     assert!(
         matches!(err.request_error(), Some(RequestError::Timeout { method, .. }) if method == "tools/call"),
@@ -74,10 +75,10 @@ fn a_server_that_never_answers_times_out_and_stays_usable() {
     );
     assert!(err.to_string().contains("hangs"));
     assert_eq!(
-        client.call_tool_blocking("echo", json!({"text": "still here"})).unwrap().text(),
+        client.blocking().call_tool("echo", json!({"text": "still here"})).unwrap().text(),
         "still here"
     );
-    assert_eq!(client.stats_blocking().unwrap().session.timeouts, 1);
+    assert_eq!(client.blocking().stats().unwrap().session.timeouts, 1);
 }
 
 #[test]
@@ -90,13 +91,16 @@ fn oversized_line_fails_its_request_precisely_and_the_stream_recovers() {
         .unwrap();
     let client = host.spawn_blocking(reference("big", &[])).unwrap();
     let pending_echo = client.call_tool("slow", json!({"ms": 100}));
-    let err = client.call_tool_blocking("blob", json!({"bytes": 1_000_000})).unwrap_err();
+    let err = client.blocking().call_tool("blob", json!({"bytes": 1_000_000})).unwrap_err();
     let Some(RequestError::FrameTooLarge { len, max }) = err.request_error() else {
         panic!("{err}")
     };
     assert!(*len > 1_000_000 && *max == 64 * 1024, "{err}");
     assert_eq!(futures_executor::block_on(pending_echo).unwrap().text(), "slept 100 ms");
-    assert_eq!(client.call_tool_blocking("echo", json!({"text": "next"})).unwrap().text(), "next");
+    assert_eq!(
+        client.blocking().call_tool("echo", json!({"text": "next"})).unwrap().text(),
+        "next"
+    );
 }
 
 /// With spilling on (the default), the frame limit caps the spill threshold: a line longer
@@ -105,10 +109,10 @@ fn oversized_line_fails_its_request_precisely_and_the_stream_recovers() {
 fn with_spilling_a_line_past_max_frame_is_spilled() {
     let host = Host::builder().max_frame(64 * 1024).build().unwrap();
     let client = host.spawn_blocking(reference("capped", &[])).unwrap();
-    let r = client.call_tool_blocking("blob", json!({"bytes": 1_000_000})).unwrap();
+    let r = client.blocking().call_tool("blob", json!({"bytes": 1_000_000})).unwrap();
     let ringmcp::protocol::Content::Other { kind, raw } = &r.content[0] else { panic!("{r:?}") };
     assert_eq!((kind.as_str(), raw["size"].as_u64()), ("resource_link", Some(1_000_000)));
-    assert_eq!(client.stats_blocking().unwrap().answers_spilled, 1);
+    assert_eq!(client.blocking().stats().unwrap().answers_spilled, 1);
 }
 
 #[test]
@@ -116,13 +120,13 @@ fn a_megabyte_of_stderr_per_call_never_stalls() {
     let host = Host::builder().stderr_capacity(4096).build().unwrap();
     let client = host.spawn_blocking(faulty("chatty")).unwrap();
     for _ in 0..20 {
-        let r = client.call_tool_blocking("stderr", json!({"bytes": 1 << 20})).unwrap();
+        let r = client.blocking().call_tool("stderr", json!({"bytes": 1 << 20})).unwrap();
         assert!(r.text().contains("1048576"), "{}", r.text());
     }
     // stderr is drained concurrently with stdout; give the last chunk a moment to be read.
     let deadline = Instant::now() + Duration::from_secs(10);
     let stats = loop {
-        let stats = client.stats_blocking().unwrap();
+        let stats = client.blocking().stats().unwrap();
         if stats.stderr_bytes >= 20 << 20 || Instant::now() > deadline {
             break stats;
         }
@@ -163,7 +167,7 @@ fn notifications_are_events_and_server_requests_are_answered() {
         .build()
         .unwrap();
     let client = host.spawn_blocking(faulty("talker")).unwrap();
-    client.call_tool_blocking("notify", json!({})).unwrap();
+    client.blocking().call_tool("notify", json!({})).unwrap();
     let events = client.events();
     let methods: Vec<String> = std::iter::from_fn(|| events.try_recv().ok())
         .filter_map(|e| match e {
@@ -174,11 +178,11 @@ fn notifications_are_events_and_server_requests_are_answered() {
     assert!(methods.contains(&"notifications/tools/list_changed".to_string()), "{methods:?}");
     assert!(methods.contains(&"notifications/message".to_string()), "{methods:?}");
 
-    let r = client.call_tool_blocking("ask_roots", json!({})).unwrap();
+    let r = client.blocking().call_tool("ask_roots", json!({})).unwrap();
     assert!(r.text().contains("file:///workspace"), "{}", r.text());
     // New roots are answered from then on (and announced with roots/list_changed).
     client.set_roots(vec![Root { uri: "file:///elsewhere".into(), name: None }]);
-    let r = client.call_tool_blocking("ask_roots", json!({})).unwrap();
+    let r = client.blocking().call_tool("ask_roots", json!({})).unwrap();
     assert!(
         r.text().contains("file:///elsewhere") && !r.text().contains("workspace"),
         "{}",
@@ -188,7 +192,7 @@ fn notifications_are_events_and_server_requests_are_answered() {
     // Without roots configured, roots/list gets "method not found".
     let plain = host_without_roots();
     let client = plain.spawn_blocking(faulty("talker2")).unwrap();
-    let r = client.call_tool_blocking("ask_roots", json!({})).unwrap();
+    let r = client.blocking().call_tool("ask_roots", json!({})).unwrap();
     assert!(r.text().contains("-32601"), "{}", r.text());
 }
 
@@ -204,11 +208,11 @@ fn queue_full_is_refused_at_once_with_retry_after_and_loses_nothing() {
     let client = host.spawn_blocking(reference("busy", &[])).unwrap();
     // Learn a service rate first, so retryAfterSeconds is an estimate rather than the default.
     for _ in 0..50 {
-        client.call_tool_blocking("echo", json!({"text": "warm"})).unwrap();
+        client.blocking().call_tool("echo", json!({"text": "warm"})).unwrap();
     }
     let mut inflight: Vec<_> =
         (0..8).map(|i| Box::pin(client.call_tool("slow", json!({"ms": 3000 + i})))).collect();
-    let err = client.call_tool_blocking("echo", json!({"text": "one too many"})).unwrap_err();
+    let err = client.blocking().call_tool("echo", json!({"text": "one too many"})).unwrap_err();
     // Refused without waiting for a slot: every admitted call is still under way.
     let waker = futures::task::noop_waker();
     let mut cx = std::task::Context::from_waker(&waker);
@@ -230,7 +234,7 @@ fn queue_full_is_refused_at_once_with_retry_after_and_loses_nothing() {
         assert_eq!(r.unwrap().text(), format!("slept {} ms", 3000 + i));
     }
     assert_eq!(
-        client.call_tool_blocking("echo", json!({"text": "again"})).unwrap().text(),
+        client.blocking().call_tool("echo", json!({"text": "again"})).unwrap().text(),
         "again"
     );
 }
@@ -240,14 +244,18 @@ fn an_oversized_request_fails_before_sending_and_the_server_lives_on() {
     let host = host();
     let spec = reference("small-requests", &[]).max_request_bytes(64 * 1024);
     let client = host.spawn_blocking(spec).unwrap();
-    let err = client.call_tool_blocking("echo", json!({"text": "x".repeat(100_000)})).unwrap_err();
+    let err =
+        client.blocking().call_tool("echo", json!({"text": "x".repeat(100_000)})).unwrap_err();
     let Some(RequestError::RequestTooLarge { len, max }) = err.request_error() else {
         panic!("{err}")
     };
     assert!(*len > 100_000 && *max == 64 * 1024, "{err}");
     // Only the handshake was sent: the `server/discover` probe, then `initialize`.
-    assert_eq!(client.stats_blocking().unwrap().session.requests, 2);
-    assert_eq!(client.call_tool_blocking("echo", json!({"text": "fits"})).unwrap().text(), "fits");
+    assert_eq!(client.blocking().stats().unwrap().session.requests, 2);
+    assert_eq!(
+        client.blocking().call_tool("echo", json!({"text": "fits"})).unwrap().text(),
+        "fits"
+    );
 }
 
 /// Dropping a call's future cancels it: the server is sent `notifications/cancelled` (it says
@@ -261,23 +269,23 @@ fn a_dropped_call_is_cancelled_and_its_late_answer_discarded() {
     let kept = client.call_tool("slow", json!({"ms": 400}));
     // Drop it once it was written (a call still queued is dropped without a notification).
     let sent = Instant::now() + Duration::from_secs(10);
-    while client.stats_blocking().unwrap().session.requests < 4 && Instant::now() < sent {
+    while client.blocking().stats().unwrap().session.requests < 4 && Instant::now() < sent {
         std::thread::sleep(Duration::from_millis(5));
     }
     drop(slow);
     assert_eq!(futures_executor::block_on(kept).unwrap().text(), "slept 400 ms");
     let deadline = Instant::now() + Duration::from_secs(10);
     let stats = loop {
-        let stats = client.stats_blocking().unwrap().session;
+        let stats = client.blocking().stats().unwrap().session;
         if stats.late_answers == 1 || Instant::now() > deadline {
             break stats;
         }
         std::thread::sleep(Duration::from_millis(20));
     };
     assert_eq!((stats.cancelled, stats.late_answers, stats.violations), (1, 1, 0), "{stats:?}");
-    assert_eq!(client.call_tool_blocking("echo", json!({"text": "on"})).unwrap().text(), "on");
+    assert_eq!(client.blocking().call_tool("echo", json!({"text": "on"})).unwrap().text(), "on");
     let told: Vec<Value> =
-        serde_json::from_str(&client.call_tool_blocking("cancelled", json!({})).unwrap().text())
+        serde_json::from_str(&client.blocking().call_tool("cancelled", json!({})).unwrap().text())
             .unwrap();
     assert_eq!(told.len(), 1, "the server received one notifications/cancelled: {told:?}");
     assert!(told[0].is_number() || told[0].is_string(), "{told:?}");
@@ -303,9 +311,9 @@ fn keep_alive_reports_a_frozen_server() {
         .count();
     assert!(unresponsive >= 1, "no Unresponsive event");
     // Thawed: calls work (with a timeout of their own: the host's 400 ms is the pings').
-    let echo = client.call_tool_with_timeout_blocking("echo", json!({"text": "ok"}), long);
+    let echo = client.blocking().call_tool_with_timeout("echo", json!({"text": "ok"}), long);
     assert_eq!(echo.unwrap().text(), "ok");
-    let stats = client.stats_blocking().unwrap().session;
+    let stats = client.blocking().stats().unwrap().session;
     assert!(stats.keepalive_pings >= 2 && stats.keepalive_timeouts >= 1, "{stats:?}");
     assert_eq!(stats.violations, 0, "{stats:?}");
 }

@@ -125,16 +125,16 @@ fn cycles_in_isolation() {
         assert!(with_host.threads > before.threads, "the host's threads are counted");
         for i in 0..200 {
             let client = host.spawn_blocking(reference(&format!("cycle{i}"), &[])).unwrap();
-            assert!(client.stats_blocking().unwrap().sandbox.is_some(), "sandboxed by default");
-            client.call_tool_blocking("echo", json!({"text": "x"})).unwrap();
+            assert!(client.blocking().stats().unwrap().sandbox.is_some(), "sandboxed by default");
+            client.blocking().call_tool("echo", json!({"text": "x"})).unwrap();
             if i % 20 == 0 {
                 // A spilled answer whose file is released with the call's result.
-                let r = client.call_tool_blocking("blob", json!({"bytes": 256 << 10})).unwrap();
-                assert!(client.stats_blocking().unwrap().answers_spilled > 0, "spilled");
+                let r = client.blocking().call_tool("blob", json!({"bytes": 256 << 10})).unwrap();
+                assert!(client.blocking().stats().unwrap().answers_spilled > 0, "spilled");
                 drop(r);
             }
             if i % 2 == 0 {
-                client.shutdown_blocking();
+                client.blocking().shutdown();
             } else {
                 drop(client); // shutdown through Drop, without waiting
             }

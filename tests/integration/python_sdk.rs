@@ -30,33 +30,37 @@ fn handshake_and_calls_in_both_eras() {
         let client = host.spawn_blocking(spec).unwrap();
         assert_eq!(client.protocol_version(), version);
         assert_eq!(client.server_info().server_info.name, "py-echo-server", "{version}");
-        let tools = client.list_tools_blocking().unwrap();
+        let tools = client.blocking().list_tools().unwrap();
         assert!(tools.iter().any(|t| t.name == "echo") && tools.iter().any(|t| t.name == "add"));
-        let r = client.call_tool_blocking("echo", json!({"text": "héllo"})).unwrap();
+        let r = client.blocking().call_tool("echo", json!({"text": "héllo"})).unwrap();
         assert_eq!(r.text(), "héllo");
-        let r = client.call_tool_blocking("add", json!({"a": 2, "b": 40})).unwrap();
+        let r = client.blocking().call_tool("add", json!({"a": 2, "b": 40})).unwrap();
         assert_eq!(r.text(), "42");
         assert_eq!(r.structured_content, Some(json!({"result": 42})));
-        let r = client.call_tool_blocking("add", json!({"a": "x"})).unwrap();
+        let r = client.blocking().call_tool("add", json!({"a": "x"})).unwrap();
         assert!(r.is_error, "validation failures come back as isError results ({version})");
         // `ping` (a `server/discover` in 2026-07-28, where ping is gone) and the log level
         // (per-request `_meta` there) work in both.
-        client.ping_blocking().unwrap();
+        client.blocking().ping().unwrap();
         if client.has_capability("logging") {
-            client.set_log_level_blocking("debug").unwrap();
+            client.blocking().set_log_level("debug").unwrap();
         }
-        assert_eq!(client.call_tool_blocking("echo", json!({"text": "x"})).unwrap().text(), "x");
+        assert_eq!(client.blocking().call_tool("echo", json!({"text": "x"})).unwrap().text(), "x");
         // Capabilities the server did not declare are refused before anything is sent.
         if !client.server_info().capabilities["resources"]["subscribe"].as_bool().unwrap_or(false) {
-            let err = client.subscribe_resource_blocking("file:///x").unwrap_err();
+            let err = client.blocking().subscribe_resource("file:///x").unwrap_err();
             assert!(err.to_string().contains("resources.subscribe"), "{err}");
         }
         if client.server_info().capabilities.get("completions").is_none() {
-            let err =
-                client.complete_blocking(json!({"type": "ref/prompt", "name": "p"}), "a", "", None);
+            let err = client.blocking().complete(
+                json!({"type": "ref/prompt", "name": "p"}),
+                "a",
+                "",
+                None,
+            );
             assert!(err.unwrap_err().to_string().contains("completions"));
         }
-        assert_eq!(client.stats_blocking().unwrap().session.violations, 0);
-        client.shutdown_blocking();
+        assert_eq!(client.blocking().stats().unwrap().session.violations, 0);
+        client.blocking().shutdown();
     }
 }

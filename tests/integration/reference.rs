@@ -23,56 +23,56 @@ fn handshake_lists_and_calls() {
     assert_eq!(client.server_info().server_info.name, "ringmcp-reference");
     assert!(client.has_capability("tools"));
 
-    let tools = client.list_tools_blocking().unwrap();
+    let tools = client.blocking().list_tools().unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
     for want in ["echo", "blob", "slow", "fail", "add"] {
         assert!(names.contains(&want), "{want} missing from {names:?}");
     }
     assert!(!names.contains(&"exit"), "fault tools are off by default");
 
-    let r = client.call_tool_blocking("echo", json!({"text": "héllo\nworld"})).unwrap();
+    let r = client.blocking().call_tool("echo", json!({"text": "héllo\nworld"})).unwrap();
     assert_eq!(r.text(), "héllo\nworld");
     assert!(!r.is_error);
 
-    let r = client.call_tool_blocking("add", json!({"a": 2, "b": 40})).unwrap();
+    let r = client.blocking().call_tool("add", json!({"a": 2, "b": 40})).unwrap();
     assert_eq!(r.text(), "42");
     assert_eq!(r.structured_content, Some(json!({"sum": 42})));
 
-    let r = client.call_tool_blocking("fail", json!({})).unwrap();
+    let r = client.blocking().call_tool("fail", json!({})).unwrap();
     assert!(r.is_error, "fail must be an isError result, not a JSON-RPC error");
 
-    let err = client.call_tool_blocking("no_such_tool", json!({})).unwrap_err();
+    let err = client.blocking().call_tool("no_such_tool", json!({})).unwrap_err();
     assert!(matches!(err.request_error(), Some(RequestError::Rpc(e)) if e.code == -32602), "{err}");
 
-    let resources = client.list_resources_blocking().unwrap();
+    let resources = client.blocking().list_resources().unwrap();
     assert_eq!(resources.len(), 1);
-    let read = client.read_resource_blocking(&resources[0].uri).unwrap();
+    let read = client.blocking().read_resource(&resources[0].uri).unwrap();
     assert!(read.contents[0].text.as_deref().is_some_and(|t| !t.is_empty()));
-    let err = client.read_resource_blocking("ringmcp://nope").unwrap_err();
+    let err = client.blocking().read_resource("ringmcp://nope").unwrap_err();
     assert!(
         matches!(err.request_error(), Some(RequestError::ResourceNotFound { error, .. }) if error.code == -32002),
         "{err}"
     );
 
-    let prompts = client.list_prompts_blocking().unwrap();
+    let prompts = client.blocking().list_prompts().unwrap();
     assert_eq!(prompts[0].name, "greet");
-    let p = client.get_prompt_blocking("greet", json!({"name": "Ada"})).unwrap();
+    let p = client.blocking().get_prompt("greet", json!({"name": "Ada"})).unwrap();
     assert_eq!(p.messages[0].content.as_text(), Some("Hello, Ada!"));
 
-    client.ping_blocking().unwrap();
-    let stats = client.stats_blocking().unwrap();
+    client.blocking().ping().unwrap();
+    let stats = client.blocking().stats().unwrap();
     assert_eq!(stats.session.violations, 0);
-    assert!(matches!(client.shutdown_blocking(), ringmcp::protocol::CloseReason::Exited(0)));
+    assert!(matches!(client.blocking().shutdown(), ringmcp::protocol::CloseReason::Exited(0)));
 }
 
 #[test]
 fn every_page_is_followed() {
     let host = host();
     let client = host.spawn_blocking(reference("paged", &["--page-size", "2"])).unwrap();
-    let tools = client.list_tools_blocking().unwrap();
+    let tools = client.blocking().list_tools().unwrap();
     assert!(tools.len() >= 5, "got {} tools", tools.len());
     let unpaged =
-        host.spawn_blocking(reference("unpaged", &[])).unwrap().list_tools_blocking().unwrap();
+        host.spawn_blocking(reference("unpaged", &[])).unwrap().blocking().list_tools().unwrap();
     assert_eq!(tools, unpaged);
 }
 
@@ -83,7 +83,7 @@ fn ten_megabyte_blob_arrives_whole() {
     let host = unspilled_host();
     let client = host.spawn_blocking(reference("blob", &[])).unwrap();
     let len = 10 * 1024 * 1024;
-    let r = client.call_tool_blocking("blob", json!({"bytes": len})).unwrap();
+    let r = client.blocking().call_tool("blob", json!({"bytes": len})).unwrap();
     let text = r.content[0].as_text().unwrap();
     assert_eq!(text.len(), len);
     assert!(text.bytes().enumerate().all(|(i, b)| b == blob_byte(i)));
@@ -94,7 +94,7 @@ fn thousand_sequential_calls() {
     let host = host();
     let client = host.spawn_blocking(reference("seq", &[])).unwrap();
     for i in 0..1000 {
-        let r = client.call_tool_blocking("echo", json!({"text": format!("m{i}")})).unwrap();
+        let r = client.blocking().call_tool("echo", json!({"text": format!("m{i}")})).unwrap();
         assert_eq!(r.text(), format!("m{i}"));
     }
 }
@@ -123,7 +123,7 @@ fn thousand_concurrent_calls_each_matched() {
                 for i in 0..50 {
                     let text = format!("t{t}-{i}");
                     assert_eq!(
-                        client.call_tool_blocking("echo", json!({"text": text})).unwrap().text(),
+                        client.blocking().call_tool("echo", json!({"text": text})).unwrap().text(),
                         text
                     );
                 }
@@ -192,7 +192,7 @@ fn a_big_answer_does_not_stall_other_servers() {
     let mut cx = std::task::Context::from_waker(&waker);
     // Wait until the first half of the line has been read from the big server's pipe.
     let deadline = Instant::now() + Duration::from_secs(30);
-    while big.stats_blocking().unwrap().stdout_bytes < LEN / 2 {
+    while big.blocking().stats().unwrap().stdout_bytes < LEN / 2 {
         assert!(blob.as_mut().poll(&mut cx).is_pending(), "answered before its second half");
         assert!(Instant::now() < deadline, "the first half never arrived");
         std::thread::sleep(Duration::from_millis(5));
@@ -204,10 +204,10 @@ fn a_big_answer_does_not_stall_other_servers() {
             break r.unwrap();
         }
         assert_eq!(
-            small.call_tool_blocking("echo", json!({"text": "ping"})).unwrap().text(),
+            small.blocking().call_tool("echo", json!({"text": "ping"})).unwrap().text(),
             "ping"
         );
-        let received = big.stats_blocking().unwrap().stdout_bytes;
+        let received = big.blocking().stats().unwrap().stdout_bytes;
         if received < LEN && blob.as_mut().poll(&mut cx).is_pending() {
             small_calls_during_big += 1;
         }
@@ -218,11 +218,11 @@ fn a_big_answer_does_not_stall_other_servers() {
         "no call to the small server completed while the big answer was half received"
     );
     assert_eq!(
-        big.stats_blocking().unwrap().frames_offloaded,
+        big.blocking().stats().unwrap().frames_offloaded,
         1,
         "the 10 MB frame is parsed off the reactor"
     );
-    assert_eq!(small.stats_blocking().unwrap().frames_offloaded, 0);
+    assert_eq!(small.blocking().stats().unwrap().frames_offloaded, 0);
 }
 
 /// The fast paths this kernel offers are in use, and the fallbacks (a read buffer per pipe,
@@ -236,11 +236,15 @@ fn fast_paths_and_fallbacks_agree() {
     assert!(!slow.uring_features().multishot_read);
     for host in [&fast, &slow] {
         let client = host.spawn_blocking(reference("paths", &[])).unwrap();
-        let big = client.call_tool_blocking("blob", json!({"bytes": 3_000_000})).unwrap();
+        let big = client.blocking().call_tool("blob", json!({"bytes": 3_000_000})).unwrap();
         assert_eq!(big.content[0].as_text().unwrap().len(), 3_000_000);
         for i in 0..200 {
             assert_eq!(
-                client.call_tool_blocking("echo", json!({"text": format!("{i}")})).unwrap().text(),
+                client
+                    .blocking()
+                    .call_tool("echo", json!({"text": format!("{i}")}))
+                    .unwrap()
+                    .text(),
                 i.to_string()
             );
         }
@@ -253,11 +257,11 @@ fn fast_paths_and_fallbacks_agree() {
 fn export_returns_a_link_that_reads_back() {
     let host = host();
     let client = host.spawn_blocking(reference("export", &[])).unwrap();
-    let r = client.call_tool_blocking("export", json!({"bytes": 3_000_000})).unwrap();
+    let r = client.blocking().call_tool("export", json!({"bytes": 3_000_000})).unwrap();
     assert_eq!(r.content[0].kind(), "resource_link");
     let ringmcp::protocol::Content::Other { raw, .. } = &r.content[0] else { panic!() };
     assert_eq!(raw["size"], 3_000_000);
-    let read = client.read_resource_blocking(raw["uri"].as_str().unwrap()).unwrap();
+    let read = client.blocking().read_resource(raw["uri"].as_str().unwrap()).unwrap();
     let text = read.contents[0].text.as_deref().unwrap();
     assert_eq!(text.len(), 3_000_000);
     assert!(text.bytes().enumerate().all(|(i, b)| b == blob_byte(i)));
@@ -280,8 +284,8 @@ fn subscriptions_logging_and_completion_through_the_host() {
     let host = host();
     let client = host.spawn_blocking(crate::util::faulty("subs")).unwrap();
     let uri = "ringmcp://reference/readme";
-    client.subscribe_resource_blocking(uri).unwrap();
-    let r = client.call_tool_blocking("touch", json!({"times": 3})).unwrap();
+    client.blocking().subscribe_resource(uri).unwrap();
+    let r = client.blocking().call_tool("touch", json!({"times": 3})).unwrap();
     assert_eq!(r.text(), "touched 1 resources 3 times");
     let events = client.events();
     let seqs: Vec<u64> = std::iter::from_fn(|| events.try_recv().ok())
@@ -291,20 +295,24 @@ fn subscriptions_logging_and_completion_through_the_host() {
         })
         .collect();
     assert_eq!(seqs, [1, 2, 3]);
-    client.unsubscribe_resource_blocking(uri).unwrap();
-    client.call_tool_blocking("touch", json!({"times": 2})).unwrap();
+    client.blocking().unsubscribe_resource(uri).unwrap();
+    client.blocking().call_tool("touch", json!({"times": 2})).unwrap();
     assert!(
         std::iter::from_fn(|| events.try_recv().ok())
             .all(|e| !matches!(e, ServerEvent::ResourceUpdated { .. }))
     );
-    client.set_log_level_blocking("warning").unwrap();
-    let err = client.set_log_level_blocking("loud").unwrap_err();
+    client.blocking().set_log_level("warning").unwrap();
+    let err = client.blocking().set_log_level("loud").unwrap_err();
     assert!(matches!(err, ringmcp::host::Error::InvalidArgument(_)), "{err}");
     let done = client
-        .complete_blocking(json!({"type": "ref/prompt", "name": "greet"}), "name", "c", None)
+        .blocking()
+        .complete(json!({"type": "ref/prompt", "name": "greet"}), "name", "c", None)
         .unwrap();
     assert_eq!(done["values"], json!(["carol"]));
-    assert_eq!(client.list_resource_templates_blocking().unwrap(), Vec::<serde_json::Value>::new());
+    assert_eq!(
+        client.blocking().list_resource_templates().unwrap(),
+        Vec::<serde_json::Value>::new()
+    );
 }
 
 /// `tools()` is cached until the server says its tools changed.
@@ -315,14 +323,14 @@ fn cached_lists_are_refetched_after_list_changed() {
     let first = futures_executor::block_on(client.tools()).unwrap();
     let again = futures_executor::block_on(client.tools()).unwrap();
     assert!(std::sync::Arc::ptr_eq(&first, &again), "served from the cache");
-    let requests = client.stats_blocking().unwrap().session.requests;
+    let requests = client.blocking().stats().unwrap().session.requests;
     // `notify` sends notifications/tools/list_changed before its answer.
-    client.call_tool_blocking("notify", json!({})).unwrap();
+    client.blocking().call_tool("notify", json!({})).unwrap();
     let fresh = futures_executor::block_on(client.tools()).unwrap();
     assert!(!std::sync::Arc::ptr_eq(&first, &fresh), "refetched after list_changed");
     assert_eq!(*first, *fresh);
     // One tools/call and one tools/list since: the cache was used for nothing else.
-    assert_eq!(client.stats_blocking().unwrap().session.requests, requests + 2);
+    assert_eq!(client.blocking().stats().unwrap().session.requests, requests + 2);
     let prompts = futures_executor::block_on(client.prompts()).unwrap();
     assert!(std::sync::Arc::ptr_eq(
         &prompts,
@@ -335,7 +343,7 @@ fn structured_content_matching_its_output_schema_passes() {
     let host = host();
     let client = host.spawn_blocking(reference("schema", &[])).unwrap();
     futures_executor::block_on(client.tools()).unwrap();
-    let r = client.call_tool_blocking("add", json!({"a": 2, "b": 3})).unwrap();
+    let r = client.blocking().call_tool("add", json!({"a": 2, "b": 3})).unwrap();
     assert_eq!(r.structured_content, Some(json!({"sum": 5})));
     assert_eq!(r.output_schema_error, None);
 }

@@ -305,8 +305,8 @@ fn real_servers_work_inside_the_standard_sandbox() {
     }
     let host = Host::builder().request_timeout(Duration::from_secs(60)).build().unwrap();
     let ours = host.spawn_blocking(reference("confined", &[])).unwrap();
-    assert_eq!(ours.call_tool_blocking("echo", json!({"text": "hi"})).unwrap().text(), "hi");
-    let stats = ours.stats_blocking().unwrap();
+    assert_eq!(ours.blocking().call_tool("echo", json!({"text": "hi"})).unwrap().text(), "hi");
+    let stats = ours.blocking().stats().unwrap();
     let sb = stats.sandbox.expect("sandboxed by default");
     eprintln!("limits: {}", sb.limits);
     assert_eq!(sb.nofile, 4096, "the default fd ceiling, reported in stats()");
@@ -315,7 +315,7 @@ fn real_servers_work_inside_the_standard_sandbox() {
         "@modelcontextprotocol/server-everything",
     ) {
         let every = host.spawn_blocking(ServerSpec::new("everything", "node").arg(entry)).unwrap();
-        let r = every.call_tool_blocking("echo", json!({"message": "boxed"})).unwrap();
+        let r = every.blocking().call_tool("echo", json!({"message": "boxed"})).unwrap();
         assert!(r.text().contains("boxed"), "{}", r.text());
     }
     let py = deps_dir().join("venv/bin/python");
@@ -323,7 +323,7 @@ fn real_servers_work_inside_the_standard_sandbox() {
         let script =
             PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/servers/py_echo_server.py");
         let c = host.spawn_blocking(ServerSpec::new("py", py).arg(script)).unwrap();
-        let tools = c.list_tools_blocking().unwrap();
+        let tools = c.blocking().list_tools().unwrap();
         assert!(!tools.is_empty());
     }
     if let Some(entry) = require(
@@ -344,11 +344,13 @@ fn real_servers_work_inside_the_standard_sandbox() {
             )
             .unwrap();
         let read = fs
-            .call_tool_blocking("read_text_file", json!({"path": format!("{ws_path}/hello.txt")}))
+            .blocking()
+            .call_tool("read_text_file", json!({"path": format!("{ws_path}/hello.txt")}))
             .unwrap();
         assert!(read.text().contains("from the host"), "{}", read.text());
         let wrote = fs
-            .call_tool_blocking(
+            .blocking()
+            .call_tool(
                 "write_file",
                 json!({"path": format!("{ws_path}/new.txt"), "content": "boxed write"}),
             )
@@ -356,7 +358,7 @@ fn real_servers_work_inside_the_standard_sandbox() {
         assert!(!wrote.is_error, "{}", wrote.text());
         assert_eq!(std::fs::read_to_string(ws.0.join("new.txt")).unwrap(), "boxed write");
         let outside =
-            fs.call_tool_blocking("read_text_file", json!({"path": "/etc/passwd"})).unwrap();
+            fs.blocking().call_tool("read_text_file", json!({"path": "/etc/passwd"})).unwrap();
         assert!(outside.is_error, "a path outside the workspace is refused: {}", outside.text());
     }
 }
@@ -432,7 +434,10 @@ fn pids_and_cpu_limits_hold() {
     assert_eq!(code, 0, "{err}");
     let n: u32 = out.trim().parse().unwrap_or_else(|_| panic!("{out} {err}"));
     assert!(n < 16, "pids.max=16 let {n} threads start");
-    assert_eq!(other.call_tool_blocking("echo", json!({"text": "alive"})).unwrap().text(), "alive");
+    assert_eq!(
+        other.blocking().call_tool("echo", json!({"text": "alive"})).unwrap().text(),
+        "alive"
+    );
     eprintln!("fork bomb stopped at {n} threads in {:?}", started.elapsed());
     let busy = "import time, resource\nt = time.time()\nwhile time.time() - t < 1.5: pass\nprint(resource.getrusage(resource.RUSAGE_SELF).ru_utime)";
     let (code, out, err) = sandbox_run(&["--cpus", "0.2"], &[python, "-c", busy], &[]);
@@ -460,7 +465,7 @@ fn the_strict_profile_allows_one_exec_only() {
     let strict = host
         .spawn_blocking(reference("strict", &[]).sandbox(Some(SandboxConfig::strict())))
         .unwrap();
-    assert_eq!(strict.call_tool_blocking("echo", json!({"text": "ok"})).unwrap().text(), "ok");
+    assert_eq!(strict.blocking().call_tool("echo", json!({"text": "ok"})).unwrap().text(), "ok");
 }
 
 /// SIGKILL of the host takes every sandbox process with it (parent-death signals and the pid
@@ -569,17 +574,17 @@ fn refused_forks_are_reported_as_a_typed_event() {
     let host = Host::builder().build().unwrap();
     let config = SandboxConfig { pids: Some(12), ..SandboxConfig::standard() };
     let client = host.spawn_blocking(crate::util::faulty("forker").sandbox(Some(config))).unwrap();
-    let r = client.call_tool_blocking("children", json!({"times": 40})).unwrap();
+    let r = client.blocking().call_tool("children", json!({"times": 40})).unwrap();
     let started: u32 = r.text().split(' ').nth(1).unwrap().parse().unwrap();
     assert!(started < 40, "{}", r.text());
-    let live = client.stats_blocking().unwrap().sandbox.unwrap().counters.unwrap();
+    let live = client.blocking().stats().unwrap().sandbox.unwrap().counters.unwrap();
     assert!(live.pids_max_hits.unwrap_or(0) > 0, "{live:?}");
     assert_eq!(
-        client.call_tool_blocking("echo", json!({"text": "still here"})).unwrap().text(),
+        client.blocking().call_tool("echo", json!({"text": "still here"})).unwrap().text(),
         "still here"
     );
     let events = client.events();
-    client.shutdown_blocking();
+    client.blocking().shutdown();
     let until = Instant::now() + Duration::from_secs(30);
     let seen: Vec<_> = std::iter::from_fn(|| crate::util::recv_until(&events, until)).collect();
     assert!(

@@ -27,13 +27,13 @@ fn a_batch_on_receive_is_dispatched_element_by_element() {
     let client = host.spawn_blocking(spec).unwrap();
     assert_eq!(client.protocol_version(), ProtocolVersion::V2025_03_26);
     let events = client.events();
-    let tools = client.list_tools_blocking().unwrap();
+    let tools = client.blocking().list_tools().unwrap();
     assert_eq!(tools.len(), 6);
-    assert_eq!(client.call_tool_blocking("pinged", json!({})).unwrap().text(), "yes");
+    assert_eq!(client.blocking().call_tool("pinged", json!({})).unwrap().text(), "yes");
     let notified = std::iter::from_fn(|| events.try_recv().ok())
         .any(|e| matches!(e, ServerEvent::Notification(n) if n.method == "notifications/message"));
     assert!(notified, "the batch's notification became an event");
-    assert_eq!(client.stats_blocking().unwrap().session.violations, 0);
+    assert_eq!(client.blocking().stats().unwrap().session.violations, 0);
 }
 
 /// A server that answers `initialize` with a revision we do not speak, or with an error
@@ -58,7 +58,7 @@ fn version_counter_offers() {
     let Some(spec) = scripted("older") else { return };
     let client = host.spawn_blocking(spec).unwrap();
     assert_eq!(client.protocol_version(), ProtocolVersion::V2024_11_05);
-    assert_eq!(client.call_tool_blocking("lists", json!({})).unwrap().text(), "0");
+    assert_eq!(client.blocking().call_tool("lists", json!({})).unwrap().text(), "0");
 }
 
 /// Thousands of `list_changed` in a row neither stall the connection nor cause more than one
@@ -69,13 +69,13 @@ fn a_list_changed_storm_costs_one_refetch() {
     let host = Host::builder().events_capacity(64).build().unwrap();
     let client = host.spawn_blocking(spec).unwrap();
     let first = futures::executor::block_on(client.tools()).unwrap();
-    assert_eq!(client.call_tool_blocking("storm", json!({"n": 5000})).unwrap().text(), "stormed");
+    assert_eq!(client.blocking().call_tool("storm", json!({"n": 5000})).unwrap().text(), "stormed");
     let fresh = futures::executor::block_on(client.tools()).unwrap();
     assert!(!std::sync::Arc::ptr_eq(&first, &fresh));
     let again = futures::executor::block_on(client.tools()).unwrap();
     assert!(std::sync::Arc::ptr_eq(&fresh, &again));
-    assert_eq!(client.call_tool_blocking("lists", json!({})).unwrap().text(), "2");
-    assert_eq!(client.stats_blocking().unwrap().session.violations, 0);
+    assert_eq!(client.blocking().call_tool("lists", json!({})).unwrap().text(), "2");
+    assert_eq!(client.blocking().stats().unwrap().session.violations, 0);
 }
 
 /// A call that times out is cancelled; the server's answer, sent only once it saw the
@@ -90,8 +90,8 @@ fn a_late_answer_racing_its_cancellation_is_discarded() {
         futures::executor::block_on(client.call_tool_with_timeout("race", json!({}), timeout))
             .unwrap_err();
     assert!(matches!(err.request_error(), Some(RequestError::Timeout { .. })), "{err}");
-    assert_eq!(client.call_tool_blocking("lists", json!({})).unwrap().text(), "0");
-    let stats = client.stats_blocking().unwrap().session;
+    assert_eq!(client.blocking().call_tool("lists", json!({})).unwrap().text(), "0");
+    let stats = client.blocking().stats().unwrap().session;
     assert_eq!((stats.timeouts, stats.late_answers, stats.violations), (1, 1, 0), "{stats:?}");
 }
 
@@ -120,7 +120,7 @@ fn url_elicitation_required_is_offered_and_the_call_retried() {
     let Some(spec) = scripted("url") else { return };
     let host = Host::builder().handler(std::sync::Arc::new(Consent)).build().unwrap();
     let client = host.spawn_blocking(spec).unwrap();
-    assert_eq!(client.call_tool_blocking("pay", json!({})).unwrap().text(), "paid");
+    assert_eq!(client.blocking().call_tool("pay", json!({})).unwrap().text(), "paid");
 }
 
 /// `structuredContent` is checked against the tool's `outputSchema` (draft-07 here) once the
@@ -131,12 +131,20 @@ fn structured_content_is_checked_against_the_output_schema() {
     let host = host();
     let client = host.spawn_blocking(spec).unwrap();
     futures::executor::block_on(client.tools()).unwrap();
-    let r = client.call_tool_blocking("mismatch", json!({})).unwrap();
+    let r = client.blocking().call_tool("mismatch", json!({})).unwrap();
     let e = r.output_schema_error.as_deref().unwrap_or_default();
     assert!(e.contains("sum"), "{e:?}");
     assert_eq!(r.text(), r#"{"total": 1}"#);
     // A tool without an outputSchema is not checked.
-    assert_eq!(client.call_tool_blocking("lists", json!({})).unwrap().output_schema_error, None);
+    assert_eq!(client.blocking().call_tool("lists", json!({})).unwrap().output_schema_error, None);
+    // Every road checks it: with a progress stream, with a timeout, from the builder.
+    let (call, _progress) = client.call_tool_with_progress("mismatch", json!({}), None);
+    let r = futures::executor::block_on(call).unwrap();
+    assert!(r.output_schema_error.as_deref().unwrap_or_default().contains("sum"), "{r:?}");
+    let (call, _progress) =
+        client.call("mismatch", json!({})).timeout(Duration::from_secs(30)).progress();
+    let r = call.blocking().unwrap();
+    assert!(r.output_schema_error.as_deref().unwrap_or_default().contains("sum"), "{r:?}");
 }
 
 /// A cursor the server refuses mid-listing (-32602): the listing starts over once and
@@ -147,9 +155,9 @@ fn a_refused_cursor_restarts_the_listing() {
     let host = host();
     let client = host.spawn_blocking(spec).unwrap();
     let names: Vec<String> =
-        client.list_tools_blocking().unwrap().into_iter().map(|t| t.name).collect();
+        client.blocking().list_tools().unwrap().into_iter().map(|t| t.name).collect();
     assert_eq!(names, ["pinged", "storm", "lists", "race", "pay", "mismatch"]);
-    assert_eq!(client.call_tool_blocking("lists", json!({})).unwrap().text(), "4");
+    assert_eq!(client.blocking().call_tool("lists", json!({})).unwrap().text(), "4");
 }
 
 /// Shutdown escalates: stdin closed, then SIGTERM to the group after 2 s, then SIGKILL after
@@ -164,10 +172,10 @@ fn shutdown_escalates_to_sigterm_then_sigkill() {
         let spec = if sandboxed { spec } else { spec.sandbox(None) };
         let host = host();
         let client = host.spawn_blocking(spec).unwrap();
-        assert_eq!(client.call_tool_blocking("lists", json!({})).unwrap().text(), "0");
-        let pid = client.stats_blocking().unwrap().pid;
+        assert_eq!(client.blocking().call_tool("lists", json!({})).unwrap().text(), "0");
+        let pid = client.blocking().stats().unwrap().pid;
         let started = std::time::Instant::now();
-        let reason = client.shutdown_blocking();
+        let reason = client.blocking().shutdown();
         let took = started.elapsed();
         let scenario = format!("{scenario} (sandboxed: {sandboxed})");
         assert_eq!(reason, ringmcp::protocol::CloseReason::Signaled(signal), "{scenario}");

@@ -48,7 +48,7 @@ fn a_big_answer_is_spilled_and_read_back_in_chunks() {
     let (host, base) = spilling_host(1 << 30);
     let client = host.spawn_blocking(reference("spill", &[])).unwrap();
     let len = 48 << 20;
-    let r = client.call_tool_blocking("blob", json!({"bytes": len})).unwrap();
+    let r = client.blocking().call_tool("blob", json!({"bytes": len})).unwrap();
     let (uri, size) = link(&r.content[0]);
     assert!(uri.starts_with("ringmcp-spill://"), "{uri}");
     assert_eq!(size, len as u64);
@@ -62,10 +62,10 @@ fn a_big_answer_is_spilled_and_read_back_in_chunks() {
         offset += chunk.len() as u64;
     }
     assert_eq!(offset, size);
-    assert_eq!(client.stats_blocking().unwrap().answers_spilled, 1);
+    assert_eq!(client.blocking().stats().unwrap().answers_spilled, 1);
     // Small answers are unaffected, and releasing the payload removes its file.
     assert_eq!(
-        client.call_tool_blocking("echo", json!({"text": "small"})).unwrap().text(),
+        client.blocking().call_tool("echo", json!({"text": "small"})).unwrap().text(),
         "small"
     );
     let file = client.release_spilled(&uri).unwrap();
@@ -84,7 +84,7 @@ fn escapes_and_multibyte_text_survive_spilling_exactly() {
     let client = host.spawn_blocking(reference("escapes", &[])).unwrap();
     let unit = "é😀 \"quoted\" back\\slash\n\ttab \u{1}ctl ";
     let text: String = unit.repeat((3 << 20) / unit.len());
-    let r = client.call_tool_blocking("echo", json!({"text": text})).unwrap();
+    let r = client.blocking().call_tool("echo", json!({"text": text})).unwrap();
     let (uri, size) = link(&r.content[0]);
     assert_eq!(size, text.len() as u64);
     let mut back = Vec::new();
@@ -99,11 +99,11 @@ fn escapes_and_multibyte_text_survive_spilling_exactly() {
 fn quota_exhausted_fails_that_answer_precisely_and_the_session_continues() {
     let (host, base) = spilling_host(1 << 20);
     let client = host.spawn_blocking(reference("quota", &[])).unwrap();
-    let err = client.call_tool_blocking("blob", json!({"bytes": 4 << 20})).unwrap_err();
+    let err = client.blocking().call_tool("blob", json!({"bytes": 4 << 20})).unwrap_err();
     let Some(RequestError::SpillFailed { reason }) = err.request_error() else { panic!("{err}") };
     assert!(reason.contains("quota"), "{reason}");
     assert_eq!(
-        client.call_tool_blocking("echo", json!({"text": "after"})).unwrap().text(),
+        client.blocking().call_tool("echo", json!({"text": "after"})).unwrap().text(),
         "after"
     );
     drop((client, host));
@@ -124,17 +124,17 @@ fn spill_files(base: &std::path::Path) -> usize {
 fn a_server_killed_mid_answer_fails_the_call_and_leaves_no_file() {
     let (host, base) = spilling_host(1 << 30);
     let client = host.spawn_blocking(reference("killed", &[])).unwrap();
-    let pid = client.stats_blocking().unwrap().pid;
+    let pid = client.blocking().stats().unwrap().pid;
     let big = client.call_tool("blob", json!({"bytes": 1u64 << 30}));
     // Wait until the answer is being spilled, then kill the server under it.
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    while client.stats_blocking().unwrap().answers_spilled == 0
+    while client.blocking().stats().unwrap().answers_spilled == 0
         && std::time::Instant::now() < deadline
     {
         std::thread::sleep(Duration::from_millis(5));
     }
     assert_eq!(
-        client.stats_blocking().unwrap().answers_spilled,
+        client.blocking().stats().unwrap().answers_spilled,
         1,
         "the answer never started spilling"
     );
@@ -216,7 +216,7 @@ fn rss_in_isolation() {
     let client = host.spawn_blocking(reference("rss", &[])).unwrap();
     let before = peak_rss();
     let len: u64 = 256 << 20;
-    let r = client.call_tool_blocking("blob", json!({"bytes": len})).unwrap();
+    let r = client.blocking().call_tool("blob", json!({"bytes": len})).unwrap();
     let (uri, size) = link(&r.content[0]);
     assert_eq!(size, len);
     let file = client.spilled(&uri).unwrap();
@@ -241,21 +241,21 @@ fn rss_in_isolation() {
 fn a_caller_that_stops_waiting_leaves_no_spilled_file() {
     let (host, base) = spilling_host(1 << 30);
     let client = host.spawn_blocking(reference("dropper", &[])).unwrap();
-    let handshake = client.stats_blocking().unwrap().session.requests;
+    let handshake = client.blocking().stats().unwrap().session.requests;
     let call = client.call_tool("blob", json!({"bytes": 24 << 20}));
     // Sent (in the session, so dropping it cancels rather than unqueues)...
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while client.stats_blocking().unwrap().session.requests == handshake {
+    while client.blocking().stats().unwrap().session.requests == handshake {
         assert!(std::time::Instant::now() < deadline, "the call was never sent");
         std::thread::sleep(Duration::from_millis(2));
     }
     drop(call); // ...then abandoned: cancelled, and its answer discarded as it arrives
     // The server answers in order: once this echo is back, the big answer was fully received.
     assert_eq!(
-        client.call_tool_blocking("echo", json!({"text": "after"})).unwrap().text(),
+        client.blocking().call_tool("echo", json!({"text": "after"})).unwrap().text(),
         "after"
     );
-    let stats = client.stats_blocking().unwrap();
+    let stats = client.blocking().stats().unwrap();
     assert_eq!((stats.answers_spilled, stats.session.late_answers), (1, 1), "{stats:?}");
     assert_eq!(spill_files(&base), 0, "the abandoned answer's file went with it");
     drop((client, host));
@@ -282,7 +282,7 @@ fn the_default_host_spills_big_answers() {
     let host = crate::util::host();
     let client = host.spawn_blocking(reference("default-spill", &[])).unwrap();
     let len = 10_000_000;
-    let r = client.call_tool_blocking("blob", json!({"bytes": len})).unwrap();
+    let r = client.blocking().call_tool("blob", json!({"bytes": len})).unwrap();
     let (uri, size) = link(&r.content[0]);
     assert_eq!(size, len as u64);
     let file = client.spilled(&uri).unwrap();
@@ -290,7 +290,7 @@ fn the_default_host_spills_big_answers() {
     assert_eq!(back.len(), len);
     assert!(blob_ok(&back, 0));
     // Below the 4 MiB line threshold nothing changes.
-    let r = client.call_tool_blocking("blob", json!({"bytes": 1_000_000})).unwrap();
+    let r = client.blocking().call_tool("blob", json!({"bytes": 1_000_000})).unwrap();
     assert_eq!(r.content[0].as_text().unwrap().len(), 1_000_000);
 }
 
@@ -306,11 +306,11 @@ fn resource_links_are_followed_through_the_same_chunked_interface() {
         ("blob", json!({"bytes": 5_000_000, "as_link": true}), 5_000_000),
         ("export", json!({"bytes": 0}), 0),
     ] {
-        let r = client.call_tool_blocking(tool, args).unwrap();
+        let r = client.blocking().call_tool(tool, args).unwrap();
         let (server_uri, size) = link(&r.content[0]);
         assert!(server_uri.starts_with("ringmcp://"), "a link of the server's: {server_uri}");
         assert_eq!(size, len as u64);
-        let file = client.fetch_resource_blocking(&server_uri).unwrap();
+        let file = client.blocking().fetch_resource(&server_uri).unwrap();
         assert_eq!(file.len(), len as u64, "{tool}");
         assert!(file.uri().starts_with("ringmcp-spill://"));
         let back = streamed(&file);
@@ -319,14 +319,14 @@ fn resource_links_are_followed_through_the_same_chunked_interface() {
         // Chunked reads by URI, like any spilled payload; the spill URI itself resolves too.
         let mid = (len / 2) as u64;
         assert!(blob_ok(&client.read_spilled(file.uri(), mid, 4096).unwrap(), mid as usize));
-        assert_eq!(client.fetch_resource_blocking(file.uri()).unwrap().uri(), file.uri());
+        assert_eq!(client.blocking().fetch_resource(file.uri()).unwrap().uri(), file.uri());
         let (path, uri) = (file.path().to_owned(), file.uri().to_owned());
         drop(file);
         assert!(client.release_spilled(&uri).is_some());
         assert!(!path.exists(), "released with its last handle");
     }
     // Unknown resources fail like resources/read does.
-    let err = client.fetch_resource_blocking("ringmcp://reference/export/x").unwrap_err();
+    let err = client.blocking().fetch_resource("ringmcp://reference/export/x").unwrap_err();
     assert!(
         matches!(err.request_error(), Some(RequestError::ResourceNotFound { error, .. }) if error.code == -32002),
         "{err}"
@@ -334,7 +334,7 @@ fn resource_links_are_followed_through_the_same_chunked_interface() {
     // Without a store there is nowhere to put a payload.
     let plain = Host::builder().spill(None).build().unwrap();
     let c = plain.spawn_blocking(reference("nostore", &[])).unwrap();
-    let err = c.fetch_resource_blocking("ringmcp://reference/export/10").unwrap_err();
+    let err = c.blocking().fetch_resource("ringmcp://reference/export/10").unwrap_err();
     assert!(err.to_string().contains("spilling is off"), "{err}");
     drop((client, host));
     let _ = std::fs::remove_dir_all(base);
@@ -375,12 +375,12 @@ fn a_full_disk_fails_that_answer_and_the_session_continues() {
     };
     let host = Host::builder().spill(Some(config)).build().unwrap();
     let client = host.spawn_blocking(reference("diskfull", &[])).unwrap();
-    let err = client.call_tool_blocking("blob", json!({"bytes": 8 << 20})).unwrap_err();
+    let err = client.blocking().call_tool("blob", json!({"bytes": 8 << 20})).unwrap_err();
     let Some(RequestError::SpillFailed { reason }) = err.request_error() else { panic!("{err}") };
     assert!(reason.contains("no space left"), "{reason}");
     assert_eq!(spill_files(&base), 0, "the partial file is removed");
-    assert_eq!(client.call_tool_blocking("echo", json!({"text": "on"})).unwrap().text(), "on");
-    let r = client.call_tool_blocking("blob", json!({"bytes": 2 << 20})).unwrap();
+    assert_eq!(client.blocking().call_tool("echo", json!({"text": "on"})).unwrap().text(), "on");
+    let r = client.blocking().call_tool("blob", json!({"bytes": 2 << 20})).unwrap();
     let (uri, _) = link(&r.content[0]);
     assert!(blob_ok(&client.read_spilled(&uri, 0, 2 << 20).unwrap(), 0));
     drop(client.release_spilled(&uri));

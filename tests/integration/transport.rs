@@ -790,9 +790,10 @@ fn host_client_over_streamable_http() {
     let host = Host::builder().request_timeout(Duration::from_secs(30)).build().unwrap();
     let client = host.spawn_blocking(ServerSpec::http("everything-http", &url)).unwrap();
     assert_eq!(client.server_info().server_info.name, "mcp-servers/everything");
-    let tools = client.list_tools_blocking().unwrap();
+    let tools = client.blocking().list_tools().unwrap();
     assert!(tools.iter().any(|t| t.name == "echo"), "{tools:?}");
-    let r = client.call_tool_blocking("echo", serde_json::json!({"message": "over http"})).unwrap();
+    let r =
+        client.blocking().call_tool("echo", serde_json::json!({"message": "over http"})).unwrap();
     assert!(r.text().contains("over http"), "{}", r.text());
     let (call, progress) = client.call_tool_with_progress(
         "trigger-long-running-operation",
@@ -804,14 +805,14 @@ fn host_client_over_streamable_http() {
         std::iter::from_fn(|| progress.try_recv().ok()).map(|p| p.progress).collect();
     assert_eq!(steps, [1.0, 2.0, 3.0]);
     crate::everything::subscriptions_and_logs(&client);
-    assert_eq!(client.shutdown_blocking(), ringmcp::protocol::CloseReason::Shutdown);
+    assert_eq!(client.blocking().shutdown(), ringmcp::protocol::CloseReason::Shutdown);
     // A `url` entry of an mcpServers config.
     let config = format!(
         r#"{{"mcpServers": {{"remote": {{"url": "{url}", "headers": {{"X-Test": "1"}}}}}}}}"#
     );
     let spec = Config::parse(config.as_bytes()).unwrap().server("remote").unwrap();
     let client = host.spawn_blocking(spec).unwrap();
-    assert!(!client.list_tools_blocking().unwrap().is_empty());
+    assert!(!client.blocking().list_tools().unwrap().is_empty());
 }
 
 /// A `ClientHandler` over HTTP: the capability is declared in `initialize`, the GET stream is
@@ -866,8 +867,8 @@ fn host_handler_answers_server_requests_from_the_get_stream() {
     assert_eq!(answer.header("mcp-session-id"), Some("s1"));
     assert_eq!(answer.header("mcp-protocol-version"), Some("2025-11-25"));
     // The connection goes on as before.
-    assert!(client.list_tools_blocking().unwrap().is_empty());
-    client.shutdown_blocking();
+    assert!(client.blocking().list_tools().unwrap().is_empty());
+    client.blocking().shutdown();
 
     let seen = server.seen();
     let init = seen.iter().find(|s| s.rpc_method() == "initialize").unwrap();
@@ -915,10 +916,11 @@ fn host_handler_answers_everything_over_streamable_http() {
         .unwrap();
     let client = host.spawn_blocking(ServerSpec::http("everything-http", &url)).unwrap();
     let r = client
-        .call_tool_blocking("trigger-sampling-request", json!({"prompt": "2+2?", "maxTokens": 10}))
+        .blocking()
+        .call_tool("trigger-sampling-request", json!({"prompt": "2+2?", "maxTokens": 10}))
         .unwrap();
     assert!(r.text().contains("canned answer to:") && r.text().contains("2+2?"), "{}", r.text());
-    let r = client.call_tool_blocking("trigger-elicitation-request", json!({})).unwrap();
+    let r = client.blocking().call_tool("trigger-elicitation-request", json!({})).unwrap();
     assert!(r.text().to_lowercase().contains("decline"), "{}", r.text());
-    client.shutdown_blocking();
+    client.blocking().shutdown();
 }

@@ -164,7 +164,7 @@ fn spawn_bench(
         let started = Instant::now();
         let client = host.spawn_blocking(spec.clone())?;
         let took = started.elapsed();
-        client.shutdown_blocking();
+        client.blocking().shutdown();
         if i >= args.warmup.min(5) {
             latencies.record(took);
         }
@@ -294,7 +294,7 @@ fn bench(args: &Args) -> Result<(), Failure> {
 
 /// Bytes the host has read from these servers' stdout so far (`None` if a server is gone).
 fn host_bytes(clients: &[Client]) -> Option<u64> {
-    clients.iter().map(|c| c.stats_blocking().ok().map(|s| s.stdout_bytes)).sum()
+    clients.iter().map(|c| c.blocking().stats().ok().map(|s| s.stdout_bytes)).sum()
 }
 
 /// A progress bar on stderr, only when stderr is a terminal.

@@ -51,11 +51,11 @@ fn call(args: &Args) -> Result<CallToolResult, Failure> {
     let spec = args.server.spec()?;
     let host = args.server.host()?;
     let client = host.spawn_blocking(spec)?;
-    let result = client.call_tool_blocking(&args.tool, arguments)?;
+    let result = client.blocking().call_tool(&args.tool, arguments)?;
     if let Some(dir) = &args.save {
         save_spilled(&client, &result, dir)?;
     }
-    client.shutdown_blocking();
+    client.blocking().shutdown();
     Ok(result)
 }
 

@@ -160,7 +160,7 @@ impl Scenario {
         );
         let outcome = self.steps(&client, run.context);
         // Shut down whatever happened (DELETE of the HTTP session); the steps' outcome wins.
-        client.shutdown_blocking();
+        client.blocking().shutdown();
         outcome
     }
 
@@ -169,32 +169,32 @@ impl Scenario {
         match self {
             Scenario::Initialize => Ok(()),
             Scenario::RequestMetadata => {
-                client.list_tools_blocking()?;
-                client.ping_blocking()?;
+                client.blocking().list_tools()?;
+                client.blocking().ping()?;
                 Ok(())
             }
             Scenario::Generic => exercise(client, context),
             Scenario::ToolsCall => {
                 require_tool(client, "add_numbers")?;
-                print(&client.call_tool_blocking("add_numbers", json!({"a": 5, "b": 3}))?)
+                print(&client.blocking().call_tool("add_numbers", json!({"a": 5, "b": 3}))?)
             }
             Scenario::SchemaEcho => {
-                let tools = client.list_tools_blocking()?;
+                let tools = client.blocking().list_tools()?;
                 require_named(&tools, SCHEMA_ECHO_TOOL)?;
                 let focal = tools.iter().find(|t| t.name != SCHEMA_ECHO_TOOL).ok_or_else(|| {
                     failure("the server listed no tool besides the echo tool".into())
                 })?;
                 let echo = json!({"schema": focal.input_schema});
-                print(&client.call_tool_blocking(SCHEMA_ECHO_TOOL, echo)?)
+                print(&client.blocking().call_tool(SCHEMA_ECHO_TOOL, echo)?)
             }
             Scenario::ElicitationDefaults => {
                 let tool = "test_client_elicitation_defaults";
                 require_tool(client, tool)?;
-                print(&client.call_tool_blocking(tool, json!({}))?)
+                print(&client.blocking().call_tool(tool, json!({}))?)
             }
             Scenario::SseRetry => {
                 require_tool(client, "test_reconnection")?;
-                print(&client.call_tool_blocking("test_reconnection", json!({}))?)
+                print(&client.blocking().call_tool("test_reconnection", json!({}))?)
             }
         }
     }
@@ -212,7 +212,7 @@ fn exercise(client: &Client, context: &Value) -> Result<(), Failure> {
         }
     };
     let calls = context.get("toolCalls").and_then(Value::as_array);
-    let tools = client.list_tools_blocking()?;
+    let tools = client.blocking().list_tools()?;
     match calls {
         // The scenario says which calls it wants.
         Some(calls) => {
@@ -221,7 +221,8 @@ fn exercise(client: &Client, context: &Value) -> Result<(), Failure> {
                 let arguments = call.get("arguments").cloned().unwrap_or_else(|| json!({}));
                 note(
                     client
-                        .call_tool_blocking(name, arguments)
+                        .blocking()
+                        .call_tool(name, arguments)
                         .map(|r| println!("{}", r.text()))
                         .map_err(Failure::from),
                 );
@@ -232,7 +233,8 @@ fn exercise(client: &Client, context: &Value) -> Result<(), Failure> {
                 let arguments = minimal_arguments(&tool.input_schema);
                 note(
                     client
-                        .call_tool_blocking(&tool.name, arguments)
+                        .blocking()
+                        .call_tool(&tool.name, arguments)
                         .map(|r| println!("{}", r.text()))
                         .map_err(Failure::from),
                 );
@@ -240,18 +242,19 @@ fn exercise(client: &Client, context: &Value) -> Result<(), Failure> {
         }
     }
     if client.has_capability("resources") {
-        for resource in client.list_resources_blocking()? {
-            note(client.read_resource_blocking(&resource.uri).map(drop).map_err(Failure::from));
+        for resource in client.blocking().list_resources()? {
+            note(client.blocking().read_resource(&resource.uri).map(drop).map_err(Failure::from));
         }
     }
     if client.has_capability("prompts") {
-        for prompt in client.list_prompts_blocking()? {
+        for prompt in client.blocking().list_prompts()? {
             let required = prompt.arguments.iter().filter(|a| a["required"] == true);
             let names = required.filter_map(|a| a["name"].as_str());
             let arguments = Value::Object(names.map(|n| (n.to_owned(), json!("x"))).collect());
             note(
                 client
-                    .get_prompt_blocking(&prompt.name, arguments)
+                    .blocking()
+                    .get_prompt(&prompt.name, arguments)
                     .map(drop)
                     .map_err(Failure::from),
             );
@@ -286,7 +289,7 @@ fn failure(message: String) -> Failure {
 }
 
 fn require_tool(client: &Client, name: &str) -> Result<(), Failure> {
-    require_named(&client.list_tools_blocking()?, name)
+    require_named(&client.blocking().list_tools()?, name)
 }
 
 fn require_named(tools: &[ringmcp::protocol::Tool], name: &str) -> Result<(), Failure> {

@@ -27,14 +27,17 @@ struct Inventory {
 /// Lists what the server declared; capabilities it did not declare are not asked for.
 fn inventory(client: &Client) -> Result<Inventory, Failure> {
     let tools =
-        if client.has_capability("tools") { client.list_tools_blocking()? } else { Vec::new() };
+        if client.has_capability("tools") { client.blocking().list_tools()? } else { Vec::new() };
     let resources = if client.has_capability("resources") {
-        client.list_resources_blocking()?
+        client.blocking().list_resources()?
     } else {
         Vec::new()
     };
-    let prompts =
-        if client.has_capability("prompts") { client.list_prompts_blocking()? } else { Vec::new() };
+    let prompts = if client.has_capability("prompts") {
+        client.blocking().list_prompts()?
+    } else {
+        Vec::new()
+    };
     Ok(Inventory { tools, resources, prompts })
 }
 
@@ -65,7 +68,7 @@ fn inspect(args: &Args) -> Result<(), Failure> {
     } else {
         print_text(&client, &inv);
     }
-    client.shutdown_blocking();
+    client.blocking().shutdown();
     Ok(())
 }
 

@@ -1,0 +1,197 @@
+//! The one road of a `tools/call`: [`ToolCall`], which every way of calling a tool ends in
+//! ([`Client::call_tool`] and its variants, the blocking view, the CLI), so that a check added
+//! here (task routing, the output-schema check, and the policy gate to come) applies to all.
+
+use std::future::{Future, IntoFuture};
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::protocol::{CallToolResult, RequestError};
+
+use super::super::error::{Error, Result};
+use super::{Client, PROGRESS_BACKLOG, ProgressStream, call_params};
+
+/// Whether a call runs as a task (MCP 2025-11-25 tasks: created, polled, its result fetched).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum TaskMode {
+    /// As a task when the tool's cached definition requires it (`execution.taskSupport:
+    /// "required"`) and the server runs tool calls as tasks; a plain call otherwise.
+    #[default]
+    Auto,
+    /// Always as a task: refused (nothing sent) when the server does not run tool calls as
+    /// tasks or the tool forbids it.
+    Always,
+    /// Never as a task.
+    Never,
+}
+
+/// A `tools/call` being put together: `client.call("tool", args).timeout(t).await`.
+///
+/// Nothing is sent until [`send`](Self::send) (or `.await`, or [`blocking`](Self::blocking)).
+#[must_use = "a ToolCall does nothing until it is sent or awaited"]
+#[derive(Debug)]
+pub struct ToolCall {
+    client: Client,
+    name: String,
+    arguments: Value,
+    timeout: Option<Duration>,
+    progress: Option<async_channel::Sender<crate::protocol::Progress>>,
+    task: TaskMode,
+}
+
+/// The answer to a sent [`ToolCall`]: the request is already queued (dropping this future
+/// cancels it: `notifications/cancelled`, or `tasks/cancel` for a task).
+#[must_use = "dropping the future cancels the call"]
+pub struct CallFuture(Pin<Box<dyn Future<Output = Result<CallToolResult>> + Send + 'static>>);
+
+impl std::fmt::Debug for CallFuture {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CallFuture")
+    }
+}
+
+impl Future for CallFuture {
+    type Output = Result<CallToolResult>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        self.0.as_mut().poll(cx)
+    }
+}
+
+impl Client {
+    /// Starts a `tools/call` of `name` with `arguments` (a JSON object): set its options, then
+    /// [`send`](ToolCall::send) it or `.await` it.
+    pub fn call(&self, name: &str, arguments: Value) -> ToolCall {
+        ToolCall {
+            client: self.clone(),
+            name: name.to_owned(),
+            arguments,
+            timeout: None,
+            progress: None,
+            task: TaskMode::Auto,
+        }
+    }
+}
+
+impl ToolCall {
+    /// The call's own deadline (`None`: the host's or the server's default). A task's deadline
+    /// covers its whole life: creation, polling and the result.
+    pub fn timeout(mut self, timeout: impl Into<Option<Duration>>) -> Self {
+        self.timeout = timeout.into();
+        self
+    }
+
+    /// Asks for the server's progress notifications: they arrive on the returned stream (in
+    /// order; at most [`PROGRESS_BACKLOG`] unread ones are kept), and each pushes a plain
+    /// call's deadline back by its timeout, up to the session's maximum total. The stream ends
+    /// when the call does (a call run as a task reports none).
+    pub fn progress(mut self) -> (Self, ProgressStream) {
+        let (tx, rx) = async_channel::bounded(PROGRESS_BACKLOG);
+        self.progress = Some(tx);
+        (self, rx)
+    }
+
+    /// Whether to run the call as a task (default [`TaskMode::Auto`]).
+    pub fn task(mut self, mode: TaskMode) -> Self {
+        self.task = mode;
+        self
+    }
+
+    /// Sends the call now; the future yields its result. A tool that ran and failed is an
+    /// `Ok` result with `is_error` set; an unknown tool or bad arguments are JSON-RPC errors.
+    /// The result's `structuredContent` is checked against the tool's cached `outputSchema`,
+    /// and a mismatch reported on the result (`output_schema_error`).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] if `arguments` is not an object, or for a task the server or
+    /// tool cannot run; otherwise as [`Client::request`].
+    pub fn send(self) -> CallFuture {
+        let ToolCall { client, name, arguments, timeout, progress, task } = self;
+        // The tool's last known definition (never fetched just for this): its taskSupport and
+        // outputSchema.
+        let tool = client.cached_tool(&name);
+        let required = tool
+            .as_ref()
+            .is_some_and(|t| super::super::tasks::task_support(&t.extra) == "required");
+        let as_task = match task {
+            TaskMode::Always => true,
+            TaskMode::Never => false,
+            TaskMode::Auto => required && client.supports_tool_tasks(),
+        };
+        let call: Pin<Box<dyn Future<Output = Result<CallToolResult>> + Send>> = if as_task {
+            let client = client.clone();
+            let name = name.clone();
+            Box::pin(async move { client.run_as_task(&name, arguments, timeout).await })
+        } else {
+            Box::pin(client.typed_with_progress(
+                "tools/call",
+                call_params(&name, arguments),
+                timeout,
+                progress,
+            ))
+        };
+        let server = client.inner.name.clone();
+        let schemas = client.clone();
+        CallFuture(Box::pin(async move {
+            let schemas = &schemas.inner.output_schemas;
+            let mut result: CallToolResult = call.await?;
+            let schema = tool.as_ref().and_then(|t| schemas.get(&t.list, t.index));
+            if let Some(schema) = schema
+                && !result.is_error
+            {
+                result.output_schema_error = match &result.structured_content {
+                    Some(content) => super::super::schema::output_error_compiled(&schema, content),
+                    None => Some(
+                        "no structuredContent, although the tool declares an outputSchema".into(),
+                    ),
+                };
+                if let Some(e) = &result.output_schema_error {
+                    tracing::warn!(server = &*server, tool = name.as_str(), "{e}");
+                }
+            }
+            Ok(result)
+        }))
+    }
+
+    /// Sends the call and waits for its result on this thread.
+    ///
+    /// # Errors
+    /// As [`send`](Self::send).
+    pub fn blocking(self) -> Result<CallToolResult> {
+        super::block_on(self.send())
+    }
+}
+
+impl IntoFuture for ToolCall {
+    type Output = Result<CallToolResult>;
+    type IntoFuture = CallFuture;
+
+    fn into_future(self) -> CallFuture {
+        self.send()
+    }
+}
+
+impl Client {
+    /// A task-run call with an optional deadline over its whole life: on expiry the task is
+    /// cancelled (`tasks/cancel`, by dropping it) and the call fails with a timeout.
+    async fn run_as_task(
+        &self,
+        name: &str,
+        arguments: Value,
+        timeout: Option<Duration>,
+    ) -> Result<CallToolResult> {
+        use futures::future::{Either, select};
+        let run = Box::pin(self.call_as_task(name, arguments));
+        let Some(after) = timeout else { return run.await };
+        match select(run, futures_timer::Delay::new(after)).await {
+            Either::Left((result, _)) => result,
+            Either::Right(((), _task)) => Err(Error::Server {
+                server: self.name().into(),
+                source: RequestError::Timeout { method: "tools/call".into(), after },
+            }),
+        }
+    }
+}
