@@ -11,52 +11,123 @@ use serde_json::Value;
 
 use crate::sandbox::{Launch, SandboxConfig};
 
-/// How to start one server.
+/// Where a server is and how it is reached.
+#[derive(Debug, Clone)]
+pub enum Endpoint {
+    /// A process the host starts and speaks to over its stdio pipes.
+    Stdio(Launch),
+    /// A server reached over Streamable HTTP (or legacy HTTP+SSE, detected).
+    Http(super::RemoteSpec),
+}
+
+/// How to start one server: [`new`](Self::new) for a command, [`http`](Self::http) for a URL.
+///
+/// A builder method that does not apply to the kind of server (`header` on a command, `arg`
+/// on a URL, ...) is not ignored: [`Host::spawn`](super::Host::spawn) refuses the spec with
+/// [`Error::InvalidArgument`](super::Error::InvalidArgument) naming it.
 #[derive(Debug, Clone)]
 pub struct ServerSpec {
     /// The name used in errors, logs and events.
     pub name: String,
-    /// Program, arguments, environment and working directory.
-    pub launch: Launch,
+    /// The command to run, or the URL to reach.
+    pub endpoint: Endpoint,
     /// Deadline for this server's requests, if not the host's default.
     pub request_timeout: Option<Duration>,
     /// Largest request this server is sent, if not the host's default.
     pub max_request_bytes: Option<usize>,
-    /// Set for a server reached over HTTP (then `launch` is unused).
-    pub remote: Option<super::RemoteSpec>,
     /// How its revision is found, if not as the host says ([`HostBuilder::era`]).
     ///
     /// [`HostBuilder::era`]: super::HostBuilder::era
     pub era: Option<crate::protocol::Era>,
+    /// The first builder call that did not apply to this kind of server.
+    misuse: Option<&'static str>,
 }
 
 impl ServerSpec {
     /// A server named `name` that runs `program`, confined by the `standard` sandbox (see
     /// [`sandbox`](Self::sandbox) to change or turn it off).
     pub fn new(name: impl Into<String>, program: impl Into<OsString>) -> Self {
-        ServerSpec {
-            name: name.into(),
-            launch: Launch {
+        ServerSpec::with_endpoint(
+            name,
+            Endpoint::Stdio(Launch {
                 program: program.into(),
                 sandbox: Some(SandboxConfig::standard()),
                 ..Launch::default()
-            },
+            }),
+        )
+    }
+
+    /// A server reached over Streamable HTTP (or legacy HTTP+SSE, detected) at `url`.
+    pub fn http(name: impl Into<String>, url: impl Into<String>) -> Self {
+        let remote = super::RemoteSpec { url: url.into(), headers: Vec::new(), oauth: None };
+        ServerSpec::with_endpoint(name, Endpoint::Http(remote))
+    }
+
+    fn with_endpoint(name: impl Into<String>, endpoint: Endpoint) -> Self {
+        ServerSpec {
+            name: name.into(),
+            endpoint,
             request_timeout: None,
             max_request_bytes: None,
-            remote: None,
             era: None,
+            misuse: None,
         }
+    }
+
+    /// The command line, for a server the host starts.
+    pub fn launch(&self) -> Option<&Launch> {
+        match &self.endpoint {
+            Endpoint::Stdio(launch) => Some(launch),
+            Endpoint::Http(_) => None,
+        }
+    }
+
+    /// The endpoint, for a server reached over HTTP.
+    pub fn remote(&self) -> Option<&super::RemoteSpec> {
+        match &self.endpoint {
+            Endpoint::Http(remote) => Some(remote),
+            Endpoint::Stdio(_) => None,
+        }
+    }
+
+    /// Why [`Host::spawn`](super::Host::spawn) must refuse this spec: a builder call that does
+    /// not apply to its kind of server.
+    pub(crate) fn misuse(&self) -> Option<String> {
+        let (what, kind) = match &self.endpoint {
+            Endpoint::Stdio(_) => (self.misuse?, "runs a command (ServerSpec::new)"),
+            Endpoint::Http(_) => (self.misuse?, "is reached over HTTP (ServerSpec::http)"),
+        };
+        Some(format!("server {:?}: {what} does not apply to a server that {kind}", self.name))
+    }
+
+    /// Applies `f` to the launch of a stdio server; records `what` as misuse otherwise.
+    fn stdio(mut self, what: &'static str, f: impl FnOnce(&mut Launch)) -> Self {
+        match &mut self.endpoint {
+            Endpoint::Stdio(launch) => f(launch),
+            Endpoint::Http(_) => {
+                self.misuse.get_or_insert(what);
+            }
+        }
+        self
+    }
+
+    /// Applies `f` to the endpoint of an HTTP server; records `what` as misuse otherwise.
+    fn http_only(mut self, what: &'static str, f: impl FnOnce(&mut super::RemoteSpec)) -> Self {
+        match &mut self.endpoint {
+            Endpoint::Http(remote) => f(remote),
+            Endpoint::Stdio(_) => {
+                self.misuse.get_or_insert(what);
+            }
+        }
+        self
     }
 
     /// What identifies "the same server" across starts (the era cache's key): the URL of an
     /// HTTP server, the program, arguments and working directory of a stdio one.
     pub fn identity(&self) -> String {
-        match &self.remote {
-            Some(remote) => format!("url {}", remote.url),
-            None => {
-                let l = &self.launch;
-                format!("cmd {:?} {:?} {:?}", l.program, l.args, l.cwd)
-            }
+        match &self.endpoint {
+            Endpoint::Http(remote) => format!("url {}", remote.url),
+            Endpoint::Stdio(l) => format!("cmd {:?} {:?} {:?}", l.program, l.args, l.cwd),
         }
     }
 
@@ -70,55 +141,37 @@ impl ServerSpec {
         self
     }
 
-    /// A server reached over Streamable HTTP (or legacy HTTP+SSE, detected) at `url`.
-    pub fn http(name: impl Into<String>, url: impl Into<String>) -> Self {
-        let url = url.into();
-        let mut spec = ServerSpec::new(name, url.clone()).sandbox(None);
-        spec.remote = Some(super::RemoteSpec { url, headers: Vec::new(), oauth: None });
-        spec
-    }
-
     /// Authorizes with OAuth when the server answers 401 (only for [`http`](Self::http)
     /// servers): discovery, registration, the authorization-code flow with PKCE, and the
     /// token on every request after.
-    pub fn oauth(mut self, config: crate::transport::oauth::OAuthConfig) -> Self {
-        if let Some(remote) = &mut self.remote {
-            remote.oauth = Some(config);
-        }
-        self
+    pub fn oauth(self, config: crate::transport::oauth::OAuthConfig) -> Self {
+        self.http_only("oauth()", |remote| remote.oauth = Some(config))
     }
 
     /// Adds a header to every HTTP request (e.g. `Authorization: Bearer …`); only for
     /// [`http`](Self::http) servers.
-    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-        if let Some(remote) = &mut self.remote {
-            remote.headers.push((name.into(), value.into()));
-        }
-        self
+    pub fn header(self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.http_only("header()", |remote| remote.headers.push((name.into(), value.into())))
     }
 
-    /// Adds one argument.
-    pub fn arg(mut self, arg: impl Into<OsString>) -> Self {
-        self.launch.args.push(arg.into());
-        self
+    /// Adds one argument (a stdio server's).
+    pub fn arg(self, arg: impl Into<OsString>) -> Self {
+        self.stdio("arg()", |launch| launch.args.push(arg.into()))
     }
 
-    /// Adds arguments.
-    pub fn args<I: IntoIterator<Item = S>, S: Into<OsString>>(mut self, args: I) -> Self {
-        self.launch.args.extend(args.into_iter().map(Into::into));
-        self
+    /// Adds arguments (a stdio server's).
+    pub fn args<I: IntoIterator<Item = S>, S: Into<OsString>>(self, args: I) -> Self {
+        self.stdio("args()", |launch| launch.args.extend(args.into_iter().map(Into::into)))
     }
 
     /// Sets an environment variable for the server (on top of the allowlisted host ones).
-    pub fn env(mut self, key: impl Into<OsString>, value: impl Into<OsString>) -> Self {
-        self.launch.env.push((key.into(), value.into()));
-        self
+    pub fn env(self, key: impl Into<OsString>, value: impl Into<OsString>) -> Self {
+        self.stdio("env()", |launch| launch.env.push((key.into(), value.into())))
     }
 
-    /// Sets the working directory.
-    pub fn cwd(mut self, dir: impl Into<PathBuf>) -> Self {
-        self.launch.cwd = Some(dir.into());
-        self
+    /// Sets the working directory (a stdio server's).
+    pub fn cwd(self, dir: impl Into<PathBuf>) -> Self {
+        self.stdio("cwd()", |launch| launch.cwd = Some(dir.into()))
     }
 
     /// Sets the largest request this server is sent (a larger one fails before sending with
@@ -129,15 +182,20 @@ impl ServerSpec {
     }
 
     /// Confines the server in a sandbox (namespaces, read-only root, cgroup limits, seccomp,
-    /// Landlock; see [`SandboxConfig`]), or runs it as a plain child process with `None`.
-    pub fn sandbox(mut self, sandbox: Option<SandboxConfig>) -> Self {
-        self.launch.sandbox = sandbox;
-        self
+    /// Landlock; see [`SandboxConfig`]), or runs it as a plain child process with `None`. An
+    /// HTTP server runs elsewhere: `None` is all it takes.
+    pub fn sandbox(self, sandbox: Option<SandboxConfig>) -> Self {
+        if sandbox.is_none() && self.remote().is_some() {
+            return self;
+        }
+        self.stdio("sandbox(Some(..))", |launch| launch.sandbox = sandbox)
     }
 
     /// Whether a sandbox was set for this server.
     pub fn sandboxed(&self) -> bool {
-        self.launch.sandbox.as_ref().is_some_and(|s| s.profile != crate::sandbox::Profile::Off)
+        self.launch()
+            .and_then(|l| l.sandbox.as_ref())
+            .is_some_and(|s| s.profile != crate::sandbox::Profile::Off)
     }
 
     /// Sets the deadline for this server's requests.
@@ -177,8 +235,8 @@ pub enum ConfigError {
         /// The names present.
         available: Vec<String>,
     },
-    /// The entry has no `command` (e.g. an HTTP `url` entry, not supported yet).
-    #[error("server {0:?} has no \"command\" (remote \"url\" servers are not supported yet)")]
+    /// The entry has neither a `command` nor a `url`.
+    #[error("server {0:?} has neither a \"command\" to run nor a \"url\" to reach")]
     NoCommand(String),
 }
 
@@ -322,17 +380,17 @@ mod tests {
         assert_eq!(cfg.names(), ["fs", "remote"]);
         let remote = cfg.server("remote").unwrap();
         assert_eq!(remote.era, Some(crate::protocol::Era::Modern));
-        let oauth = remote.remote.unwrap().oauth.unwrap();
+        let oauth = remote.remote().unwrap().oauth.clone().unwrap();
         assert_eq!(oauth.client_id.as_deref(), Some("c1"));
         assert_eq!(oauth.redirect_uri, "http://127.0.0.1:9/cb");
         assert_eq!(cfg.server("fs").unwrap().era, None);
         let fs = cfg.server("fs").unwrap();
-        assert_eq!(fs.launch.program, "npx");
-        assert_eq!(fs.launch.args.len(), 3);
-        assert_eq!(fs.launch.env, vec![("DEBUG".into(), "1".into())]);
-        assert_eq!(fs.launch.cwd.as_deref(), Some(Path::new("/")));
+        assert_eq!(fs.launch().unwrap().program, "npx");
+        assert_eq!(fs.launch().unwrap().args.len(), 3);
+        assert_eq!(fs.launch().unwrap().env, vec![("DEBUG".into(), "1".into())]);
+        assert_eq!(fs.launch().unwrap().cwd.as_deref(), Some(Path::new("/")));
         let remote = cfg.server("remote").unwrap();
-        assert_eq!(remote.remote.unwrap().url, "https://example.invalid/mcp");
+        assert_eq!(remote.remote().unwrap().url, "https://example.invalid/mcp");
         assert!(fs.sandboxed(), "sandboxed by default");
         assert!(!fs.clone().sandbox(None).sandboxed());
         let boxed = Config::parse(
@@ -341,7 +399,7 @@ mod tests {
         .unwrap()
         .server("s")
         .unwrap();
-        let sb = boxed.launch.sandbox.clone().unwrap();
+        let sb = boxed.launch().unwrap().sandbox.clone().unwrap();
         assert_eq!((sb.profile, sb.memory_max()), (crate::sandbox::Profile::Strict, 128 << 20));
         assert!(
             Config::parse(br#"{"mcpServers": {"s": {"command": "x", "sandbox": {"nope": 1}}}}"#)
@@ -349,5 +407,21 @@ mod tests {
         );
         let err = cfg.server("nope").unwrap_err();
         assert!(err.to_string().contains("fs, remote"), "{err}");
+    }
+
+    #[test]
+    fn a_builder_call_for_the_other_kind_of_server_is_recorded() {
+        let stdio = ServerSpec::new("s", "x").arg("a");
+        assert_eq!(stdio.misuse(), None);
+        let e = stdio.header("Authorization", "Bearer t").arg("b").misuse().unwrap();
+        assert!(e.contains("header() does not apply") && e.contains("runs a command"), "{e}");
+        let http = ServerSpec::http("h", "http://127.0.0.1:1/mcp").header("A", "b").sandbox(None);
+        assert_eq!(http.misuse(), None);
+        assert!(!http.sandboxed() && http.launch().is_none());
+        assert_eq!(http.remote().unwrap().headers, [("A".to_owned(), "b".to_owned())]);
+        let e = http.clone().arg("x").misuse().unwrap();
+        assert!(e.contains("arg() does not apply") && e.contains("over HTTP"), "{e}");
+        let e = http.sandbox(Some(SandboxConfig::standard())).misuse().unwrap();
+        assert!(e.contains("sandbox(Some(..))"), "{e}");
     }
 }

@@ -50,7 +50,7 @@ pub use client::{
     Blocking, CallFuture, Client, PROGRESS_BACKLOG, ProgressStream, ResponseFuture, TaskMode,
     ToolCall,
 };
-pub use config::{Config, ConfigError, ServerSpec};
+pub use config::{Config, ConfigError, Endpoint, ServerSpec};
 pub use conn::{SandboxStats, ServerStats};
 pub use error::{Error, Result};
 use events::EventSink;
@@ -452,7 +452,10 @@ fn start_spawner(
     let (tx, rx) = std::sync::mpsc::channel::<SpawnJob>();
     let thread = std::thread::Builder::new().name("ringmcp-spawner".into()).spawn(move || {
         for SpawnJob { id, spec, queue, events, reply } in rx {
-            let spawned = Box::new(crate::sandbox::spawn(&spec.launch));
+            let spawned = Box::new(match spec.launch() {
+                Some(launch) => crate::sandbox::spawn(launch),
+                None => unreachable!("only stdio servers are sent to the spawner"),
+            });
             let command = Command::Spawn { id, spec, spawned, queue, events, reply };
             if let Err(std::sync::mpsc::SendError(Command::Spawn { spawned, .. })) =
                 reactor.commands.send(command)
@@ -490,9 +493,15 @@ impl Host {
     /// server is ready to use.
     ///
     /// # Errors
-    /// [`Error::Spawn`] when the process cannot be started; [`Error::Server`] when the
-    /// handshake fails (error answer, unsupported version, timeout, early exit).
+    /// [`Error::InvalidArgument`] (nothing started) for a spec with a builder call that does
+    /// not apply to its kind of server; [`Error::Spawn`] when the process cannot be started;
+    /// [`Error::Server`] when the handshake fails (error answer, unsupported version,
+    /// timeout, early exit).
     pub fn spawn(&self, spec: ServerSpec) -> impl Future<Output = Result<Client>> + Send + 'static {
+        use futures::future::Either;
+        if let Some(why) = spec.misuse() {
+            return Either::Left(std::future::ready(Err(Error::InvalidArgument(why))));
+        }
         // Relaxed: the counter only needs to hand out distinct values.
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let name: Arc<str> = spec.name.as_str().into();
@@ -515,7 +524,7 @@ impl Host {
         });
         spec.era = Some(era);
         let registry = Arc::new(spilling::SpillRegistry::default());
-        let backend: Arc<dyn Backend> = match spec.remote.clone() {
+        let backend: Arc<dyn Backend> = match spec.remote().cloned() {
             Some(remote) => {
                 // Declares what the handler answers, as for stdio servers; the connection's
                 // thread runs the handler.
@@ -548,7 +557,7 @@ impl Host {
         let reactor = backend;
         let parser = self.parser;
         let store = self.spill_store.clone();
-        async move {
+        Either::Right(async move {
             let details = rx.await.map_err(|_| Error::ReactorStopped)?;
             let mut eras = eras.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
             match &details {
@@ -574,7 +583,7 @@ impl Host {
                 cache: std::sync::Mutex::default(),
                 output_schemas: schema::OutputSchemas::default(),
             }))
-        }
+        })
     }
 
     /// Blocking [`spawn`](Self::spawn).

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use ringmcp::frame::DEFAULT_MAX_FRAME;
-use ringmcp::host::{Config, Error, Host, ServerSpec, SpillConfig};
+use ringmcp::host::{Config, Endpoint, Error, Host, ServerSpec, SpillConfig};
 use ringmcp::protocol::Era;
 use ringmcp::sandbox::Profile;
 use ringmcp::transport::oauth::Authorizer;
@@ -139,13 +139,16 @@ impl ServerArgs {
         };
         let mut spec = spec;
         // OAuth from the config: on a terminal, the user visits the authorization URL.
-        if let Some(remote) = &mut spec.remote
+        if let Endpoint::Http(remote) = &mut spec.endpoint
             && let Some(oauth) = &mut remote.oauth
             && std::io::IsTerminal::is_terminal(&std::io::stdin())
         {
             oauth.authorizer = Authorizer::Callback(std::sync::Arc::new(ask_the_user));
         }
-        let mut sandbox = spec.launch.sandbox.clone().unwrap_or_default();
+        let Some(launch) = spec.launch() else {
+            return Ok(spec); // an HTTP server runs elsewhere: nothing to confine
+        };
+        let mut sandbox = launch.sandbox.clone().unwrap_or_default();
         if let Some(p) = &self.sandbox_profile {
             sandbox.profile = match p.as_str() {
                 "strict" => Profile::Strict,
