@@ -361,9 +361,15 @@ impl Conn {
                         (Err(e), _) => Err(e),
                     };
                     let failed = result.is_err();
-                    let result = result
-                        .map_err(|source| Error::Server { server: self.name.clone(), source });
-                    let delivered = self.init_reply.take().is_some_and(|r| r.send(result).is_ok());
+                    let delivered = match result {
+                        // The server is going away: the answer waits for its exit status and
+                        // the whole of its stderr (sent by `close`).
+                        Err(RequestError::Closed(_)) => true,
+                        result => {
+                            let result = result.map_err(|source| self.handshake_error(source));
+                            self.init_reply.take().is_some_and(|r| r.send(result).is_ok())
+                        }
+                    };
                     if failed || !delivered {
                         // Nobody will use this server: stop it.
                         self.begin_shutdown(ring, now);
@@ -892,13 +898,21 @@ impl Conn {
             reply.send(outcome);
         }
         if let Some(reply) = self.init_reply.take() {
-            let source = RequestError::Closed(reason.clone());
-            let _ = reply.send(Err(Error::Server { server: self.name.clone(), source }));
+            let _ = reply.send(Err(self.handshake_error(RequestError::Closed(reason.clone()))));
         }
         self.emit(ServerEvent::Closed(reason.clone()));
         for waiter in self.shutdown_waiters.drain(..) {
             let _ = waiter.send(reason.clone());
         }
+    }
+
+    /// The error of a start that failed with `source`: with the end of the server's stderr
+    /// (the sandbox hint is the host's to add: it knows the command).
+    fn handshake_error(&self, source: RequestError) -> Error {
+        let stderr = super::error::last_lines(&self.stderr_log.tail());
+        let failure =
+            super::error::StartFailure { server: self.name.clone(), source, stderr, hint: None };
+        Error::Handshake(Box::new(failure))
     }
 
     pub(crate) fn stats(&self) -> ServerStats {

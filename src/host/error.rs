@@ -29,6 +29,11 @@ pub enum Error {
         #[source]
         source: RequestError,
     },
+    /// The server started but never became ready: its `initialize` handshake failed, or it
+    /// exited (or was killed) first. Carries the end of what it wrote to stderr, and for a
+    /// sandboxed server how to find out what it needs.
+    #[error(transparent)]
+    Handshake(Box<StartFailure>),
     /// The server process could not be started.
     #[error("server {server:?}: {source}")]
     Spawn {
@@ -55,14 +60,79 @@ pub enum Error {
     ReactorStopped,
 }
 
+/// Why a server never became ready ([`Error::Handshake`]).
+#[derive(Debug, thiserror::Error)]
+#[error("server {server:?}: {source}{}", start_context(stderr, hint.as_deref()))]
+pub struct StartFailure {
+    /// The server's name.
+    pub server: Arc<str>,
+    /// What happened.
+    #[source]
+    pub source: RequestError,
+    /// The last lines of its stderr (at most [`STDERR_LINES`], each cut at
+    /// [`STDERR_LINE_MAX`] characters), oldest first.
+    pub stderr: Vec<String>,
+    /// For a sandboxed server: how to see what it needs.
+    pub hint: Option<String>,
+}
+
 impl Error {
     /// The request-level error, when the server is at fault.
     pub fn request_error(&self) -> Option<&RequestError> {
         match self {
             Error::Server { source, .. } => Some(source),
+            Error::Handshake(failure) => Some(&failure.source),
             _ => None,
         }
     }
+}
+
+/// Most stderr lines a [`Error::Handshake`] carries.
+pub const STDERR_LINES: usize = 12;
+/// Longest stderr line, in characters, a [`Error::Handshake`] carries (longer ones are cut,
+/// marked `…`).
+pub const STDERR_LINE_MAX: usize = 300;
+
+/// The last [`STDERR_LINES`] non-empty lines of `tail` (lossy UTF-8, each bounded).
+pub(crate) fn last_lines(tail: &[u8]) -> Vec<String> {
+    let text = String::from_utf8_lossy(tail);
+    let lines: Vec<&str> = text.lines().map(str::trim_end).filter(|l| !l.is_empty()).collect();
+    lines[lines.len().saturating_sub(STDERR_LINES)..]
+        .iter()
+        .map(|l| match l.char_indices().nth(STDERR_LINE_MAX) {
+            Some((cut, _)) => format!("{}…", &l[..cut]),
+            None => (*l).to_owned(),
+        })
+        .collect()
+}
+
+/// The stderr lines and the hint, as the rest of a [`Error::Handshake`] message.
+fn start_context(stderr: &[String], hint: Option<&str>) -> String {
+    let mut out = String::new();
+    if stderr.is_empty() {
+        out.push_str("\n  it wrote nothing to stderr");
+    } else {
+        out.push_str("\n  the end of its stderr:");
+        for line in stderr {
+            out.push_str("\n    ");
+            out.push_str(line);
+        }
+    }
+    if let Some(hint) = hint {
+        out.push_str("\n  ");
+        out.push_str(hint);
+    }
+    out
+}
+
+/// For a sandboxed server whose start failed: how to see what it needs.
+pub(crate) fn sandbox_hint(command: &str) -> String {
+    format!(
+        "it ran in the sandbox: `ringmcp sandbox run -- {command}` runs it by hand to see what it \
+         needs; give it folders with `--bind DIR` (\"binds\" in its \"sandbox\" config) or a \
+         `workspace` (\"workspaceWritable\": true to write there), let it reach the network with \
+         \"network\": true, or start it with `--no-sandbox` (\"sandbox\": {{\"profile\": \"off\"}})"
+    )
 }
 
 /// A shorthand for results of the host API.
@@ -86,5 +156,43 @@ impl From<&Error> for ErrorObject {
             None => codes::INTERNAL_ERROR,
         };
         ErrorObject::new(code, e.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_stderr_tail_is_bounded_and_the_message_complete() {
+        let mut tail = Vec::new();
+        for i in 0..40 {
+            tail.extend_from_slice(format!("line {i}\n\n").as_bytes());
+        }
+        tail.extend_from_slice(&[b'x'; 1000]);
+        tail.extend_from_slice(b"\xff\xfe not utf-8\n");
+        let lines = last_lines(&tail);
+        assert_eq!(lines.len(), STDERR_LINES);
+        assert_eq!(lines[0], "line 29");
+        let last = lines.last().unwrap();
+        assert!(last.ends_with('…') && last.chars().count() == STDERR_LINE_MAX + 1, "{last}");
+        let e = Error::Handshake(Box::new(StartFailure {
+            server: "v".into(),
+            source: RequestError::Closed(crate::protocol::CloseReason::Exited(1)),
+            stderr: vec!["Traceback".into(), "PermissionError: '/x/trace'".into()],
+            hint: Some(sandbox_hint("python3 server.py")),
+        }));
+        let text = e.to_string();
+        assert!(text.starts_with("server \"v\": server process exited with status 1\n"), "{text}");
+        assert!(text.contains("\n    PermissionError: '/x/trace'\n"), "{text}");
+        assert!(text.contains("`ringmcp sandbox run -- python3 server.py`"), "{text}");
+        assert!(e.request_error().is_some());
+        let quiet = Error::Handshake(Box::new(StartFailure {
+            server: "q".into(),
+            source: RequestError::NotInitialized,
+            stderr: Vec::new(),
+            hint: None,
+        }));
+        assert!(quiet.to_string().ends_with("it wrote nothing to stderr"), "{quiet}");
     }
 }

@@ -52,7 +52,7 @@ pub use client::{
 };
 pub use config::{Config, ConfigError, Endpoint, ServerSpec};
 pub use conn::{SandboxStats, ServerStats};
-pub use error::{Error, Result};
+pub use error::{Error, Result, STDERR_LINE_MAX, STDERR_LINES, StartFailure};
 use events::EventSink;
 pub use events::{EventStream, ServerEvent};
 pub use handler::ClientHandler;
@@ -523,6 +523,11 @@ impl Host {
             (era, _) => era,
         });
         spec.era = Some(era);
+        let hint = spec.launch().filter(|_| spec.sandboxed()).map(|l| {
+            let words = std::iter::once(&l.program).chain(&l.args);
+            let command: Vec<String> = words.map(|w| shell_word(&w.to_string_lossy())).collect();
+            error::sandbox_hint(&command.join(" "))
+        });
         let registry = Arc::new(spilling::SpillRegistry::default());
         let backend: Arc<dyn Backend> = match spec.remote().cloned() {
             Some(remote) => {
@@ -566,7 +571,12 @@ impl Host {
                 Err(_) => eras.remove(&identity),
             };
             drop(eras);
-            let details = details?;
+            let details = details.map_err(|mut e| {
+                if let Error::Handshake(failure) = &mut e {
+                    failure.hint = hint;
+                }
+                e
+            })?;
             Ok(Client::new(ClientInner {
                 id,
                 queue,
@@ -592,6 +602,16 @@ impl Host {
     /// As [`spawn`](Self::spawn).
     pub fn spawn_blocking(&self, spec: ServerSpec) -> Result<Client> {
         block_on(self.spawn(spec))
+    }
+}
+
+/// `word` quoted for a POSIX shell when it holds anything but safe characters.
+fn shell_word(word: &str) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "-_./=:,@%+".contains(c);
+    if !word.is_empty() && word.chars().all(safe) {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
     }
 }
 

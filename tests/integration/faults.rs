@@ -148,6 +148,41 @@ fn a_server_that_dies_before_initialize_fails_spawn() {
     );
 }
 
+/// A server that dies before its handshake: the error carries its exit status and the end of
+/// its stderr, and for a sandboxed server how to find out what it needs; the CLI prints it.
+#[test]
+fn a_server_that_dies_at_start_says_why() {
+    let Some(python) = crate::util::python3() else { return };
+    let script = "import sys\nprint('loading config', file=sys.stderr)\n\
+                  print(\"PermissionError: [Errno 13] Permission denied: '/srv/trace'\", file=sys.stderr)\n\
+                  sys.exit(1)";
+    let host = host();
+    for sandboxed in [true, false] {
+        let spec = ServerSpec::new("dies", &python).args(["-c", script]);
+        let spec = if sandboxed { spec } else { spec.sandbox(None) };
+        let err = host.spawn_blocking(spec).unwrap_err();
+        assert!(
+            matches!(err.request_error(), Some(RequestError::Closed(CloseReason::Exited(1)))),
+            "{err}"
+        );
+        let text = err.to_string();
+        assert!(text.contains("\n    loading config\n    PermissionError"), "{text}");
+        assert_eq!(text.contains("ringmcp sandbox run --"), sandboxed, "{text}");
+    }
+    let out = std::process::Command::new(crate::util::ringmcp_bin())
+        .args(["call", "echo", "{}", "--"])
+        .arg(&python)
+        .args(["-c", script])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains("Permission denied: '/srv/trace'") && stderr.ends_with('\n'),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn a_server_that_never_initializes_times_out() {
     let host = host();
