@@ -36,6 +36,7 @@ pub mod protocol;
 pub mod queue;
 pub mod sandbox;
 pub mod spill;
+mod syscall;
 pub mod transport;
 pub mod uring;
 

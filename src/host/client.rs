@@ -23,9 +23,9 @@ use crate::spill::link::META_KEY;
 use crate::spill::scan::decode_base64;
 use crate::spill::store::{SpillError, SpillFile, SpillStore};
 
-use super::Backend;
+use super::RequestSink;
 use super::conn::ServerStats;
-use super::driver::{Command, QueuedRequest, Reply};
+use super::driver::{QueuedRequest, ReactorCommand, Reply};
 use super::error::{Error, Result};
 use super::events::EventStream;
 
@@ -61,7 +61,7 @@ pub(crate) struct ClientInner {
     /// The host's spill store, when it spills: where [`Client::fetch_resource`] puts payloads.
     pub(crate) store: Option<Arc<SpillStore>>,
     /// Numbers the requests of this client (for cancelling the one whose future is dropped).
-    pub(crate) next_seq: std::sync::atomic::AtomicU64,
+    pub(crate) next_request_seq: std::sync::atomic::AtomicU64,
     /// How often each list changed (bumped as `list_changed` notifications arrive).
     pub(crate) lists: Arc<super::events::ListEpochs>,
     /// The lists fetched by [`Client::tools`] & co, with the change count they were fetched at.
@@ -71,14 +71,14 @@ pub(crate) struct ClientInner {
     pub(crate) queue: Arc<RequestQueue<QueuedRequest>>,
     pub(crate) name: Arc<str>,
     pub(crate) details: ServerDetails,
-    pub(crate) reactor: Arc<dyn Backend>,
+    pub(crate) reactor: Arc<dyn RequestSink>,
     pub(crate) events: EventStream,
 }
 
 impl Drop for ClientInner {
     fn drop(&mut self) {
         // Never blocks and needs no runtime: the reactor runs the shutdown sequence.
-        self.reactor.send(Command::Shutdown { id: self.id, reply: None });
+        self.reactor.send(ReactorCommand::Shutdown { id: self.id, reply: None });
     }
 }
 
@@ -167,7 +167,7 @@ enum Waiting {
 /// Tells the reactor that the caller of request `seq` stopped waiting.
 #[derive(Debug)]
 struct CancelOnDrop {
-    reactor: Arc<dyn Backend>,
+    reactor: Arc<dyn RequestSink>,
     server: u64,
     seq: u64,
 }
@@ -175,7 +175,7 @@ struct CancelOnDrop {
 impl Drop for RawFuture {
     fn drop(&mut self) {
         if let Waiting::Reply(_, cancel) = &self.state {
-            cancel.reactor.send(Command::Cancel { id: cancel.server, seq: cancel.seq });
+            cancel.reactor.send(ReactorCommand::Cancel { id: cancel.server, seq: cancel.seq });
         }
     }
 }
@@ -291,7 +291,7 @@ impl Client {
         };
         let (tx, rx) = oneshot::channel();
         // Relaxed: the counter only needs to hand out distinct values.
-        let seq = self.inner.next_seq.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let seq = self.inner.next_request_seq.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let reply = Reply { tx, ticket, seq };
         if queue.push(QueuedRequest { method: method.into(), params, timeout, reply, progress }) {
             self.inner.reactor.schedule(queue.clone());
@@ -306,12 +306,12 @@ impl Client {
     /// [`roots`](super::HostBuilder::roots): without them the capability was not declared and
     /// this does nothing.
     pub fn set_roots(&self, roots: Vec<crate::protocol::Root>) {
-        self.inner.reactor.send(Command::SetRoots { id: self.inner.id, roots });
+        self.inner.reactor.send(ReactorCommand::SetRoots { id: self.inner.id, roots });
     }
 
     /// Sends a notification to the server.
     pub fn notify(&self, method: &str, params: Option<Value>) {
-        self.inner.reactor.send(Command::Notify {
+        self.inner.reactor.send(ReactorCommand::Notify {
             id: self.inner.id,
             method: method.into(),
             params,
@@ -701,7 +701,7 @@ impl Client {
     /// [`Error::ReactorStopped`] when the server has already been removed.
     pub async fn stats(&self) -> Result<ServerStats> {
         let (tx, rx) = oneshot::channel();
-        self.inner.reactor.send(Command::Stats { id: self.inner.id, reply: tx });
+        self.inner.reactor.send(ReactorCommand::Stats { id: self.inner.id, reply: tx });
         rx.await.map_err(|_| Error::ReactorStopped)
     }
 
@@ -709,7 +709,7 @@ impl Client {
     /// waits for the process to be reaped; returns how it ended.
     pub async fn shutdown(&self) -> CloseReason {
         let (tx, rx) = oneshot::channel();
-        self.inner.reactor.send(Command::Shutdown { id: self.inner.id, reply: Some(tx) });
+        self.inner.reactor.send(ReactorCommand::Shutdown { id: self.inner.id, reply: Some(tx) });
         rx.await.unwrap_or(CloseReason::Shutdown)
     }
 }

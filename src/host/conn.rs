@@ -209,7 +209,7 @@ pub(crate) struct Conn {
     handler: Option<super::handler::HandlerSlot>,
     /// Frames in arrival order while one of them is on the parse pool.
     in_order: VecDeque<Slot>,
-    next_seq: u64,
+    next_frame_seq: u64,
     /// Frames at least this long are parsed on the pool.
     offload_threshold: usize,
     /// A close that waits for `in_order` to drain.
@@ -291,7 +291,7 @@ impl Conn {
             updates: HashMap::new(),
             handler: parts.handler,
             in_order: VecDeque::new(),
-            next_seq: 0,
+            next_frame_seq: 0,
             offload_threshold: parts.offload_threshold,
             close_when_parsed: None,
             timer_at: None,
@@ -535,10 +535,10 @@ impl Conn {
         };
         let event = match (event, pool) {
             (FrameEvent::Frame(frame), Some(pool)) if frame.len() >= self.offload_threshold => {
-                let seq = self.next_seq;
+                let seq = self.next_frame_seq;
                 match pool.submit(Job { conn: self.id, seq, frame }) {
                     Ok(()) => {
-                        self.next_seq += 1;
+                        self.next_frame_seq += 1;
                         self.frames_offloaded += 1;
                         self.in_order.push_back(Slot::Parsing(seq));
                         return;
@@ -571,8 +571,8 @@ impl Conn {
                 };
                 let mut job = SpillJob::new(spill.store.clone(), spill.string_threshold);
                 job.feed(&bytes);
-                let seq = self.next_seq;
-                self.next_seq += 1;
+                let seq = self.next_frame_seq;
+                self.next_frame_seq += 1;
                 self.in_order.push_back(Slot::Parsing(seq));
                 self.spilling = Some((seq, job));
                 self.answers_spilled += 1;

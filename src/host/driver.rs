@@ -1,6 +1,6 @@
 //! The reactor loop: one thread, one io_uring, every server.
 //!
-//! Callers never touch the ring. They send a [`Command`] over a channel and signal an eventfd
+//! Callers never touch the ring. They send a [`ReactorCommand`] over a channel and signal an eventfd
 //! on which the reactor always keeps a read armed; the reactor then drains the channel. Every
 //! server's stdout and stderr always have a read armed and its pidfd a poll, whatever callers
 //! do, so a server never blocks on a full pipe. The only wait is `io_uring_enter`, bounded by
@@ -67,7 +67,7 @@ impl std::fmt::Debug for Reply {
 }
 
 /// A control message from a caller thread to the reactor (requests go through the queues).
-pub(crate) enum Command {
+pub(crate) enum ReactorCommand {
     /// A process the spawner thread started (or failed to), to connect.
     Spawn {
         id: u64,
@@ -128,7 +128,7 @@ pub(crate) type ParsedQueue = crossbeam_queue::SegQueue<Parsed>;
 pub(crate) struct Driver {
     ring: Ring,
     conns: HashMap<u64, Conn>,
-    commands: Receiver<Command>,
+    commands: Receiver<ReactorCommand>,
     ready: Arc<ReadyList<QueuedRequest>>,
     parsed: Arc<ParsedQueue>,
     pool: Option<ParsePool>,
@@ -143,7 +143,7 @@ pub(crate) struct Driver {
 impl Driver {
     pub(crate) fn new(
         ring: Ring,
-        commands: Receiver<Command>,
+        commands: Receiver<ReactorCommand>,
         ready: Arc<ReadyList<QueuedRequest>>,
         parsed: Arc<ParsedQueue>,
         pool: Option<ParsePool>,
@@ -165,7 +165,7 @@ impl Driver {
         }
     }
 
-    /// Runs until [`Command::Stop`] (or every sender is gone) and every server has ended.
+    /// Runs until [`ReactorCommand::Stop`] (or every sender is gone) and every server has ended.
     pub(crate) fn run(mut self) {
         sys::block_sigpipe_on_this_thread();
         if let Err(e) = self.ring.read(&self.wake.clone(), Vec::with_capacity(8), WAKE) {
@@ -361,18 +361,18 @@ impl Driver {
         }
     }
 
-    fn on_command(&mut self, command: Command, now: Instant) {
+    fn on_command(&mut self, command: ReactorCommand, now: Instant) {
         match command {
-            Command::Spawn { id, spec, spawned, queue, events, reply } => {
+            ReactorCommand::Spawn { id, spec, spawned, queue, events, reply } => {
                 self.spawn(id, *spec, *spawned, queue, events, reply, now);
             }
-            Command::Notify { id, method, params } => {
+            ReactorCommand::Notify { id, method, params } => {
                 if let Some(conn) = self.conns.get_mut(&id) {
                     conn.session.notify(&method, params);
                     conn.flush(&mut self.ring, now);
                 }
             }
-            Command::Shutdown { id, reply } => match self.conns.get_mut(&id) {
+            ReactorCommand::Shutdown { id, reply } => match self.conns.get_mut(&id) {
                 Some(conn) => {
                     if let Some(reply) = reply {
                         conn.on_finished(reply);
@@ -386,30 +386,30 @@ impl Driver {
                     }
                 }
             },
-            Command::Stats { id, reply } => {
+            ReactorCommand::Stats { id, reply } => {
                 if let Some(conn) = self.conns.get(&id) {
                     let _ = reply.send(conn.stats());
                 }
             }
-            Command::SetRoots { id, roots } => {
+            ReactorCommand::SetRoots { id, roots } => {
                 if let Some(conn) = self.conns.get_mut(&id) {
                     conn.session.set_roots(roots);
                     conn.flush(&mut self.ring, now);
                 }
             }
-            Command::Listen { id, filter } => {
+            ReactorCommand::Listen { id, filter } => {
                 if let Some(conn) = self.conns.get_mut(&id) {
                     conn.session.listen(filter, now);
                     conn.flush(&mut self.ring, now);
                 }
             }
-            Command::Cancel { id, seq } => {
+            ReactorCommand::Cancel { id, seq } => {
                 if let Some(conn) = self.conns.get_mut(&id) {
                     conn.cancel(seq);
                     conn.flush(&mut self.ring, now);
                 }
             }
-            Command::Stop => self.stop(now),
+            ReactorCommand::Stop => self.stop(now),
         }
     }
 

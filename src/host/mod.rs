@@ -61,33 +61,33 @@ pub use spilling::SpillConfig;
 pub use tasks::Task;
 
 use client::{ClientInner, block_on};
-use driver::{Command, Driver, DriverConfig, ParsedQueue, QueuedRequest};
+use driver::{Driver, DriverConfig, ParsedQueue, QueuedRequest, ReactorCommand};
 
 /// Default largest request: 8 MiB, under the 10 MiB the TypeScript SDK's servers accept.
 pub const DEFAULT_MAX_REQUEST: usize = 8 << 20;
 
 /// Where a client's requests and commands go: the io_uring reactor (stdio servers) or an
 /// HTTP connection's thread.
-pub(crate) trait Backend: Send + Sync + std::fmt::Debug {
+pub(crate) trait RequestSink: Send + Sync + std::fmt::Debug {
     /// A queue that just received its first request.
     fn schedule(&self, queue: Arc<RequestQueue<QueuedRequest>>);
     /// A command (notify, cancel, stats, shutdown).
-    fn send(&self, command: Command);
+    fn send(&self, command: ReactorCommand);
 }
 
-impl Backend for ReactorHandle {
+impl RequestSink for ReactorHandle {
     fn schedule(&self, queue: Arc<RequestQueue<QueuedRequest>>) {
         ReactorHandle::schedule(self, queue);
     }
 
-    fn send(&self, command: Command) {
+    fn send(&self, command: ReactorCommand) {
         ReactorHandle::send(self, command);
     }
 }
 
 /// The caller side of the reactor: a command channel plus the eventfd that wakes it.
 pub(crate) struct ReactorHandle {
-    commands: Sender<Command>,
+    commands: Sender<ReactorCommand>,
     ready: Arc<ReadyList<QueuedRequest>>,
     wake: Arc<OwnedFd>,
 }
@@ -103,7 +103,7 @@ impl ReactorHandle {
     /// Queues a command and wakes the reactor. Never blocks on the reactor. If the reactor is
     /// gone the command is dropped, which drops any reply sender inside it, so the waiting
     /// caller sees [`Error::ReactorStopped`].
-    pub(crate) fn send(&self, command: Command) {
+    pub(crate) fn send(&self, command: ReactorCommand) {
         if self.commands.send(command).is_ok() {
             sys::eventfd_signal(&*self.wake);
         }
@@ -382,7 +382,7 @@ impl HostBuilder {
         let spawner = match start_spawner(reactor.clone()) {
             Ok(s) => s,
             Err(e) => {
-                reactor.send(Command::Stop);
+                reactor.send(ReactorCommand::Stop);
                 let _ = thread.join();
                 return Err(Error::Reactor(e));
             }
@@ -456,8 +456,8 @@ fn start_spawner(
                 Some(launch) => crate::sandbox::spawn(launch),
                 None => unreachable!("only stdio servers are sent to the spawner"),
             });
-            let command = Command::Spawn { id, spec, spawned, queue, events, reply };
-            if let Err(std::sync::mpsc::SendError(Command::Spawn { spawned, .. })) =
+            let command = ReactorCommand::Spawn { id, spec, spawned, queue, events, reply };
+            if let Err(std::sync::mpsc::SendError(ReactorCommand::Spawn { spawned, .. })) =
                 reactor.commands.send(command)
                 && let Ok(mut s) = *spawned
             {
@@ -529,7 +529,7 @@ impl Host {
             error::sandbox_hint(&command.join(" "))
         });
         let registry = Arc::new(spilling::SpillRegistry::default());
-        let backend: Arc<dyn Backend> = match spec.remote().cloned() {
+        let backend: Arc<dyn RequestSink> = match spec.remote().cloned() {
             Some(remote) => {
                 // Declares what the handler answers, as for stdio servers; the connection's
                 // thread runs the handler.
@@ -588,7 +588,7 @@ impl Host {
                 max_request,
                 spilled: registry,
                 store,
-                next_seq: AtomicU64::new(0),
+                next_request_seq: AtomicU64::new(0),
                 lists,
                 cache: std::sync::Mutex::default(),
                 output_schemas: schema::OutputSchemas::default(),
@@ -623,7 +623,7 @@ impl Drop for Host {
             drop(jobs);
             let _ = thread.join();
         }
-        self.reactor.send(Command::Stop);
+        self.reactor.send(ReactorCommand::Stop);
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }

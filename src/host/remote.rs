@@ -27,9 +27,9 @@ use crate::transport::{
     GetStream, HttpConfig, HttpTransport, Incoming, TransportError, encode_header_value,
 };
 
-use super::Backend;
+use super::RequestSink;
 use super::conn::{CallTable, Completer, ServerStats};
-use super::driver::{Command, QueuedRequest};
+use super::driver::{QueuedRequest, ReactorCommand};
 use super::error::Error;
 use super::events::{Alert, EventSink, ServerEvent, alert_event, notification_event};
 use super::handler::{ClientHandler, spawn_answer};
@@ -48,7 +48,7 @@ pub struct RemoteSpec {
 /// What the loop reacts to besides the transport.
 enum Input {
     Scheduled,
-    Command(Command),
+    ReactorCommand(ReactorCommand),
 }
 
 /// The client side's handle on one remote connection.
@@ -62,13 +62,13 @@ impl std::fmt::Debug for RemoteHandle {
     }
 }
 
-impl Backend for RemoteHandle {
+impl RequestSink for RemoteHandle {
     fn schedule(&self, _queue: Arc<RequestQueue<QueuedRequest>>) {
         let _ = self.inputs.try_send(Input::Scheduled);
     }
 
-    fn send(&self, command: Command) {
-        let _ = self.inputs.try_send(Input::Command(command));
+    fn send(&self, command: ReactorCommand) {
+        let _ = self.inputs.try_send(Input::ReactorCommand(command));
     }
 }
 
@@ -202,7 +202,7 @@ async fn run(parts: RemoteParts, inputs: async_channel::Receiver<Input>) {
         tokio::select! {
             input = inputs.recv() => match input {
                 Ok(Input::Scheduled) => r.drain_queue(),
-                Ok(Input::Command(c)) => {
+                Ok(Input::ReactorCommand(c)) => {
                     if r.command(c).await {
                         break;
                     }
@@ -541,24 +541,24 @@ impl Remote {
     }
 
     /// Returns true when the connection is finished.
-    async fn command(&mut self, command: Command) -> bool {
+    async fn command(&mut self, command: ReactorCommand) -> bool {
         match command {
-            Command::Notify { method, params, .. } => self.session.notify(&method, params),
-            Command::Cancel { seq, .. } => self.calls.cancel(&mut self.session, seq),
-            Command::Stats { reply, .. } => {
+            ReactorCommand::Notify { method, params, .. } => self.session.notify(&method, params),
+            ReactorCommand::Cancel { seq, .. } => self.calls.cancel(&mut self.session, seq),
+            ReactorCommand::Stats { reply, .. } => {
                 let _ = reply
                     .send(ServerStats { session: self.session.stats(), ..ServerStats::default() });
             }
-            Command::Shutdown { reply, .. } => {
+            ReactorCommand::Shutdown { reply, .. } => {
                 if let Some(reply) = reply {
                     self.shutdown_waiters.push(reply);
                 }
                 self.close(CloseReason::Shutdown).await;
                 return true;
             }
-            Command::SetRoots { roots, .. } => self.session.set_roots(roots),
-            Command::Listen { filter, .. } => self.session.listen(filter, Instant::now()),
-            Command::Spawn { .. } | Command::Stop => {}
+            ReactorCommand::SetRoots { roots, .. } => self.session.set_roots(roots),
+            ReactorCommand::Listen { filter, .. } => self.session.listen(filter, Instant::now()),
+            ReactorCommand::Spawn { .. } | ReactorCommand::Stop => {}
         }
         false
     }

@@ -25,6 +25,7 @@ use std::path::{Path, PathBuf};
 
 use super::plan::{MountStep, Plan};
 use super::seccomp;
+use crate::syscall::cvt;
 
 /// The hidden subcommand that runs [`helper_main`].
 pub const HELPER_ARG: &str = "__sandbox-init";
@@ -55,14 +56,6 @@ impl<T> Context<T> for io::Result<T> {
     fn step(self, step: impl FnOnce() -> String) -> Step<T> {
         self.map_err(|source| StepError { step: step(), source })
     }
-}
-
-fn cvt(ret: libc::c_long) -> io::Result<libc::c_long> {
-    if ret == -1 { Err(io::Error::last_os_error()) } else { Ok(ret) }
-}
-
-fn cvt_i(ret: libc::c_int) -> io::Result<libc::c_int> {
-    if ret == -1 { Err(io::Error::last_os_error()) } else { Ok(ret) }
 }
 
 fn cstr(p: &Path) -> io::Result<CString> {
@@ -201,12 +194,12 @@ fn write_id_maps(pid: libc::pid_t, plan: &Plan) -> io::Result<()> {
 fn set_memfd_noexec(init: libc::pid_t) -> io::Result<()> {
     let path = CString::new(format!("/proc/{init}/ns/pid")).map_err(io::Error::other)?;
     // SAFETY: a valid C string.
-    let ns = owned(cvt_i(unsafe { libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) })?);
+    let ns = owned(cvt(unsafe { libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) })?);
     // SAFETY: a pid-namespace fd we own; only our future children are moved into it.
-    cvt_i(unsafe { libc::setns(ns.as_raw_fd(), libc::CLONE_NEWPID) })?;
+    cvt(unsafe { libc::setns(ns.as_raw_fd(), libc::CLONE_NEWPID) })?;
     drop(ns);
     // SAFETY: single-threaded process: fork is safe; the child only writes a file and exits.
-    let child = cvt_i(unsafe { libc::fork() })?;
+    let child = cvt(unsafe { libc::fork() })?;
     if child == 0 {
         let code = match std::fs::write("/proc/sys/vm/memfd_noexec", "2") {
             Ok(()) => 0,
@@ -246,12 +239,12 @@ fn init(plan: &Plan, sources: Vec<Option<OwnedFd>>, sync_r: OwnedFd) -> Step<lib
     }
     drop(sync_r);
     // SAFETY: plain id syscalls; the maps written by the parent make 0 valid here.
-    cvt_i(unsafe { libc::setresgid(0, 0, 0) }).step(|| "setresgid(0) in the sandbox".into())?;
+    cvt(unsafe { libc::setresgid(0, 0, 0) }).step(|| "setresgid(0) in the sandbox".into())?;
     // SAFETY: as above.
-    cvt_i(unsafe { libc::setresuid(0, 0, 0) }).step(|| "setresuid(0) in the sandbox".into())?;
+    cvt(unsafe { libc::setresuid(0, 0, 0) }).step(|| "setresuid(0) in the sandbox".into())?;
     if !plan.deny_setgroups {
         // SAFETY: an empty group list (NULL, 0) is valid.
-        cvt_i(unsafe { libc::setgroups(0, std::ptr::null()) }).step(|| "setgroups([])".into())?;
+        cvt(unsafe { libc::setgroups(0, std::ptr::null()) }).step(|| "setgroups([])".into())?;
     }
     // The id change cleared the parent-death signal set above: set it again.
     set_pdeathsig().step(|| "prctl(PR_SET_PDEATHSIG) in init after the id change".into())?;
@@ -262,7 +255,7 @@ fn init(plan: &Plan, sources: Vec<Option<OwnedFd>>, sync_r: OwnedFd) -> Step<lib
         None => None,
     };
     // SAFETY: single-threaded process: fork is safe and the child may allocate.
-    let child = cvt_i(unsafe { libc::fork() }).step(|| "fork of the server".into())?;
+    let child = cvt(unsafe { libc::fork() }).step(|| "fork of the server".into())?;
     if child == 0 {
         let gate_fd = gate.map(|(_, child_end)| child_end);
         let Err(e) = server(plan, gate_fd);
@@ -272,7 +265,7 @@ fn init(plan: &Plan, sources: Vec<Option<OwnedFd>>, sync_r: OwnedFd) -> Step<lib
     }
     // Not before the fork: a non-dumpable server child could not write its own /proc/self maps.
     // SAFETY: prctl with integer arguments.
-    cvt_i(unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) })
+    cvt(unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) })
         .step(|| "prctl(PR_SET_DUMPABLE)".into())?;
     let gate = match (gate, plan.exec_gate) {
         (Some((ours, theirs)), Some(allowed)) => {
@@ -398,17 +391,17 @@ fn server(plan: &Plan, gate: Option<OwnedFd>) -> Step<std::convert::Infallible> 
     // init's id change made it (and so us) non-dumpable, which would give our /proc/self files
     // to root and forbid writing our own id maps below; execve sets the flag anew.
     // SAFETY: prctl with integer arguments.
-    cvt_i(unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 1, 0, 0, 0) })
+    cvt(unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 1, 0, 0, 0) })
         .step(|| "prctl(PR_SET_DUMPABLE, 1)".into())?;
     for &(resource, soft, hard) in &plan.rlimits {
         let lim = libc::rlimit { rlim_cur: soft, rlim_max: hard };
         // SAFETY: a valid rlimit struct.
-        cvt_i(unsafe { libc::setrlimit(resource as _, &lim) })
+        cvt(unsafe { libc::setrlimit(resource as _, &lim) })
             .step(|| format!("setrlimit({resource}, {soft}, {hard})"))?;
     }
     // A nested user namespace maps the server's id to our root, leaving 0 unmapped in it.
     // SAFETY: unshare with flags only.
-    cvt_i(unsafe { libc::unshare(libc::CLONE_NEWUSER) })
+    cvt(unsafe { libc::unshare(libc::CLONE_NEWUSER) })
         .step(|| "unshare(CLONE_NEWUSER) for the server's id".into())?;
     std::fs::write("/proc/self/setgroups", "deny").step(|| "/proc/self/setgroups".into())?;
     let id = plan.inner_id;
@@ -417,16 +410,16 @@ fn server(plan: &Plan, gate: Option<OwnedFd>) -> Step<std::convert::Infallible> 
     std::fs::write("/proc/self/gid_map", format!("{id} 0 1\n"))
         .step(|| "/proc/self/gid_map".into())?;
     // SAFETY: plain id syscalls; `id` is mapped now.
-    cvt_i(unsafe { libc::setresgid(id, id, id) }).step(|| format!("setresgid({id})"))?;
+    cvt(unsafe { libc::setresgid(id, id, id) }).step(|| format!("setresgid({id})"))?;
     // SAFETY: as above.
-    cvt_i(unsafe { libc::setresuid(id, id, id) }).step(|| format!("setresuid({id})"))?;
+    cvt(unsafe { libc::setresuid(id, id, id) }).step(|| format!("setresuid({id})"))?;
     // Only 0, 1, 2, the status pipe and (strict profile) the gate socket survive; with no
     // gate, GATE_FD's number is closed like every other.
     let gate_fd = match gate {
         Some(fd) => {
             if fd.as_raw_fd() != GATE_FD {
                 // SAFETY: dup2 onto a fixed number; the old fd is closed with the range below.
-                cvt_i(unsafe { libc::dup2(fd.as_raw_fd(), GATE_FD) })
+                cvt(unsafe { libc::dup2(fd.as_raw_fd(), GATE_FD) })
                     .step(|| "dup2 of the exec-gate socket".into())?;
             }
             std::mem::forget(fd);
@@ -437,16 +430,16 @@ fn server(plan: &Plan, gate: Option<OwnedFd>) -> Step<std::convert::Infallible> 
     let keep: &[RawFd] = if gate_fd.is_some() { &[STATUS_FD, GATE_FD] } else { &[STATUS_FD] };
     close_fds_from(3, keep).step(|| "close_range".into())?;
     // SAFETY: fcntl on our own fd: the status pipe closes when execve succeeds.
-    cvt_i(unsafe { libc::fcntl(STATUS_FD, libc::F_SETFD, libc::FD_CLOEXEC) })
+    cvt(unsafe { libc::fcntl(STATUS_FD, libc::F_SETFD, libc::FD_CLOEXEC) })
         .step(|| "marking the status pipe close-on-exec".into())?;
     // SAFETY: setsid has no arguments.
-    cvt_i(unsafe { libc::setsid() }).step(|| "setsid".into())?;
+    cvt(unsafe { libc::setsid() }).step(|| "setsid".into())?;
     let cwd = cstr(&plan.cwd).step(|| "cwd".into())?;
     // SAFETY: a valid C string.
-    cvt_i(unsafe { libc::chdir(cwd.as_ptr()) }).step(|| format!("chdir {}", plan.cwd.display()))?;
+    cvt(unsafe { libc::chdir(cwd.as_ptr()) }).step(|| format!("chdir {}", plan.cwd.display()))?;
     drop_capabilities().step(|| "dropping capabilities".into())?;
     // SAFETY: prctl with integer arguments.
-    cvt_i(unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) })
+    cvt(unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) })
         .step(|| "prctl(PR_SET_NO_NEW_PRIVS)".into())?;
     // After the id change, which clears it.
     set_pdeathsig().step(|| "prctl(PR_SET_PDEATHSIG) in the server".into())?;
@@ -583,7 +576,7 @@ fn build_root(plan: &Plan, sources: &[Option<OwnedFd>]) -> Step<()> {
     }
     let host = CString::new(plan.hostname.as_str()).unwrap_or_default();
     // SAFETY: a valid buffer and its length.
-    cvt_i(unsafe { libc::sethostname(host.as_ptr(), plan.hostname.len()) })
+    cvt(unsafe { libc::sethostname(host.as_ptr(), plan.hostname.len()) })
         .step(|| "sethostname".into())?;
     if plan.network {
         loopback_up().step(|| "bringing lo up".into())?;
@@ -592,15 +585,15 @@ fn build_root(plan: &Plan, sources: &[Option<OwnedFd>]) -> Step<()> {
     // pivot_root(".", ".") stacks the old root under the new one, and the detach below
     // removes it (the documented idiom of pivot_root(2)).
     // SAFETY: a valid C string.
-    cvt_i(unsafe { libc::chdir(root_c.as_ptr()) }).step(|| "chdir into the new root".into())?;
+    cvt(unsafe { libc::chdir(root_c.as_ptr()) }).step(|| "chdir into the new root".into())?;
     // SAFETY: valid C strings.
     cvt(unsafe { libc::syscall(libc::SYS_pivot_root, c".".as_ptr(), c".".as_ptr()) })
         .step(|| "pivot_root".into())?;
     // SAFETY: a valid C string.
-    cvt_i(unsafe { libc::umount2(c".".as_ptr(), libc::MNT_DETACH) })
+    cvt(unsafe { libc::umount2(c".".as_ptr(), libc::MNT_DETACH) })
         .step(|| "detaching the old root".into())?;
     // SAFETY: a valid C string.
-    cvt_i(unsafe { libc::chdir(c"/".as_ptr()) }).step(|| "chdir /".into())?;
+    cvt(unsafe { libc::chdir(c"/".as_ptr()) }).step(|| "chdir /".into())?;
     set_readonly(Path::new("/"), false).step(|| "remounting / read-only".into())?;
     Ok(())
 }
@@ -622,7 +615,7 @@ fn mount(
     let data = data.map(|s| CString::new(s).unwrap_or_default());
     let p = |c: &Option<CString>| c.as_ref().map_or(std::ptr::null(), |c| c.as_ptr());
     // SAFETY: every pointer is NULL or a valid C string alive for the call.
-    cvt_i(unsafe { libc::mount(p(&src), target.as_ptr(), p(&fstype), flags, p(&data).cast()) })
+    cvt(unsafe { libc::mount(p(&src), target.as_ptr(), p(&fstype), flags, p(&data).cast()) })
         .map(drop)
 }
 
@@ -631,7 +624,7 @@ fn make_mount_point(fd: &OwnedFd, target: &Path) -> io::Result<()> {
     // SAFETY: fstat into a zeroed struct of the right type.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
     // SAFETY: valid fd and out-pointer.
-    cvt_i(unsafe { libc::fstat(fd.as_raw_fd(), &mut st) })?;
+    cvt(unsafe { libc::fstat(fd.as_raw_fd(), &mut st) })?;
     if st.st_mode & libc::S_IFMT == libc::S_IFDIR {
         std::fs::create_dir_all(target)
     } else {
@@ -740,7 +733,7 @@ fn set_readonly(target: &Path, recursive: bool) -> io::Result<()> {
             // SAFETY: zeroed statvfs and a valid path.
             let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
             // SAFETY: as above.
-            cvt_i(unsafe { libc::statvfs(t.as_ptr(), &mut st) })?;
+            cvt(unsafe { libc::statvfs(t.as_ptr(), &mut st) })?;
             let mut flags = libc::MS_REMOUNT
                 | libc::MS_BIND
                 | libc::MS_RDONLY
@@ -794,7 +787,7 @@ fn open_no_symlinks(path: &Path) -> io::Result<OwnedFd> {
 
 fn set_pdeathsig() -> io::Result<()> {
     // SAFETY: prctl with integer arguments.
-    cvt_i(unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) }).map(drop)
+    cvt(unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) }).map(drop)
 }
 
 /// A signal set holding `signals`.
@@ -819,13 +812,13 @@ fn forwarded_set() -> libc::sigset_t {
 fn block_forwarded() -> io::Result<()> {
     let set = forwarded_set();
     // SAFETY: a valid, initialised set.
-    cvt_i(unsafe { libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) }).map(drop)
+    cvt(unsafe { libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) }).map(drop)
 }
 
 fn signalfd() -> io::Result<OwnedFd> {
     let set = forwarded_set();
     // SAFETY: a valid set; -1 asks for a new fd.
-    let fd = cvt_i(unsafe { libc::signalfd(-1, &set, libc::SFD_CLOEXEC) })?;
+    let fd = cvt(unsafe { libc::signalfd(-1, &set, libc::SFD_CLOEXEC) })?;
     // SAFETY: a fresh fd we own.
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
@@ -833,14 +826,14 @@ fn signalfd() -> io::Result<OwnedFd> {
 fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
     let mut fds = [0; 2];
     // SAFETY: valid out-array of two ints.
-    cvt_i(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) })?;
+    cvt(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) })?;
     Ok((owned(fds[0]), owned(fds[1])))
 }
 
 fn socketpair() -> io::Result<(OwnedFd, OwnedFd)> {
     let mut fds = [0; 2];
     // SAFETY: valid out-array of two ints.
-    cvt_i(unsafe {
+    cvt(unsafe {
         libc::socketpair(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0, fds.as_mut_ptr())
     })?;
     Ok((owned(fds[0]), owned(fds[1])))
@@ -897,7 +890,7 @@ fn drop_capabilities() -> io::Result<()> {
         | SECBIT_NO_CAP_AMBIENT_RAISE
         | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED;
     // SAFETY: prctl with integer arguments.
-    cvt_i(unsafe { libc::prctl(libc::PR_SET_SECUREBITS, bits, 0, 0, 0) })?;
+    cvt(unsafe { libc::prctl(libc::PR_SET_SECUREBITS, bits, 0, 0, 0) })?;
     for cap in 0..64 {
         // SAFETY: prctl with integer arguments; EINVAL past the last capability ends the loop.
         if unsafe { libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) } == -1 {
@@ -909,7 +902,7 @@ fn drop_capabilities() -> io::Result<()> {
         }
     }
     // SAFETY: prctl with integer arguments.
-    cvt_i(unsafe { libc::prctl(libc::PR_CAP_AMBIENT, libc::PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) })?;
+    cvt(unsafe { libc::prctl(libc::PR_CAP_AMBIENT, libc::PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) })?;
     #[repr(C)]
     struct Header {
         version: u32,
@@ -933,8 +926,7 @@ fn drop_capabilities() -> io::Result<()> {
 /// `ifconfig lo up` through `SIOCSIFFLAGS`.
 fn loopback_up() -> io::Result<()> {
     // SAFETY: socket with integer arguments.
-    let s =
-        cvt_i(unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) })?;
+    let s = cvt(unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) })?;
     // SAFETY: a fresh fd we own.
     let s = unsafe { OwnedFd::from_raw_fd(s) };
     // SAFETY: ifreq is plain data.
@@ -944,7 +936,7 @@ fn loopback_up() -> io::Result<()> {
     }
     req.ifr_ifru.ifru_flags = (libc::IFF_UP | libc::IFF_RUNNING) as libc::c_short;
     // SAFETY: a valid ifreq for SIOCSIFFLAGS.
-    cvt_i(unsafe { libc::ioctl(s.as_raw_fd(), libc::SIOCSIFFLAGS, &req) }).map(drop)
+    cvt(unsafe { libc::ioctl(s.as_raw_fd(), libc::SIOCSIFFLAGS, &req) }).map(drop)
 }
 
 /// Takes ownership of a fresh fd the kernel just returned.

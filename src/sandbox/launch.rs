@@ -143,24 +143,14 @@ pub(crate) fn make_plan(launch: &Launch, config: &SandboxConfig) -> Result<Plan,
     for d in ["/usr/local/bin", "/usr/bin", "/bin"] {
         path_dirs.push(d.into());
     }
-    let mut envp: Vec<Vec<u8>> = Vec::new();
-    let path_value = std::env::join_paths(&path_dirs).unwrap_or_default();
-    envp.push([b"PATH=".as_slice(), path_value.as_bytes()].concat());
-    envp.push(b"HOME=/tmp".to_vec());
-    envp.push(b"TMPDIR=/tmp".to_vec());
-    for (k, v) in std::env::vars_os() {
-        let Some(key) = k.to_str() else { continue };
-        if SANDBOX_ENV_ALLOWLIST.contains(&key)
-            || key.starts_with("LC_")
-            || config.env.iter().any(|e| e == key)
-        {
-            envp.push([k.as_bytes(), b"=", v.as_bytes()].concat());
-        }
-    }
-    for (k, v) in &launch.env {
-        envp.retain(|e| !e.starts_with(&[k.as_bytes(), b"="].concat()));
-        envp.push([k.as_bytes(), b"=", v.as_bytes()].concat());
-    }
+    let base = vec![
+        ("PATH".into(), std::env::join_paths(&path_dirs).unwrap_or_default()),
+        ("HOME".into(), "/tmp".into()),
+        ("TMPDIR".into(), "/tmp".into()),
+    ];
+    let env = super::spawn::scrubbed_env(base, SANDBOX_ENV_ALLOWLIST, &config.env, &launch.env);
+    let envp: Vec<Vec<u8>> =
+        env.iter().map(|(k, v)| [k.as_bytes(), b"=", v.as_bytes()].concat()).collect();
     let mut argv = vec![launch.program.as_bytes().to_vec()];
     argv.extend(launch.args.iter().map(|a| a.as_bytes().to_vec()));
     let filter = FilterOptions {

@@ -75,6 +75,7 @@
 //! [`SeccompError`] names the failing step; a rule that libseccomp rejects is always an error
 //! (an unchecked `seccomp_rule_add` once left `personality` unfiltered).
 
+use crate::syscall::cvt;
 use std::fmt;
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
@@ -497,9 +498,5 @@ fn memfd(name: &str) -> io::Result<OwnedFd> {
 }
 
 /// The one place that turns a raw `-1`/errno into `io::Error` (no allocation).
-fn cvt(ret: libc::c_long) -> io::Result<libc::c_long> {
-    if ret == -1 { Err(io::Error::last_os_error()) } else { Ok(ret) }
-}
-
 #[cfg(test)]
 mod tests;

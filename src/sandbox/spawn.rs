@@ -74,14 +74,26 @@ pub enum SpawnError {
     },
 }
 
-/// Environment the child gets: allowlisted host variables (plus every `LC_*`), then `extra`.
-fn scrubbed_env(extra: &[(OsString, OsString)]) -> Vec<(OsString, OsString)> {
-    let mut env: Vec<(OsString, OsString)> = std::env::vars_os()
-        .filter(|(k, _)| {
-            k.to_str().is_some_and(|k| ENV_ALLOWLIST.contains(&k) || k.starts_with("LC_"))
+/// The one environment scrubber, for plain and sandboxed servers alike: `base` first, then
+/// the host's variables named in `allowlist` or `pass` (and every `LC_*`), then `extra`; a
+/// later entry replaces an earlier one of the same name. Nothing else of the host's
+/// environment reaches a server.
+pub(crate) fn scrubbed_env(
+    base: Vec<(OsString, OsString)>,
+    allowlist: &[&str],
+    pass: &[String],
+    extra: &[(OsString, OsString)],
+) -> Vec<(OsString, OsString)> {
+    let host = std::env::vars_os().filter(|(k, _)| {
+        k.to_str().is_some_and(|k| {
+            allowlist.contains(&k) || k.starts_with("LC_") || pass.iter().any(|p| p == k)
         })
-        .collect();
-    env.extend(extra.iter().cloned());
+    });
+    let mut env: Vec<(OsString, OsString)> = Vec::new();
+    for (k, v) in base.into_iter().chain(host).chain(extra.iter().cloned()) {
+        env.retain(|(old, _)| *old != k);
+        env.push((k, v));
+    }
     env
 }
 
@@ -98,7 +110,7 @@ pub fn spawn(launch: &Launch) -> Result<Spawned, SpawnError> {
     let mut cmd = Command::new(&launch.program);
     cmd.args(&launch.args)
         .env_clear()
-        .envs(scrubbed_env(&launch.env))
+        .envs(scrubbed_env(Vec::new(), ENV_ALLOWLIST, &[], &launch.env))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -143,13 +155,21 @@ mod tests {
 
     #[test]
     fn environment_is_scrubbed() {
-        // SAFETY-free: only reads the environment.
-        let env = scrubbed_env(&[("EXTRA".into(), "1".into())]);
+        let extra = [("EXTRA".into(), "1".into()), ("PATH".into(), "/override".into())];
+        let base = vec![("HOME".into(), "/base".into())];
+        let env = scrubbed_env(base, ENV_ALLOWLIST, &["CARGO".to_owned()], &extra);
         assert!(env.iter().all(|(k, _)| {
             let k = k.to_str().unwrap();
-            ENV_ALLOWLIST.contains(&k) || k.starts_with("LC_") || k == "EXTRA"
+            ENV_ALLOWLIST.contains(&k) || k.starts_with("LC_") || ["EXTRA", "CARGO"].contains(&k)
         }));
         assert!(env.iter().any(|(k, v)| k == "EXTRA" && v == "1"));
+        let one = |name: &str| env.iter().filter(|(k, _)| k == name).count();
+        assert_eq!((one("PATH"), one("HOME")), (1, 1), "later entries replace earlier ones");
+        assert!(env.iter().any(|(k, v)| k == "PATH" && v == "/override"));
+        // HOME is allowlisted, so the host's (when set) replaces the base's.
+        if let Some(home) = std::env::var_os("HOME") {
+            assert!(env.iter().any(|(k, v)| k == "HOME" && *v == home));
+        }
     }
 
     #[test]

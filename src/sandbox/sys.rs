@@ -3,9 +3,7 @@
 use std::io;
 use std::os::fd::{FromRawFd, OwnedFd};
 
-fn cvt(ret: libc::c_long) -> io::Result<libc::c_long> {
-    if ret == -1 { Err(io::Error::last_os_error()) } else { Ok(ret) }
-}
+use crate::syscall::cvt;
 
 /// `pidfd_open(2)`: an fd that becomes readable when the process exits (Linux 5.3+).
 pub(crate) fn pidfd_open(pid: u32) -> io::Result<OwnedFd> {

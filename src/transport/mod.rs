@@ -68,7 +68,7 @@ pub use error::{BoxError, TransportError};
 pub use wire::encode_header_value;
 
 use crate::jsonrpc::Id;
-use driver::{Command, Ctx, Shared};
+use driver::{Ctx, Shared, TransportCommand};
 
 /// Settings of an HTTP transport. Build with [`HttpConfig::new`] and the chained setters.
 #[derive(Clone)]
@@ -233,7 +233,7 @@ pub enum GetStream {
 /// Dropping it closes it in the background (DELETE included); [`close`](Self::close) does the
 /// same and waits for it.
 pub struct HttpTransport {
-    commands: async_channel::Sender<Command>,
+    commands: async_channel::Sender<TransportCommand>,
     incoming: async_channel::Receiver<Incoming>,
     shared: Arc<Mutex<Shared>>,
     thread: Option<JoinHandle<()>>,
@@ -295,7 +295,7 @@ impl HttpTransport {
         let (reply, done) = oneshot::channel();
         let queued = wire::peek_outgoing(&body)
             .and_then(|out| Ok((out, driver::header_map(&headers)?)))
-            .map(|(out, extra)| Command::Send { body, out, extra, reply });
+            .map(|(out, extra)| TransportCommand::Send { body, out, extra, reply });
         let commands = self.commands.clone();
         // Queue now (ordering); only a full queue makes the future wait for room.
         let pending = match queued {
@@ -372,7 +372,10 @@ impl HttpTransport {
         let (reply, done) = oneshot::channel();
         let commands = self.commands.clone();
         async move {
-            commands.send(Command::OpenGet { reply }).await.map_err(|_| TransportError::Closed)?;
+            commands
+                .send(TransportCommand::OpenGet { reply })
+                .await
+                .map_err(|_| TransportError::Closed)?;
             done.await.unwrap_or(Err(TransportError::Closed))
         }
     }
@@ -392,7 +395,7 @@ impl HttpTransport {
     /// polling) is otherwise followed until its response comes. No-op when there is none.
     pub fn cancel_stream(&self, id: &Id) {
         // A full or closed queue: the stream ends with the transport anyway.
-        let _ = self.commands.try_send(Command::Cancel { id: id.clone() });
+        let _ = self.commands.try_send(TransportCommand::Cancel { id: id.clone() });
     }
 
     /// Closes the transport: DELETEs the session (a 405 or 404 answer is fine), drops every
@@ -403,7 +406,7 @@ impl HttpTransport {
     /// [`TransportError::Timeout`]); the transport is closed all the same.
     pub fn close(mut self) -> impl Future<Output = Result<(), TransportError>> + Send + 'static {
         let (reply, done) = oneshot::channel();
-        let sent = self.commands.try_send(Command::Close { reply });
+        let sent = self.commands.try_send(TransportCommand::Close { reply });
         let commands = self.commands.clone();
         self.closing = true;
         self.thread.take(); // the thread ends right after replying

@@ -1,12 +1,9 @@
-//! The few raw syscalls the reactor needs, each through [`cvt`].
+//! The few raw syscalls the reactor needs, each through [`cvt`](crate::syscall::cvt).
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
-/// Turns a `-1`-on-error return into `io::Result` (mio's `syscall!` idea).
-pub(crate) fn cvt(ret: libc::c_int) -> io::Result<libc::c_int> {
-    if ret == -1 { Err(io::Error::last_os_error()) } else { Ok(ret) }
-}
+use crate::syscall::cvt;
 
 /// A non-blocking, close-on-exec eventfd.
 pub(crate) fn eventfd() -> io::Result<OwnedFd> {

@@ -55,7 +55,7 @@ pub(crate) struct Args {
     /// (legacy, ignoring unknown requests before initialize), modern (only the stateless
     /// 2026-07-28), dual (both).
     #[arg(long, value_enum, default_value_t)]
-    era: handler::Era,
+    era: handler::ServeEra,
 }
 
 /// Serves MCP on stdin/stdout until stdin ends (then returns) or the `exit` tool is called

@@ -7,7 +7,7 @@ use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::time::{Duration, Instant};
 
-use super::cvt;
+use crate::syscall::cvt;
 
 /// What [`ExecGate`] did with one event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

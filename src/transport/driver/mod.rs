@@ -42,7 +42,7 @@ const EXCERPT: usize = 4096;
 const MIN_RETRY: Duration = Duration::from_millis(10);
 
 /// What the public handle asks of the thread.
-pub(super) enum Command {
+pub(super) enum TransportCommand {
     Send {
         body: Bytes,
         out: Outgoing,
@@ -358,7 +358,7 @@ fn media_type(response: &Response) -> String {
 /// Starts the transport's thread with its runtime.
 pub(super) fn spawn(
     ctx: Ctx,
-    commands: async_channel::Receiver<Command>,
+    commands: async_channel::Receiver<TransportCommand>,
 ) -> Result<JoinHandle<()>, TransportError> {
     let client_error = |e: std::io::Error| TransportError::Client { source: BoxError::from(e) };
     let runtime =
@@ -384,28 +384,28 @@ type CloseReply = Option<oneshot::Sender<Result<(), TransportError>>>;
 /// The command loop; returns on `Close` or when the handle is gone, after the DELETE.
 async fn run(
     ctx: Arc<Ctx>,
-    commands: async_channel::Receiver<Command>,
+    commands: async_channel::Receiver<TransportCommand>,
 ) -> (CloseReply, Result<(), TransportError>) {
     while let Ok(command) = commands.recv().await {
         match command {
-            Command::Send { body, out, extra, reply } if out.is_initialize() => {
+            TransportCommand::Send { body, out, extra, reply } if out.is_initialize() => {
                 let _ = reply.send(post(&ctx, body, out, extra).await);
             }
-            Command::Send { body, out, extra, reply } => {
+            TransportCommand::Send { body, out, extra, reply } => {
                 let ctx = Arc::clone(&ctx);
                 tokio::spawn(async move {
                     let _ = reply.send(post(&ctx, body, out, extra).await);
                 });
             }
             // Its own task: a server slow to send the GET's head must not hold up the POSTs.
-            Command::OpenGet { reply } => {
+            TransportCommand::OpenGet { reply } => {
                 let ctx = Arc::clone(&ctx);
                 tokio::spawn(async move {
                     let _ = reply.send(open_get(&ctx).await);
                 });
             }
-            Command::Cancel { id } => ctx.cancel(&id),
-            Command::Close { reply } => return (Some(reply), close_session(&ctx).await),
+            TransportCommand::Cancel { id } => ctx.cancel(&id),
+            TransportCommand::Close { reply } => return (Some(reply), close_session(&ctx).await),
         }
     }
     (None, close_session(&ctx).await)

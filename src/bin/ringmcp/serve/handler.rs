@@ -35,7 +35,7 @@ pub(crate) const MODERN_VERSION: &str = "2026-07-28";
 
 /// Which MCP revisions the server speaks (`ringmcp serve --era`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
-pub(crate) enum Era {
+pub(crate) enum ServeEra {
     /// 2024-11-05 … 2025-11-25 through `initialize`; requests before it (`server/discover`
     /// included) get -32600.
     #[default]
@@ -50,9 +50,9 @@ pub(crate) enum Era {
     Dual,
 }
 
-impl Era {
+impl ServeEra {
     fn modern(self) -> bool {
-        matches!(self, Era::Modern | Era::Dual)
+        matches!(self, ServeEra::Modern | ServeEra::Dual)
     }
 }
 
@@ -100,7 +100,7 @@ pub(crate) struct Config {
     /// exist.
     pub(crate) fault_tools: bool,
     /// The revisions spoken.
-    pub(crate) era: Era,
+    pub(crate) era: ServeEra,
 }
 
 /// One MCP session of the reference server. `E` is where the `stderr` tool writes.
@@ -119,7 +119,7 @@ pub(crate) struct Server<E> {
     pub(super) subscribed: std::collections::BTreeSet<String>,
     /// The level set by `logging/setLevel`.
     pub(super) log_level: Option<String>,
-    era: Era,
+    era: ServeEra,
     /// `confirm` calls waiting for their retry: the requestState handed out.
     confirm_states: std::collections::HashSet<String>,
     /// `confirm` calls so far (numbers the states).
@@ -250,9 +250,9 @@ impl<E: Write> Server<E> {
                 self.listen(id, params, out)?;
                 return Ok(None);
             }
-            "initialize" if self.era != Era::Modern => self.initialize(params),
+            "initialize" if self.era != ServeEra::Modern => self.initialize(params),
             // A legacy server that drops what it does not know before `initialize`.
-            _ if self.era == Era::Silent && self.phase == Phase::AwaitingInitialize => {
+            _ if self.era == ServeEra::Silent && self.phase == Phase::AwaitingInitialize => {
                 return Ok(None);
             }
             _ if self.phase == Phase::AwaitingInitialize && !modern => {
@@ -346,7 +346,7 @@ impl<E: Write> Server<E> {
                 ))
             }
             (true, Some(_)) => Ok(true),
-            (_, None) if self.era == Era::Modern => Err(ErrorObject::new(
+            (_, None) if self.era == ServeEra::Modern => Err(ErrorObject::new(
                 codes::INVALID_PARAMS,
                 format!("params._meta must carry {META_VERSION} and {META_CAPABILITIES}"),
             )),

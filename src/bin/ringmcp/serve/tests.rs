@@ -624,8 +624,8 @@ fn modern_params(version: &str, mut params: Value) -> Value {
 
 #[test]
 fn a_modern_server_checks_meta_and_serves_statelessly() {
-    use super::handler::Era;
-    let mut server = fresh(Config { era: Era::Modern, ..Config::default() });
+    use super::handler::ServeEra;
+    let mut server = fresh(Config { era: ServeEra::Modern, ..Config::default() });
     // No initialize in 2026-07-28, and every request must carry `_meta`.
     let answer = ask(&mut server, 1, "tools/list", json!({}));
     assert_eq!(error_code(&answer), -32602);
@@ -665,15 +665,15 @@ fn a_modern_server_checks_meta_and_serves_statelessly() {
     let again = ask(&mut server, 8, "tools/call", retry)["result"].clone();
     assert_eq!(again["isError"], true);
     // A legacy server in dual mode still does initialize.
-    let mut dual = fresh(Config { era: Era::Dual, ..Config::default() });
+    let mut dual = fresh(Config { era: ServeEra::Dual, ..Config::default() });
     let (answers, _) = send(&mut dual, INIT);
     assert_eq!(answers[0]["result"]["protocolVersion"], "2025-06-18");
 }
 
 #[test]
 fn a_silent_legacy_server_ignores_the_probe() {
-    use super::handler::Era;
-    let mut server = fresh(Config { era: Era::Silent, ..Config::default() });
+    use super::handler::ServeEra;
+    let mut server = fresh(Config { era: ServeEra::Silent, ..Config::default() });
     let probe = json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover",
                        "params": modern_params("2026-07-28", json!({}))});
     let (answers, _) = send(&mut server, &probe.to_string());
