@@ -417,7 +417,7 @@ impl Client {
         async move {
             read.await.map_err(|e| match e {
                 // Not found is -32002 up to 2025-11-25 and -32602 in 2026-07-28, which clients
-                // should still accept -32002 from (checklist 32): one error for both.
+                // should still accept -32002 from: one error for both.
                 Error::Server { server, source: RequestError::Rpc(error) }
                     if error.code == codes::RESOURCE_NOT_FOUND
                         || (modern && error.code == codes::INVALID_PARAMS) =>
@@ -538,7 +538,7 @@ impl Client {
             let mut result = sent?.await?;
             let mut completion =
                 result.get_mut("completion").map(Value::take).unwrap_or(Value::Null);
-            // At most 100 values (checklist 33); more means there are more.
+            // At most 100 values; more means there are more.
             if let Some(values) = completion.get_mut("values").and_then(Value::as_array_mut)
                 && values.len() > 100
             {

@@ -2,7 +2,7 @@
 //! `sampling/createMessage` and `elicitation/create`.
 //!
 //! A host without a handler declares neither capability, so a compliant server never asks
-//! (MCP-CLIENT.md checklist 17). With one, each request runs on a thread of its own, so a
+//! (docs/protocol.md, "Server→client input"). With one, each request runs on a thread of its own, so a
 //! handler may block (a human in the loop) without stalling any server's I/O; if the server
 //! cancels the request meanwhile, the handler's answer is dropped.
 

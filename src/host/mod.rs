@@ -429,7 +429,7 @@ pub struct Host {
     /// the reactor's copy).
     handler: Option<handler::SharedHandler>,
     /// The era each server spoke at its last start (true: 2026-07-28), by
-    /// [`ServerSpec::identity`] (MCP-CLIENT.md §1: cache the era per server).
+    /// [`ServerSpec::identity`] (the era is cached per server).
     eras: Arc<std::sync::Mutex<std::collections::HashMap<String, bool>>>,
 }
 

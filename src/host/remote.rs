@@ -353,8 +353,8 @@ impl Remote {
     /// the request it carried.
     ///
     /// Right after the handshake (the batch then ends with `notifications/initialized`), the
-    /// optional GET stream is opened once that last POST was accepted (MCP-CLIENT.md
-    /// checklist 70): servers send there the requests and notifications that belong to no POST
+    /// optional GET stream is opened once that last POST was accepted (docs/protocol.md,
+    /// "Transports"): servers send there the requests and notifications that belong to no POST
     /// (the TypeScript SDK's servers send a tool handler's `elicitation/create` and
     /// `sampling/createMessage` there, and `list_changed`, `resources/updated`). Without one
     /// (405, or any failure) those are lost, which is no reason to fail the connection. When
@@ -380,7 +380,7 @@ impl Remote {
                 && let Some(id) = cancelled_request(&bytes)
             {
                 // Stop following the request's stream; in 2026-07-28 closing it *is* the
-                // cancellation over HTTP, and no notification is sent (MCP-CLIENT.md §2).
+                // cancellation over HTTP, and no notification is sent.
                 transport.cancel_stream(&id);
                 if modern {
                     continue;
@@ -435,8 +435,8 @@ impl Remote {
         }
     }
 
-    /// 2026-07-28: the `Mcp-Param-*` headers of an outgoing `tools/call` (MCP-CLIENT.md
-    /// checklist 78: each argument annotated with `x-mcp-header`, encoded as the transport
+    /// 2026-07-28: the `Mcp-Param-*` headers of an outgoing `tools/call` (docs/protocol.md,
+    /// "Tools": each argument annotated with `x-mcp-header`, encoded as the transport
     /// encodes header values, omitted when null or absent). Also notes the ids of `tools/list`
     /// requests, whose answers teach the annotations.
     fn param_headers(

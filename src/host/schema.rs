@@ -1,5 +1,5 @@
-//! Checking a tool's `structuredContent` against its `outputSchema` (MCP-CLIENT.md checklist
-//! 38–41): JSON Schema 2020-12 by default, draft-07 (and the other drafts) when the schema says
+//! Checking a tool's `structuredContent` against its `outputSchema` (docs/protocol.md,
+//! "Tools"): JSON Schema 2020-12 by default, draft-07 (and the other drafts) when the schema says
 //! `$schema`; a `$ref` to anything outside the schema is never fetched (the validator is built
 //! without any network or file resolver, so such a schema is reported as unusable).
 

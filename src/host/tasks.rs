@@ -1,5 +1,5 @@
-//! Task-augmented tool calls (MCP 2025-11-25, experimental "tasks"; MCP-CLIENT.md checklist
-//! 26 and 43): a `tools/call` with a `task` member is answered at once with a
+//! Task-augmented tool calls (MCP 2025-11-25, experimental "tasks"; docs/protocol.md,
+//! "Tools"): a `tools/call` with a `task` member is answered at once with a
 //! `CreateTaskResult`; the client polls `tasks/get` at the server's `pollInterval` until the
 //! task needs input or ends, then fetches the outcome with `tasks/result` (which also carries
 //! the server's requests for input, e.g. an elicitation, to the host's handler while it waits).

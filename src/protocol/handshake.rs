@@ -92,7 +92,7 @@ impl<T> Session<T> {
             capabilities["sampling"] = json!({});
         }
         match (f.elicitation_form, f.elicitation_url) {
-            // `{}` means form mode only (MCP-CLIENT.md checklist 17).
+            // `{}` means form mode only.
             (true, false) => capabilities["elicitation"] = json!({}),
             (form, true) => {
                 let mut modes = json!({ "url": {} });

@@ -10,7 +10,7 @@
 //! ```
 //! A -32022 (UnsupportedProtocolVersion) naming a revision we speak re-sends `server/discover`
 //! once with it.
-//! (MCP-CLIENT.md §2 and the seed transition table: requests other than `ping` are refused
+//! (docs/protocol.md, "Lifecycle": requests other than `ping` are refused
 //! until `Active`; `notifications/initialized` is sent on entering `Active`.)
 
 use crate::jsonrpc::RawJson;

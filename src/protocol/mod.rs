@@ -864,7 +864,7 @@ impl<T> Session<T> {
                     Err(RequestError::MalformedResult { method: p.method.to_string(), reason })
                 }
             },
-            // 2025-11-25: the server needs the user to visit URLs first (checklist 53): offer
+            // 2025-11-25: the server needs the user to visit URLs first: offer
             // them through the handler, then retry the request as it was.
             (Err(RequestError::Rpc(e)), None)
                 if e.code == codes::URL_ELICITATION_REQUIRED

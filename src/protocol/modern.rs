@@ -1,7 +1,7 @@
 //! The pieces of the stateless 2026-07-28 revision ("modern") that are pure data: the `_meta`
 //! every request carries, the `server/discover` answer, the `resultType` of a result and its
 //! `input_required` rounds, and the `x-mcp-header` annotations of tool schemas
-//! (MCP-CLIENT.md §1, §5 and checklist items 73–78).
+//! (docs/protocol.md, "Revisions and era detection").
 //!
 //! The session ([`super::Session`]) decides when each applies; nothing here keeps state.
 

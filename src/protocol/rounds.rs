@@ -22,8 +22,8 @@ enum Input {
 }
 
 impl<T> Session<T> {
-    /// The answer to the `server/discover` probe (MCP-CLIENT.md §1 "Era detection",
-    /// checklist 74–75): a `DiscoverResult` naming a modern revision we speak makes the
+    /// The answer to the `server/discover` probe (docs/protocol.md, "Revisions
+    /// and era detection"): a `DiscoverResult` naming a modern revision we speak makes the
     /// session `Active` in it; a -32022 naming one is retried once with it; anything else (an
     /// error of any code, a timeout, a result without a revision we speak) falls back to
     /// `initialize` when probing, or fails the handshake under [`super::Era::Modern`].
@@ -200,7 +200,7 @@ impl<T> Session<T> {
         }
     }
 
-    /// Re-sends a request with this round's inputs, under a new id (checklist 77).
+    /// Re-sends a request with this round's inputs, under a new id.
     fn retry(&mut self, origin: i64, round: Round<T>) {
         let Round { token, method, line, state, responses, timeout, span, rounds, as_is, .. } =
             round;
@@ -236,7 +236,7 @@ impl<T> Session<T> {
     pub(super) fn delegates(&self, method: &str, params: Option<&Value>) -> bool {
         let f = self.config.features;
         match method {
-            // Sampling with tools needs `sampling.tools`, which is never declared (checklist 48).
+            // Sampling with tools needs `sampling.tools`, which is never declared.
             "sampling/createMessage" => {
                 f.sampling
                     && params
@@ -264,7 +264,7 @@ impl<T> Session<T> {
             }
             ("ping", _) => Ok(json!({})),
             ("roots/list", Some(roots)) => Ok(json!({ "roots": roots })),
-            // A declared elicitation feature, but not in the mode asked for (checklist 51).
+            // A declared elicitation feature, but not in the mode asked for.
             ("elicitation/create", _)
                 if self.config.features.elicitation_form
                     || self.config.features.elicitation_url =>

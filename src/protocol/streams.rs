@@ -100,8 +100,8 @@ impl<T> Session<T> {
         self.keepalive = Some((id, now));
     }
 
-    /// 2026-07-28: (re)opens the `subscriptions/listen` stream with `filter` (MCP-CLIENT.md
-    /// checklist 79): the open one, if any, is cancelled first (`notifications/cancelled`; over
+    /// 2026-07-28: (re)opens the `subscriptions/listen` stream with `filter` (docs/protocol.md,
+    /// "Resources, prompts, completion, logging"): the open one, if any, is cancelled first (`notifications/cancelled`; over
     /// HTTP that closes its stream), and an empty filter leaves none open. The stream has no
     /// deadline; its notifications carry its id in `_meta` subscriptionId, and those of an
     /// older stream are dropped. Ignored in the legacy era (`resources/subscribe` there).

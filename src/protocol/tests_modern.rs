@@ -200,7 +200,7 @@ fn legacy_era_never_probes() {
     assert_eq!(sent(&mut s)[0]["method"], "initialize");
 }
 
-/// MRTR (checklist 76–77): the inputs go to the application, the retry has a new id, this
+/// MRTR (docs/protocol.md, "Server→client input"): the inputs go to the application, the retry has a new id, this
 /// round's `inputResponses` and the `requestState` exactly as received; the caller's token
 /// completes once, with the final result.
 #[test]
@@ -352,7 +352,7 @@ fn closing_fails_calls_waiting_for_input() {
     );
 }
 
-/// `subscriptions/listen` (checklist 79): only the wanted types, its notifications demuxed by
+/// `subscriptions/listen` (docs/protocol.md, "Resources, prompts, completion, logging"): only the wanted types, its notifications demuxed by
 /// subscription id, replaced by cancelling the old stream, the acknowledgement checked.
 #[test]
 fn listen_streams_are_demultiplexed_and_replaced() {
@@ -490,7 +490,7 @@ fn keep_alive_pings_a_silent_server_and_reports_no_answer() {
     assert_eq!(sent(&mut s)[0]["method"], "server/discover");
 }
 
-/// 2025-11-25 -32042 (checklist 53): the URL elicitations go to the application, and the
+/// 2025-11-25 -32042 (docs/protocol.md, "Server→client input"): the URL elicitations go to the application, and the
 /// request is retried unchanged once accepted; a decline gives the caller the original error.
 #[test]
 fn url_elicitation_required_is_offered_then_retried() {

@@ -178,7 +178,7 @@ pub struct CallToolResult {
     pub extra: Map<String, Value>,
     /// Set by the host when `structured_content` does not match the tool's `outputSchema`
     /// (or that schema cannot be used): what is wrong. The result is delivered all the same;
-    /// its text content remains the fallback (MCP-CLIENT.md checklist 38).
+    /// its text content remains the fallback (docs/protocol.md, "Tools").
     #[serde(skip)]
     pub output_schema_error: Option<String>,
 }

@@ -2,7 +2,7 @@
 //!
 //! Each sandboxed server gets one cgroup named `ringmcp-sbx.<host pid>.<n>`, in a shared
 //! `ringmcp` directory below the host's own cgroup, in every hierarchy used (docs/sandbox.md,
-//! steps 4–5 and §5):
+//! "Layers", 1):
 //!
 //! ```text
 //! <v2 mount>/<host cgroup>/ringmcp/ringmcp-sbx.4242.0       lifecycle: cgroup.kill, clone3 target

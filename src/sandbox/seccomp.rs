@@ -16,13 +16,13 @@
 //! async-signal-safe: no allocation, no locks, only syscalls on caller-provided memory.
 //!
 //! # Profiles
-//! * [`SeccompProfile::Standard`] (default): default-allow plus the §3.2 deny list, native
+//! * [`SeccompProfile::Standard`] (default): default-allow plus the deny list of docs/sandbox.md, "Profiles", native
 //!   architecture only, any other architecture (i386 `int 0x80`, x32) kills the process.
 //! * [`SeccompProfile::Strict`]: adds "no networking" (only AF_UNIX sockets, no
 //!   connect/bind/listen/accept) and "no exec after the server's first exec".
 //! * [`SeccompProfile::Off`]: no filter ([`BpfProgram::compile`] returns `Ok(None)`).
 //!
-//! # The strict profile's exec gate (§3.3 option 3)
+//! # The strict profile's exec gate
 //! A filter is installed *before* our own `execve` of the server, so it cannot simply deny
 //! `execve`. Strict makes `execve`/`execveat` return `SECCOMP_RET_USER_NOTIF` instead, and a
 //! supervisor answers each one:
@@ -316,8 +316,8 @@ const INSN_SIZE: usize = 8;
 /// `BPF_RET | BPF_K`: return the constant `k`.
 const BPF_RET_K: u16 = (libc::BPF_RET | libc::BPF_K) as u16;
 
-/// Installs `prog` on the calling thread: `prctl(PR_SET_NO_NEW_PRIVS, 1)` (idempotent; §2 step
-/// 24, and without it `seccomp(2)` would need `CAP_SYS_ADMIN`), then
+/// Installs `prog` on the calling thread: `prctl(PR_SET_NO_NEW_PRIVS, 1)` (idempotent;
+/// without it `seccomp(2)` would need `CAP_SYS_ADMIN`), then
 /// `seccomp(SECCOMP_SET_MODE_FILTER, flags, &prog)`.
 ///
 /// If the program [needs an exec supervisor](BpfProgram::needs_exec_supervisor) it is installed

@@ -19,25 +19,25 @@
 //! HTTP needs: the method and id of what it sends (headers, which response ends a stream), and
 //! the ids of responses it receives.
 //!
-//! What it does, by checklist item of `MCP-CLIENT.md` §7:
+//! What it does (docs/protocol.md, "Transports"):
 //! * every POST has `Accept: application/json, text/event-stream` and
-//!   `Content-Type: application/json` (62); JSON and SSE responses, with the requests and
-//!   notifications that precede the response on the SSE stream (63); 202 with no body (64);
+//!   `Content-Type: application/json`; JSON and SSE responses, with the requests and
+//!   notifications that precede the response on the SSE stream; 202 with no body;
 //! * `Mcp-Session-Id` from the `initialize` response is sent on every later POST, GET and
-//!   DELETE (65); a 404 to a request carrying it drops the id and reports
-//!   [`Incoming::SessionExpired`] / [`TransportError::SessionExpired`] (66);
+//!   DELETE; a 404 to a request carrying it drops the id and reports
+//!   [`Incoming::SessionExpired`] / [`TransportError::SessionExpired`];
 //!   `MCP-Protocol-Version` on every request after `initialize`
-//!   ([`set_protocol_version`](HttpTransport::set_protocol_version)) (67);
+//!   ([`set_protocol_version`](HttpTransport::set_protocol_version));
 //! * SSE: comments and priming events (empty data) are skipped; `retry` is honoured; when a
 //!   stream closes before its response the transport waits `retry` ms and resumes with GET +
-//!   `Last-Event-ID`, as often as the server keeps answering (68); a drop is never turned into
-//!   a cancellation (69); the optional GET stream, 405 meaning "none" (70); DELETE on close,
-//!   405 accepted (71);
+//!   `Last-Event-ID`, as often as the server keeps answering; a drop is never turned into
+//!   a cancellation; the optional GET stream, 405 meaning "none"; DELETE on close,
+//!   405 accepted;
 //! * fallback: when `initialize` gets 400, 404 or 405, GET the URL, wait for the `endpoint`
-//!   event and speak HTTP+SSE from then on (72);
+//!   event and speak HTTP+SSE from then on;
 //! * once the protocol version is 2026-07-28 or later: `Mcp-Method` and `Mcp-Name`
 //!   (`=?base64?…?=` when not header-safe), `MCP-Protocol-Version` on every POST, and no
-//!   session, GET stream, resumption or DELETE (78; `Mcp-Param-*` headers are the caller's,
+//!   session, GET stream, resumption or DELETE (`Mcp-Param-*` headers are the caller's,
 //!   through [`send_with_headers`](HttpTransport::send_with_headers) and
 //!   [`encode_header_value`]).
 //!
@@ -45,7 +45,8 @@
 //! default), the incoming channel holds [`HttpConfig::incoming_capacity`] items (a full channel
 //! stops reading from the network, it never drops), and the command channel is bounded too.
 //!
-//! Not done here: OAuth (send a token through [`HttpConfig::bearer_token`]), batching on send.
+//! OAuth is [`oauth`]'s (the host drives it; a fixed token can also go through
+//! [`HttpConfig::bearer_token`]). Not done: batching on send.
 
 #![forbid(unsafe_code)]
 

@@ -141,7 +141,7 @@ fn sampling_and_elicitation_go_to_the_host_handler() {
     assert!(r.text().to_lowercase().contains("decline"), "{}", r.text());
 }
 
-/// Tasks (2025-11-25, checklist 26 and 43): `simulate-research-query` says
+/// Tasks (2025-11-25; docs/protocol.md, "Tools"): `simulate-research-query` says
 /// `taskSupport: "required"`, so `call_tool` makes it a task: created, polled with `tasks/get`,
 /// its result fetched with `tasks/result`; an ambiguous query pauses the task for an
 /// elicitation, which reaches the handler through `tasks/result`; a caller that stops waiting

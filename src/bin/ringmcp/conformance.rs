@@ -314,7 +314,7 @@ fn print(result: &CallToolResult) -> Result<(), Failure> {
 }
 
 /// Accepts every form-mode elicitation as a user who changed nothing would: with the
-/// requested schema's defaults (MCP-CLIENT.md checklist 49–50). Declines when a required
+/// requested schema's defaults. Declines when a required
 /// field has no usable default (there is nobody to fill it in).
 struct AcceptDefaults;
 

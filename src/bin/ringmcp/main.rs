@@ -1,7 +1,9 @@
 //! `ringmcp`: the command-line face of the ringmcp host engine.
 //!
-//! Subcommands:
-//! * `serve`: the reference MCP server on stdio (the peer of tests and benchmarks).
+//! Subcommands: `inspect` and `call` (a server of a config file or a command), `serve` (the
+//! reference MCP server on stdio, the peer of the tests and benchmarks), `bench`, `sandbox
+//! check|run`, `conformance-client` (for the official suite); the hidden `__sandbox-init` (the
+//! sandbox helper) and `__sandbox-probe` (the attack probe).
 
 #![forbid(unsafe_code)]
 

@@ -67,7 +67,7 @@ impl Client {
             let mut page: Value = match self.request(method, params, None).await {
                 Ok(page) => page,
                 // A cursor the server no longer accepts (-32602): the listing starts over,
-                // once (MCP-CLIENT.md checklist 28).
+                // once.
                 Err(Error::Server { source: RequestError::Rpc(e), .. })
                     if e.code == codes::INVALID_PARAMS && cursor.is_some() && !restarted =>
                 {
@@ -150,7 +150,7 @@ impl Client {
     }
 
     /// A cached list: fresh until the server's `list_changed` (counted in `epoch`), and in
-    /// 2026-07-28 also only while the result's `ttlMs` lasts (MCP-CLIENT.md checklist 80: a
+    /// 2026-07-28 also only while the result's `ttlMs` lasts (docs/protocol.md, "Pagination and list caching": a
     /// missing `ttlMs` is 0, so such a list is fetched every time).
     pub(super) async fn cached<T>(
         &self,
@@ -187,7 +187,7 @@ impl Client {
     /// As [`request`](Self::request), or a malformed result.
     ///
     /// In 2026-07-28 a tool whose `x-mcp-header` annotations break the rules is left out,
-    /// with a warning (MCP-CLIENT.md checklist 78): its arguments could not be mirrored into
+    /// with a warning (docs/protocol.md, "Tools"): its arguments could not be mirrored into
     /// the HTTP headers the server checks.
     pub async fn list_tools(&self) -> Result<Vec<Tool>> {
         Ok(self.list_tools_ttl().await?.0)

@@ -2,7 +2,7 @@
 //! their translation into libseccomp calls.
 //!
 //! Every rule carries **one** comparison per argument: libseccomp 2.5.4 rejects two comparisons
-//! of the same argument in one rule with `-EINVAL` (§3.4), so "A or B" becomes two rules and
+//! of the same argument in one rule with `-EINVAL`, so "A or B" becomes two rules and
 //! "A and not B" is rewritten as a union of single-comparison rules (see [`personality`]). Every
 //! libseccomp result is propagated; nothing is added "best effort" except syscalls that the
 //! running libseccomp cannot name, which are skipped and recorded.
@@ -21,7 +21,7 @@ pub(super) struct Group {
     pub(super) syscalls: &'static [&'static str],
 }
 
-/// The unconditional part of §3.2, in table order.
+/// The unconditional part of the deny table, in table order.
 pub(super) const GROUPS: &[Group] = &[
     Group {
         name: "namespaces/mounts",
@@ -47,7 +47,7 @@ pub(super) const GROUPS: &[Group] = &[
     },
     Group {
         // ENOSYS: libuv and tokio fall back to epoll/threads. io_uring ops are invisible to
-        // seccomp and would bypass every argument rule here (§3.5).
+        // seccomp and would bypass every argument rule here.
         name: "io_uring",
         errno: libc::ENOSYS,
         syscalls: &["io_uring_setup", "io_uring_enter", "io_uring_register"],
@@ -126,7 +126,7 @@ pub(super) const GROUPS: &[Group] = &[
         ],
     },
     Group {
-        // Mount-table information (6.8+); /proc/self/mountinfo stays the only view (§4.16).
+        // Mount-table information (6.8+); /proc/self/mountinfo stays the only view (docs/sandbox.md, item 16).
         name: "mount info",
         errno: libc::EPERM,
         syscalls: &["statmount", "listmount"],
@@ -204,13 +204,13 @@ pub(super) struct Builder {
     pub(super) rules: usize,
     /// Syscalls skipped, with the reason (unknown to libseccomp, or absent on this arch).
     pub(super) skipped: Vec<String>,
-    /// The §3.2 group being added, for skip notes.
+    /// The deny-table group being added, for skip notes.
     group: &'static str,
 }
 
 impl Builder {
     /// A default-allow context for the native architecture whose bad-arch action kills the
-    /// process (i386 `int 0x80` and x32 syscalls on x86_64, §3.1).
+    /// process (i386 `int 0x80` and x32 syscalls on x86_64).
     pub(super) fn new(log_denials: bool) -> Result<Self, SeccompError> {
         let step = |what: &'static str| move |source| SeccompError::Context { what, source };
         let mut ctx = ScmpFilterContext::new(ScmpAction::Allow).map_err(step("seccomp_init"))?;
@@ -305,7 +305,7 @@ impl Builder {
     ///   socket still reach a bound socket that is visible in the sandbox's mount and network
     ///   namespaces; those layers bound it.
     /// * `execve`/`execveat`: `SECCOMP_RET_USER_NOTIF`, answered by [`super::ExecGate`]
-    ///   ("no exec after the server's first exec", §3.3 option 3). Not turned into a log in
+    ///   ("no exec after the server's first exec"). Not turned into a log in
     ///   `log_denials` mode: it is a gate, not a denial.
     fn strict(&mut self) -> Result<(), SeccompError> {
         let not_unix = Cmp { arg: 0, op: Op::Ne, value: libc::AF_UNIX as u64 };

@@ -1,4 +1,4 @@
-//! What this machine offers for the seccomp layer (for `ringmcp sandbox check`, §2 step 1).
+//! What this machine offers for the seccomp layer (for `ringmcp sandbox check`).
 
 use std::fmt;
 
@@ -26,7 +26,7 @@ pub struct SeccompSupport {
     /// The running kernel's version from `uname(2)`.
     pub kernel: Option<(u32, u32, u32)>,
     /// `kernel.io_uring_disabled` (6.6+): 0 allowed, 1 restricted, 2 disabled. `None` if the
-    /// sysctl does not exist. The filter denies io_uring regardless (§3.5).
+    /// sysctl does not exist. The filter denies io_uring regardless.
     pub io_uring_disabled: Option<u8>,
 }
 

@@ -152,7 +152,7 @@ fn drain(fd: &OwnedFd) -> Vec<u8> {
     }
 }
 
-/// Forks a child that leaves its session (no controlling tty, like §2 step 22), arms an alarm,
+/// Forks a child that leaves its session (no controlling tty, like the server's `setsid`), arms an alarm,
 /// installs `prog` if given (closing any listener), runs `body`, and exits 0.
 fn in_child(prog: Option<&BpfProgram>, body: impl FnOnce(&mut Sink)) -> Ended {
     let (rd, wr) = pipe();

@@ -160,7 +160,7 @@ const RIE: u64 = libc::READ_IMPLIES_EXEC as u64;
 const NL_ROUTE: libc::c_int = libc::NETLINK_ROUTE;
 const NL_UEVENT: libc::c_int = libc::NETLINK_KOBJECT_UEVENT;
 
-/// Every group of the §3.2 deny table, plus the argument-level rules, in the standard profile
+/// Every group of the deny table (docs/sandbox.md, "Profiles"), plus the argument-level rules, in the standard profile
 /// without network.
 pub(super) const STANDARD: &[Probe] = &[
     // namespaces / mounts (EPERM)

@@ -1,12 +1,12 @@
 //! P3b (issue 4): one large `blob` answer received by ringmcp, and by the official Rust SDK
 //! client rmcp, from the same `ringmcp serve`; one call per process.
 //!
-//! `scripts/p3b.sh` runs this next to `benches/p3b/client.mjs` (TypeScript SDK) and
-//! `benches/p3b/client.py` (Python SDK). All four take the same arguments and print the same
+//! `scripts/big-answers.sh` runs this next to `benches/big_answers/client.mjs` (TypeScript SDK) and
+//! `benches/big_answers/client.py` (Python SDK). All four take the same arguments and print the same
 //! JSON line:
 //!
 //! ```text
-//! cargo bench --bench p3b -- ringmcp|rmcp --server PATH --bytes N [--timeout SECS]
+//! cargo bench --bench big_answers -- ringmcp|rmcp --server PATH --bytes N [--timeout SECS]
 //! {"client":..,"bytes":N,"ok":bool,"seconds":..,"error":..,"init_seconds":..,
 //!  "cpu_seconds":..,"peak_rss_kib":..}
 //! ```
@@ -46,7 +46,7 @@ use rmcp::model::CallToolRequestParams;
 use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
 use serde_json::{Value, json};
 
-const USAGE: &str = "usage: p3b ringmcp|rmcp --server PATH --bytes N [--timeout SECS]";
+const USAGE: &str = "usage: big_answers ringmcp|rmcp --server PATH --bytes N [--timeout SECS]";
 
 /// The `blob` tool's text: byte `i` is `PATTERN[i % 36]` (see `src/bin/ringmcp/serve/tools.rs`).
 const PATTERN: &[u8; 36] = b"abcdefghijklmnopqrstuvwxyz0123456789";
@@ -94,13 +94,13 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
     // `cargo test --all-targets [-- FLAGS]` runs this too, with no client or with test flags.
     if !matches!(args.first().map(String::as_str), Some("ringmcp" | "rmcp")) {
-        println!("p3b: a manual benchmark, run by scripts/p3b.sh; {USAGE}");
+        println!("big_answers: a manual benchmark, run by scripts/big-answers.sh; {USAGE}");
         return ExitCode::SUCCESS;
     }
     let opts = match parse(&args) {
         Ok(opts) => opts,
         Err(e) => {
-            eprintln!("p3b: {e}\n{USAGE}");
+            eprintln!("big_answers: {e}\n{USAGE}");
             return ExitCode::from(2);
         }
     };

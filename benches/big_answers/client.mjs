@@ -1,11 +1,11 @@
 // P3b (issue 4): one large `blob` answer received by the official TypeScript SDK client
 // (`@modelcontextprotocol/sdk`, StdioClientTransport, default settings) from `ringmcp serve`.
 //
-//   node benches/p3b/client.mjs --server PATH --bytes N [--timeout SECS] [--node-modules DIR]
+//   node benches/big_answers/client.mjs --server PATH --bytes N [--timeout SECS] [--node-modules DIR]
 //
 // The SDK is loaded from DIR (default: $RINGMCP_DEPS/npm/node_modules, else .deps/npm/node_modules
 // of this repo): ES modules ignore NODE_PATH, so it is imported by absolute path.
-// Same contract as benches/p3b.rs: spawn `PATH serve`, initialize, call `blob` once, check the
+// Same contract as benches/big_answers.rs: spawn `PATH serve`, initialize, call `blob` once, check the
 // text (length, first and last 36 characters), print one JSON line
 // {"client","bytes","ok","seconds","error","init_seconds","cpu_seconds","peak_rss_kib"}.
 // `seconds` runs from the call to the checked text; CPU and peak RSS are this process's own.
@@ -82,7 +82,7 @@ async function main() {
     const out = { client: 'ts-sdk', bytes: opts.bytes, ok: false, seconds: null, error: null, init_seconds: null };
     // What the SDK reports through onerror (e.g. its read buffer overflowing) goes with a failure.
     const reported = [];
-    const client = new Client({ name: 'ringmcp-p3b', version: '0' });
+    const client = new Client({ name: 'ringmcp-big-answers', version: '0' });
     client.onerror = (e) => reported.push(String(e?.message ?? e));
     const transport = new StdioClientTransport({ command: opts.server, args: ['serve'], stderr: 'inherit' });
     let started = performance.now();

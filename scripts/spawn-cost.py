@@ -2,7 +2,7 @@
 """P6: server start-up (spawn -> initialized, measured inside `ringmcp bench --spawn-only`),
 sandboxed vs unsandboxed vs bwrap, same server, variants interleaved round by round.
 
-Usage: scripts/p6.py [ROUNDS] [BINARY]. Servers: `ringmcp serve`, and server-everything (node)
+Usage: scripts/spawn-cost.py [ROUNDS] [BINARY]. Servers: `ringmcp serve`, and server-everything (node)
 when .deps is installed, each with the default sandbox and with the CPU quota lifted (2 cores)
 to separate the mechanism's cost from the 50 % CPU limit's. Prints median p50s and ratios.
 """

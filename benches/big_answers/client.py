@@ -1,9 +1,9 @@
 """P3b (issue 4): one large `blob` answer received by the official Python SDK client.
 
-    .deps/venv/bin/python benches/p3b/client.py --server PATH --bytes N [--timeout SECS]
+    .deps/venv/bin/python benches/big_answers/client.py --server PATH --bytes N [--timeout SECS]
 
 `mcp` SDK, `stdio_client` + `ClientSession`, default settings. Same contract as
-benches/p3b.rs: spawn `PATH serve`, initialize, call `blob` once, check the text (length,
+benches/big_answers.rs: spawn `PATH serve`, initialize, call `blob` once, check the text (length,
 first and last 36 characters), print one JSON line
 {"client","bytes","ok","seconds","error","init_seconds","cpu_seconds","peak_rss_kib"}.
 `seconds` runs from the call to the checked text; CPU and peak RSS are this process's own

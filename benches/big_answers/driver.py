@@ -1,10 +1,10 @@
 """P3b (issue 4) driver: run the four clients on one machine state and tabulate them.
 
-Called by scripts/p3b.sh (which builds the binaries and installs the deps); stdlib only.
+Called by scripts/big-answers.sh (which builds the binaries and installs the deps); stdlib only.
 
 For each size, in rounds, the clients run one after the other (ringmcp, rmcp, TypeScript SDK,
 Python SDK), so every client sees the same machine state. Each run is one process: it spawns
-`ringmcp serve`, initializes, calls `blob` once and prints one JSON line (see benches/p3b.rs).
+`ringmcp serve`, initializes, calls `blob` once and prints one JSON line (see benches/big_answers.rs).
 The driver adds:
 
 * `wall_seconds`: the client process from exec to exit (runtime start-up, spawn, initialize,
@@ -75,7 +75,7 @@ def load1() -> float:
 def command(client: str, args: argparse.Namespace, n: int) -> list[str]:
     common = ["--server", args.server, "--bytes", str(n), "--timeout", str(args.limit)]
     if client in ("ringmcp", "rmcp"):
-        return [args.p3b_bin, client, *common]
+        return [args.client_bin, client, *common]
     if client == "ts-sdk":
         return ["node", str(args.here / "client.mjs"), *common, "--node-modules", f"{args.deps}/npm/node_modules"]
     return [f"{args.deps}/venv/bin/python", str(args.here / "client.py"), *common]
@@ -139,7 +139,7 @@ def measure(args: argparse.Namespace, results, log) -> list[dict]:
         shown = "ok" if record.get("ok") else (record.get("error") or "failed")
         secs = record.get("seconds")
         print(
-            f"[p3b] {size_label(record['bytes']):>8} {record['client']:<11} "
+            f"[big-answers] {size_label(record['bytes']):>8} {record['client']:<11} "
             f"{'' if secs is None else f'{secs:9.3f} s '}{shown}",
             file=sys.stderr,
             flush=True,
@@ -257,7 +257,7 @@ def render(path: str) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description="P3b: ringmcp vs rmcp vs TS SDK vs Python SDK")
     parser.add_argument("--server", help="the ringmcp binary (`ringmcp serve` is the server)")
-    parser.add_argument("--p3b-bin", help="the built benches/p3b.rs binary")
+    parser.add_argument("--client-bin", help="the built benches/big_answers.rs binary")
     parser.add_argument("--deps", help="the .deps folder (npm/, venv/)")
     parser.add_argument("--sizes", default="10MB,100MB,1GiB")
     parser.add_argument("--reps", type=int, default=3)
@@ -270,8 +270,8 @@ def main() -> int:
     if args.render:
         print(render(args.render))
         return 0
-    if not (args.server and args.p3b_bin and args.deps and args.out):
-        parser.error("--server, --p3b-bin, --deps and --out are required to run")
+    if not (args.server and args.client_bin and args.deps and args.out):
+        parser.error("--server, --client-bin, --deps and --out are required to run")
     args.here = Path(__file__).resolve().parent
     args.sizes = [parse_size(s) for s in args.sizes.split(",")]
     out = Path(args.out)
