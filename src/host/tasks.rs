@@ -138,13 +138,10 @@ impl Client {
             guard.task = None;
             return Err(Error::Server {
                 server: self.name().into(),
-                source: RequestError::InputNotProvided {
+                source: RequestError::TaskCancelled {
                     method: "tools/call".into(),
-                    input: format!("task {}", task.task_id),
-                    reason: format!(
-                        "the server cancelled the task: {}",
-                        task.status_message.unwrap_or_default()
-                    ),
+                    task: task.task_id,
+                    reason: task.status_message.unwrap_or_else(|| "no reason given".into()),
                 },
             });
         }

@@ -124,6 +124,17 @@ pub enum RequestError {
         /// Why it was not provided.
         reason: String,
     },
+    /// The server cancelled the task running the request (MCP 2025-11-25 tasks) before it
+    /// produced a result.
+    #[error("{method}: the server cancelled task {task}: {reason}")]
+    TaskCancelled {
+        /// The request's method.
+        method: String,
+        /// The server's id of the task.
+        task: String,
+        /// The server's status message, if any.
+        reason: String,
+    },
     /// The request cannot be expressed in the negotiated revision (e.g. params that are not
     /// an object in 2026-07-28, where every request carries `_meta`); nothing was sent.
     #[error("{method} cannot be sent: {reason}")]

@@ -79,12 +79,34 @@ pub fn helper_main() -> ! {
     unsafe { libc::_exit(code) }
 }
 
-/// Reports `e` on the status pipe and returns the exit code for a setup failure.
+/// Reports `e` on the status pipe and returns the exit code for a setup failure: the errno
+/// (4 bytes, native order; 0 when the error has none) then the step's name, in one write.
 fn fail(e: &StepError) -> libc::c_int {
-    let msg = format!("{}: {}", e.step, e.source);
+    let errno = e.source.raw_os_error().unwrap_or(0);
+    let mut msg = errno.to_ne_bytes().to_vec();
+    msg.extend_from_slice(e.step.as_bytes());
+    if errno == 0 {
+        msg.extend_from_slice(format!(" ({})", e.source).as_bytes());
+    }
     // SAFETY: writes a valid buffer to an fd we own (or a closed one: the error is ignored).
     unsafe { libc::write(STATUS_FD, msg.as_ptr().cast(), msg.len()) };
     126
+}
+
+/// What the host read from the status pipe: nothing when the server exec'd, else the failed
+/// step ([`fail`]'s format) as a [`SpawnError::Setup`](super::SpawnError::Setup).
+pub(crate) fn decode_status(status: &[u8]) -> Option<super::SpawnError> {
+    if status.is_empty() {
+        return None;
+    }
+    let (errno, step) = match status.split_first_chunk::<4>() {
+        Some((errno, step)) => (i32::from_ne_bytes(*errno), step),
+        None => (0, status),
+    };
+    let source =
+        if errno > 0 { io::Error::from_raw_os_error(errno) } else { io::Error::other("failed") };
+    let step = String::from_utf8_lossy(step).into_owned();
+    Some(super::SpawnError::Setup { step, source })
 }
 
 fn outer() -> Step<libc::c_int> {
@@ -943,4 +965,30 @@ fn loopback_up() -> io::Result<()> {
 fn owned(fd: RawFd) -> OwnedFd {
     // SAFETY: callers pass fds just returned by a successful syscall, owned by nobody else.
     unsafe { OwnedFd::from_raw_fd(fd) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_step_crosses_the_status_pipe_as_errno_and_name() {
+        let e = StepError {
+            step: "binding /opt/tool".into(),
+            source: io::Error::from_raw_os_error(libc::ENOENT),
+        };
+        let mut msg = libc::ENOENT.to_ne_bytes().to_vec();
+        msg.extend_from_slice(e.step.as_bytes());
+        let Some(super::super::SpawnError::Setup { step, source }) = decode_status(&msg) else {
+            panic!("not a setup error");
+        };
+        assert_eq!((step.as_str(), source.raw_os_error()), ("binding /opt/tool", Some(2)));
+        assert_eq!(
+            decode_status(&msg).unwrap().to_string(),
+            "sandbox setup failed: binding /opt/tool: No such file or directory (os error 2)"
+        );
+        assert!(decode_status(&[]).is_none(), "EOF without a word: the server exec'd");
+        let short = decode_status(b"ab").unwrap().to_string();
+        assert!(short.contains("ab"), "{short}");
+    }
 }

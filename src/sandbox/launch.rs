@@ -89,9 +89,8 @@ pub(crate) fn make_plan(launch: &Launch, config: &SandboxConfig) -> Result<Plan,
         .find(|(k, _)| k == "PATH")
         .map(|(_, v)| v.clone())
         .or_else(|| std::env::var_os("PATH"));
-    let program = plan::find_program(&launch.program, host_path.as_deref()).ok_or_else(|| {
-        SpawnError::Sandbox(plan::PlanError::ProgramNotFound(launch.program.clone()).to_string())
-    })?;
+    let program = plan::find_program(&launch.program, host_path.as_deref())
+        .ok_or_else(|| plan::PlanError::ProgramNotFound(launch.program.clone()))?;
     let program = std::path::absolute(&program).unwrap_or(program);
     let mut dirs = plan::program_binds(&program, host_path.as_deref());
     for arg in &launch.args {
@@ -104,7 +103,7 @@ pub(crate) fn make_plan(launch: &Launch, config: &SandboxConfig) -> Result<Plan,
         (Some(c), _) => {
             let real = c
                 .canonicalize()
-                .map_err(|e| SpawnError::Sandbox(format!("sandbox: cwd {}: {e}", c.display())))?;
+                .map_err(|source| plan::PlanError::Resolve { path: c.clone(), source })?;
             if config.workspace.as_deref() != Some(real.as_path()) {
                 dirs.insert(real.clone());
             }
@@ -113,8 +112,7 @@ pub(crate) fn make_plan(launch: &Launch, config: &SandboxConfig) -> Result<Plan,
         (None, Some(ws)) => ws.clone(),
         (None, None) => PathBuf::from("/tmp"),
     };
-    let mounts = plan::mount_steps(config, &dirs, INNER_ID)
-        .map_err(|e| SpawnError::Sandbox(e.to_string()))?;
+    let mounts = plan::mount_steps(config, &dirs, INNER_ID)?;
     // SAFETY: getuid takes no arguments.
     let uid = unsafe { libc::getuid() };
     // SAFETY: getgid takes no arguments.
@@ -126,9 +124,9 @@ pub(crate) fn make_plan(launch: &Launch, config: &SandboxConfig) -> Result<Plan,
         match (&config.workspace, config.workspace_writable) {
             (Some(ws), true) => {
                 use std::os::unix::fs::MetadataExt;
-                let m = ws.metadata().map_err(|e| {
-                    SpawnError::Sandbox(format!("sandbox: workspace {}: {e}", ws.display()))
-                })?;
+                let m = ws
+                    .metadata()
+                    .map_err(|source| plan::PlanError::Resolve { path: ws.clone(), source })?;
                 (m.uid(), m.gid(), false)
             }
             _ => (NOBODY, NOBODY, false),
@@ -218,8 +216,7 @@ fn compiled(options: &FilterOptions) -> Result<Option<BpfProgram>, SpawnError> {
     if let Some((_, prog)) = cache.iter().find(|(k, _)| *k == key) {
         return Ok(prog.clone());
     }
-    let prog = BpfProgram::compile(options)
-        .map_err(|e| SpawnError::Sandbox(format!("sandbox: seccomp: {e}")))?;
+    let prog = BpfProgram::compile(options).map_err(SpawnError::Seccomp)?;
     cache.push((key, prog.clone()));
     Ok(prog)
 }
@@ -246,11 +243,7 @@ pub(crate) fn spawn_sandboxed(
     launch: &Launch,
     config: &SandboxConfig,
 ) -> Result<Spawned, SpawnError> {
-    let helper = helper_path().ok_or_else(|| {
-        SpawnError::Sandbox(
-            "sandbox: the ringmcp helper binary was not found (set RINGMCP_SANDBOX_HELPER)".into(),
-        )
-    })?;
+    let helper = helper_path().ok_or(SpawnError::HelperMissing)?;
     let plan = make_plan(launch, config)?;
     let layout = cgroup::Layout::probe();
     let (cgroup, limits) = match SandboxCgroup::create(&layout, &limits_of(config)) {
@@ -262,10 +255,7 @@ pub(crate) fn spawn_sandboxed(
         }
     };
     if config.profile == Profile::Strict && !(enforced(&limits.memory) && enforced(&limits.pids)) {
-        return Err(SpawnError::Sandbox(format!(
-            "sandbox: the strict profile needs enforced memory and pids limits: memory {:?}, pids {:?}",
-            limits.memory, limits.pids
-        )));
+        return Err(SpawnError::LimitsNotEnforced { memory: limits.memory, pids: limits.pids });
     }
     for (what, s) in [("memory", &limits.memory), ("cpu", &limits.cpu), ("pids", &limits.pids)] {
         if !enforced(s) {
@@ -303,31 +293,29 @@ pub(crate) fn spawn_sandboxed(
     drop(plan_r);
     drop(status_w);
     let pid = child.id();
-    let fail = |child: &mut std::process::Child, msg: String| {
+    let fail = |child: &mut std::process::Child, error: SpawnError| {
         let _ = sys::signal_group(pid, sys::Signal::Kill);
         let _ = child.wait();
-        SpawnError::Sandbox(msg)
+        error
     };
+    let host = |step, source| SpawnError::Host { step, source };
     if let Some(cg) = &cgroup
         && let Err(e) = cg.place(pid as i32)
     {
-        return Err(fail(&mut child, format!("sandbox: placing the helper in its cgroup: {e}")));
+        return Err(fail(&mut child, SpawnError::Cgroup(e)));
     }
-    let bytes = serde_json::to_vec(&plan).map_err(|e| SpawnError::Sandbox(e.to_string()))?;
+    let bytes = serde_json::to_vec(&plan).expect("a plan serialises");
     let mut plan_w = std::fs::File::from(plan_w);
     if let Err(e) = plan_w.write_all(&bytes) {
-        return Err(fail(&mut child, format!("sandbox: sending the plan: {e}")));
+        return Err(fail(&mut child, host("sending the plan", e)));
     }
     drop(plan_w);
     let status = match read_status(status_r, SETUP_TIMEOUT) {
         Ok(s) => s,
-        Err(e) => {
-            return Err(fail(&mut child, format!("sandbox: waiting for the server to start: {e}")));
-        }
+        Err(e) => return Err(fail(&mut child, host("waiting for the server to start", e))),
     };
-    if !status.is_empty() {
-        let msg = String::from_utf8_lossy(&status).into_owned();
-        return Err(fail(&mut child, format!("sandbox setup failed: {msg}")));
+    if let Some(error) = super::helper::decode_status(&status) {
+        return Err(fail(&mut child, error));
     }
     super::spawn::into_spawned(
         child,
@@ -370,7 +358,7 @@ fn read_status(fd: OwnedFd, timeout: Duration) -> std::io::Result<Vec<u8>> {
 
 /// A close-on-exec pipe whose both ends are numbered 10 or more.
 fn pipe_high() -> Result<(OwnedFd, OwnedFd), SpawnError> {
-    let err = |source: std::io::Error| SpawnError::Sandbox(format!("sandbox: pipe: {source}"));
+    let err = |source: std::io::Error| SpawnError::Host { step: "pipe", source };
     let mut fds = [0; 2];
     // SAFETY: valid out-array.
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } < 0 {

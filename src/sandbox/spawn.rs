@@ -60,9 +60,49 @@ pub enum SpawnError {
         #[source]
         source: std::io::Error,
     },
-    /// A sandbox setup step failed; the message names the step and the OS error.
-    #[error("{0}")]
-    Sandbox(String),
+    /// The sandbox could not be planned: the program, a bind, the workspace or the working
+    /// directory (each names the path and why).
+    #[error(transparent)]
+    Plan(#[from] super::plan::PlanError),
+    /// The ringmcp binary that runs as the sandbox helper was not found.
+    #[error("sandbox: the ringmcp helper binary was not found (set RINGMCP_SANDBOX_HELPER)")]
+    HelperMissing,
+    /// The seccomp filter could not be built.
+    #[error("sandbox: seccomp: {0}")]
+    Seccomp(#[source] super::seccomp::SeccompError),
+    /// The strict profile refuses to start without enforced memory and pids limits.
+    #[error(
+        "sandbox: the strict profile needs enforced memory and pids limits: memory {memory:?}, pids {pids:?}"
+    )]
+    LimitsNotEnforced {
+        /// How the memory limit stands.
+        memory: super::cgroup::LimitStatus,
+        /// How the pids limit stands.
+        pids: super::cgroup::LimitStatus,
+    },
+    /// A host-side step of starting the sandbox failed (a pipe, placing the helper in its
+    /// cgroup, sending the plan, waiting for the server's exec).
+    #[error("sandbox: {step}: {source}")]
+    Host {
+        /// The step.
+        step: &'static str,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The helper could not be placed in the sandbox's cgroup.
+    #[error("sandbox: placing the helper in its cgroup: {0}")]
+    Cgroup(#[source] super::cgroup::CgroupError),
+    /// A setup step inside the sandbox failed, as the helper reported it over its status
+    /// pipe (the step, and the errno as an OS error).
+    #[error("sandbox setup failed: {step}: {source}")]
+    Setup {
+        /// The step, e.g. `binding /opt/tool` or `pivot_root`.
+        step: String,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
     /// `pidfd_open` failed (kernel older than 5.3?).
     #[error("pidfd_open for pid {pid}: {source}")]
     Pidfd {
