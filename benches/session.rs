@@ -22,7 +22,7 @@ fn active(era: Era) -> Session<u64> {
     s.handshake(now, 0);
     let first = s.poll_transmit().expect("handshake sent");
     let id: serde_json::Value =
-        serde_json::from_slice::<serde_json::Value>(&first).unwrap()["id"].clone();
+        serde_json::from_slice::<serde_json::Value>(&first.bytes).unwrap()["id"].clone();
     let result = match era {
         Era::Legacy => {
             serde_json::json!({"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},

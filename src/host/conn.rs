@@ -391,9 +391,9 @@ impl Conn {
 
     /// Moves the session's output to the pipe.
     fn write_transmit(&mut self, ring: &mut Ring) {
-        while let Some(bytes) = self.session.poll_transmit() {
+        while let Some(transmit) = self.session.poll_transmit() {
             if self.stdin.is_some() {
-                self.outq.push_back(bytes);
+                self.outq.push_back(transmit.bytes);
             }
         }
         self.start_write(ring);

@@ -22,10 +22,12 @@ use crate::protocol::{
     CloseReason, Event, ParamHeader, RequestError, ServerDetails, Session, SessionConfig,
     param_header_value, param_headers,
 };
+use crate::protocol::{Transmit, TransmitKind};
 use crate::queue::RequestQueue;
 use crate::transport::{
     GetStream, HttpConfig, HttpTransport, Incoming, TransportError, encode_header_value,
 };
+use crate::transport::{Known, request_name};
 
 use super::RequestSink;
 use super::conn::{CallTable, Completer, ServerStats};
@@ -272,44 +274,6 @@ async fn run(parts: RemoteParts, inputs: async_channel::Receiver<Input>) {
     }
 }
 
-/// How much of a line [`method_of`] reads: the envelope `{"jsonrpc":"2.0","id":…,` and the
-/// member after it (our ids are numbers; a server's id echoed in a response may be longer, and
-/// then nothing is found, which is right for a response).
-const HEAD: usize = 256;
-
-/// The method of a request or notification the session encoded; `None` for a response. Only
-/// the line's head is read (never a large argument): the encoder writes `method` right after
-/// the envelope, where a response has `result` or `error` (a `"method"` inside a result comes
-/// later).
-fn method_of(line: &[u8]) -> Option<&str> {
-    let head = &line[..line.len().min(HEAD)];
-    let find = |key: &[u8]| memchr::memmem::find(head, key);
-    const KEY: &[u8] = b"\"method\":\"";
-    let at = find(KEY)?;
-    if [find(b"\"result\":"), find(b"\"error\":")].into_iter().flatten().any(|o| o < at) {
-        return None;
-    }
-    let rest = &head[at + KEY.len()..];
-    let end = memchr::memchr(b'"', rest)?;
-    std::str::from_utf8(&rest[..end]).ok()
-}
-
-/// The request a `notifications/cancelled` line names.
-fn cancelled_request(line: &[u8]) -> Option<Id> {
-    #[derive(serde::Deserialize)]
-    struct Cancelled {
-        method: String,
-        params: Params,
-    }
-    #[derive(serde::Deserialize)]
-    struct Params {
-        #[serde(rename = "requestId")]
-        request_id: Id,
-    }
-    let c: Cancelled = serde_json::from_slice(line).ok()?;
-    (c.method == "notifications/cancelled").then_some(c.params.request_id)
-}
-
 /// What follows the handshake's last POST (`notifications/initialized`).
 struct AfterHandshake<F> {
     name: Arc<str>,
@@ -365,35 +329,41 @@ impl Remote {
         self.sync_version();
         let modern = self.session.wire_version().is_some_and(|v| v.is_modern());
         let mut batch = Vec::new();
-        while let Some(bytes) = self.session.poll_transmit() {
-            // Only our requests are tracked: a response carries the server's id, which must
-            // not be matched against ours if its POST fails.
-            let method = method_of(&bytes).map(str::to_owned);
-            let token = method.is_some().then(|| {
-                let mut sniffer = IdSniffer::new();
-                sniffer.feed(&bytes);
-                sniffer.id().map(<[u8]>::to_vec)
-            });
-            let token = token.flatten();
+        // The session says what each line is: nothing it wrote is read again, except the
+        // params of a 2026-07-28 `tools/call`, `prompts/get` or `resources/read` (for the
+        // `Mcp-Name` and `Mcp-Param-*` headers).
+        while let Some(Transmit { bytes, kind }) = self.session.poll_transmit() {
             let Some(transport) = &self.transport else { continue };
-            if method.as_deref() == Some("notifications/cancelled")
-                && let Some(id) = cancelled_request(&bytes)
-            {
-                // Stop following the request's stream; in 2026-07-28 closing it *is* the
-                // cancellation over HTTP, and no notification is sent.
-                transport.cancel_stream(&id);
-                if modern {
-                    continue;
+            let (known, token) = match kind {
+                // Only our requests are tracked: a response carries the server's id, which
+                // must not be matched against ours if its POST fails.
+                TransmitKind::Request { method, id } => {
+                    let token = id.to_string().into_bytes();
+                    let name = if modern { request_name(&method, &bytes) } else { None };
+                    let id = Some(Id::Number(id));
+                    (Known { method: Some(method.to_string()), id, name }, Some(token))
                 }
-            }
-            let headers = match method.as_deref() {
+                TransmitKind::Notification { method, cancels } => {
+                    if let Some(id) = cancels {
+                        // Stop following the request's stream; in 2026-07-28 closing it *is*
+                        // the cancellation over HTTP, and no notification is sent.
+                        transport.cancel_stream(&Id::Number(id));
+                        if modern {
+                            continue;
+                        }
+                    }
+                    (Known { method: Some(method.to_string()), ..Known::default() }, None)
+                }
+                TransmitKind::Response => (Known::default(), None),
+            };
+            let headers = match known.method.as_deref() {
                 Some(m @ ("tools/list" | "tools/call")) if modern => {
-                    self.param_headers(m, &bytes, token.as_deref())
+                    self.param_headers(m, &bytes, known.name.as_deref(), token.as_deref())
                 }
                 _ => Vec::new(),
             };
             let Some(transport) = &self.transport else { continue };
-            batch.push((token, transport.send_with_headers(bytes, headers)));
+            batch.push((token, transport.send_known(bytes, known, headers)));
         }
         let mut after = std::mem::take(&mut self.get_stream_due).then(|| AfterHandshake {
             name: self.name.clone(),
@@ -443,6 +413,7 @@ impl Remote {
         &mut self,
         method: &str,
         line: &[u8],
+        tool: Option<&str>,
         token: Option<&[u8]>,
     ) -> Vec<(String, String)> {
         #[derive(serde::Deserialize)]
@@ -451,7 +422,6 @@ impl Remote {
         }
         #[derive(serde::Deserialize)]
         struct PeekParams {
-            name: Option<String>,
             arguments: Option<Box<serde_json::value::RawValue>>,
         }
         match method {
@@ -467,13 +437,13 @@ impl Remote {
                 Vec::new()
             }
             "tools/call" => {
-                let Ok(peek) = serde_json::from_slice::<Peek>(line) else { return Vec::new() };
-                let params = peek.params;
-                let Some(name) = params.as_ref().and_then(|p| p.name.as_deref()) else {
+                // The arguments are read only for a tool with annotated ones.
+                let Some(annotated) = tool.and_then(|name| self.tool_headers.get(name)) else {
                     return Vec::new();
                 };
-                let Some(annotated) = self.tool_headers.get(name) else { return Vec::new() };
-                let arguments = params
+                let Ok(peek) = serde_json::from_slice::<Peek>(line) else { return Vec::new() };
+                let arguments = peek
+                    .params
                     .and_then(|p| p.arguments)
                     .and_then(|a| serde_json::from_str::<Value>(a.get()).ok())
                     .unwrap_or(Value::Null);
@@ -642,32 +612,5 @@ impl Remote {
                 }
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::jsonrpc;
-
-    #[test]
-    fn requests_and_responses_are_told_apart() {
-        let request = jsonrpc::encode_request(&Id::Number(3), "tools/call", None);
-        assert_eq!(method_of(&request), Some("tools/call"));
-        let note =
-            jsonrpc::encode_notification("notifications/cancelled", None::<serde_json::Value>)
-                .unwrap();
-        assert_eq!(method_of(&note), Some("notifications/cancelled"));
-        let answer = serde_json::json!({"role": "assistant", "note": "\"method\":\"x\""});
-        let response = jsonrpc::encode_result(&Id::Number(3), answer).unwrap();
-        assert_eq!(method_of(&response), None);
-        let error = jsonrpc::encode_error(Some(&Id::Number(3)), &ErrorObject::new(-1, "no"));
-        assert_eq!(method_of(&error), None);
-        let long_id = Id::String("x".repeat(300));
-        let echoed = jsonrpc::encode_result(&long_id, serde_json::json!({})).unwrap();
-        assert_eq!(method_of(&echoed), None);
-        let cancelled = serde_json::json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
-                                           "params": {"requestId": 7}});
-        assert_eq!(cancelled_request(cancelled.to_string().as_bytes()), Some(Id::Number(7)));
     }
 }

@@ -24,6 +24,7 @@ mod lifecycle;
 pub mod modern;
 mod rounds;
 mod streams;
+mod transmit;
 mod types;
 mod version;
 
@@ -45,6 +46,7 @@ use modern::ResultKind;
 pub use modern::{Era, ParamHeader, param_header_value, param_headers};
 pub use streams::ListenFilter;
 use streams::{LISTEN_BACKOFF_MIN, Listen};
+pub use transmit::{Transmit, TransmitKind};
 pub use types::{
     CallToolResult, Content, GetPromptResult, Implementation, InitializeResult, Prompt,
     PromptMessage, ReadResourceResult, Resource, ResourceContents, Root, Tool,
@@ -195,7 +197,7 @@ pub const MAX_INPUT_ROUNDS: u8 = 16;
 
 #[derive(Debug)]
 struct Pending<T> {
-    method: Box<str>,
+    method: std::sync::Arc<str>,
     sent: Instant,
     deadline: Instant,
     token: T,
@@ -217,7 +219,7 @@ struct Pending<T> {
 #[derive(Debug)]
 struct Round<T> {
     token: T,
-    method: Box<str>,
+    method: std::sync::Arc<str>,
     line: Bytes,
     state: Option<Box<RawValue>>,
     responses: serde_json::Map<String, Value>,
@@ -254,7 +256,7 @@ pub struct Session<T> {
     pending: HashMap<i64, Pending<T>>,
     /// Min-heap of (deadline, id). Entries of requests already gone are skipped lazily.
     deadlines: BinaryHeap<Reverse<(Instant, i64)>>,
-    transmit: VecDeque<Bytes>,
+    transmit: VecDeque<Transmit>,
     events: VecDeque<Event<T>>,
     stats: SessionStats,
     last_received: Option<Instant>,
@@ -419,22 +421,26 @@ impl<T> Session<T> {
         token: T,
     ) -> Result<i64, (T, RequestError)> {
         let id = self.next_id;
-        let mut value = match params.map(|p| serde_json::from_str::<Value>(p.get())) {
-            None => json!({}),
-            Some(Ok(v @ Value::Object(_))) => v,
-            Some(_) => {
-                let reason = "params must be a JSON object".to_owned();
-                return Err((
-                    token,
-                    RequestError::MalformedResult { method: method.into(), reason },
-                ));
-            }
+        let text = params.map_or("{}", RawValue::get).trim_start();
+        let Some(members) = text.strip_prefix('{') else {
+            let reason = "params must be a JSON object".to_owned();
+            return Err((token, RequestError::MalformedResult { method: method.into(), reason }));
         };
-        let meta = value.as_object_mut().expect("an object").entry("_meta").or_insert(json!({}));
-        if let Some(meta) = meta.as_object_mut() {
-            meta.insert("progressToken".into(), json!(id));
-        }
-        let raw = RawValue::from_string(value.to_string()).expect("serde_json output is JSON");
+        let raw = if memchr::memmem::find(text.as_bytes(), b"\"_meta\"").is_none() {
+            // No `_meta` yet: spliced in front of the members, nothing parsed.
+            let members = members.trim_start();
+            let sep = if members.starts_with('}') { "" } else { "," };
+            format!(r#"{{"_meta":{{"progressToken":{id}}}{sep}{members}"#)
+        } else {
+            // A `_meta` (or the text of one) is there: merged the slow way.
+            let mut value: Value = serde_json::from_str(text).unwrap_or_else(|_| json!({}));
+            let object = value.as_object_mut().map(|o| o.entry("_meta").or_insert(json!({})));
+            if let Some(meta) = object.and_then(Value::as_object_mut) {
+                meta.insert("progressToken".into(), json!(id));
+            }
+            value.to_string()
+        };
+        let raw = RawValue::from_string(raw).expect("an object with the token spliced in");
         let id = self.request(method, Some(&raw), now, timeout, token)?;
         if let Some(p) = self.pending.get_mut(&id) {
             p.timeout = Some(timeout.unwrap_or(self.config.request_timeout));
@@ -505,9 +511,11 @@ impl<T> Session<T> {
         // required) when URL elicitation is declared.
         let kept =
             (self.modern().is_some() || self.config.features.elicitation_url).then(|| line.clone());
-        self.transmit.push_back(line);
+        let method: std::sync::Arc<str> = method.into();
+        let kind = TransmitKind::Request { method: method.clone(), id };
+        self.transmit.push_back(Transmit { bytes: line, kind });
         let pending = Pending {
-            method: method.into(),
+            method,
             sent: now,
             deadline,
             token,
@@ -528,10 +536,22 @@ impl<T> Session<T> {
         self.stats.requests += 1;
     }
 
-    /// Queues a notification to the server (e.g. `notifications/cancelled`).
+    /// Queues a notification to the server.
     pub fn notify(&mut self, method: &str, params: Option<Value>) {
         let line = jsonrpc::encode_notification(method, params).expect("Value serialises");
-        self.transmit.push_back(line.into());
+        let kind = TransmitKind::Notification { method: method.into(), cancels: None };
+        self.transmit.push_back(Transmit { bytes: line.into(), kind });
+    }
+
+    /// Queues `notifications/cancelled` for our request `id` (typed, so a transport can act on
+    /// the cancellation without reading the line).
+    fn notify_cancelled(&mut self, id: i64, reason: &str) {
+        let params = json!({"requestId": id, "reason": reason});
+        let line = jsonrpc::encode_notification("notifications/cancelled", Some(params))
+            .expect("Value serialises");
+        let method = "notifications/cancelled".into();
+        let kind = TransmitKind::Notification { method, cancels: Some(id) };
+        self.transmit.push_back(Transmit { bytes: line.into(), kind });
     }
 
     /// Feeds one frame received from the server. Only the envelope is decoded here; a
@@ -658,10 +678,7 @@ impl<T> Session<T> {
             let probe = matches!(self.state, State::Discovering { request, .. } if request == id);
             if &*p.method != "initialize" && !probe {
                 let reason = format!("timed out after {:?}", now - p.sent);
-                self.notify(
-                    "notifications/cancelled",
-                    Some(json!({"requestId": id, "reason": reason})),
-                );
+                self.notify_cancelled(id, &reason);
             }
             self.complete(id, Err(error));
             self.remember_abandoned(id);
@@ -711,8 +728,8 @@ impl<T> Session<T> {
         self.deadlines.clear();
     }
 
-    /// The next bytes to write to the server's stdin.
-    pub fn poll_transmit(&mut self) -> Option<Bytes> {
+    /// The next line to write to the server, and what it is.
+    pub fn poll_transmit(&mut self) -> Option<Transmit> {
         self.transmit.pop_front()
     }
 
@@ -790,7 +807,7 @@ impl<T> Session<T> {
             Ok(result) => jsonrpc::encode_result(id, result).expect("Value serialises"),
             Err(error) => jsonrpc::encode_error(Some(id), &error),
         };
-        self.transmit.push_back(line.into());
+        self.transmit.push_back(Transmit { bytes: line.into(), kind: TransmitKind::Response });
     }
 
     /// Cancels request `id` for a caller that stopped waiting: the server is sent
@@ -815,7 +832,7 @@ impl<T> Session<T> {
         }
         let p = self.pending.remove(&id)?;
         self.reissued.remove(&origin);
-        self.notify("notifications/cancelled", Some(json!({"requestId": id, "reason": reason})));
+        self.notify_cancelled(id, reason);
         self.stats.cancelled += 1;
         self.remember_abandoned(id);
         Some(p.token)
@@ -966,7 +983,8 @@ impl<T> Session<T> {
                     }
                     Err(error) => jsonrpc::encode_error(Some(&req.id), &error),
                 };
-                self.transmit.push_back(line.into());
+                let kind = TransmitKind::Response;
+                self.transmit.push_back(Transmit { bytes: line.into(), kind });
             }
         }
     }

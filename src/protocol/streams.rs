@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use crate::jsonrpc::{self, Id, RawMessage};
 
 use super::modern;
-use super::{Event, Session, Violation};
+use super::{Event, Session, Transmit, TransmitKind, Violation};
 
 /// The first and the longest wait before an ended `subscriptions/listen` stream is reopened.
 pub(super) const LISTEN_BACKOFF_MIN: Duration = Duration::from_secs(1);
@@ -87,14 +87,16 @@ impl<T> Session<T> {
         }
         let id = self.next_id;
         self.next_id += 1;
-        let line = match self.modern() {
-            Some(version) => {
+        let (line, method) = match self.modern() {
+            Some(version) => (
                 modern::encode_with_meta(id, "server/discover", None, self.meta_json(version))
-                    .expect("no params to splice into")
-            }
-            None => jsonrpc::encode_request(&Id::Number(id), "ping", None),
+                    .expect("no params to splice into"),
+                "server/discover",
+            ),
+            None => (jsonrpc::encode_request(&Id::Number(id), "ping", None), "ping"),
         };
-        self.transmit.push_back(line.into());
+        let kind = TransmitKind::Request { method: method.into(), id };
+        self.transmit.push_back(Transmit { bytes: line.into(), kind });
         self.stats.requests += 1;
         self.stats.keepalive_pings += 1;
         self.keepalive = Some((id, now));
@@ -114,8 +116,7 @@ impl<T> Session<T> {
             return;
         }
         if let Some(old) = self.listen.take() {
-            let params = json!({"requestId": old.id, "reason": "subscription replaced"});
-            self.notify("notifications/cancelled", Some(params));
+            self.notify_cancelled(old.id, "subscription replaced");
             self.remember_abandoned(old.id);
         }
         self.listen_retry = None;
@@ -135,7 +136,8 @@ impl<T> Session<T> {
         let meta = self.meta_json(version);
         let line = modern::encode_with_meta(id, "subscriptions/listen", Some(&body), meta)
             .expect("an object");
-        self.transmit.push_back(line.into());
+        let kind = TransmitKind::Request { method: "subscriptions/listen".into(), id };
+        self.transmit.push_back(Transmit { bytes: line.into(), kind });
         self.stats.requests += 1;
         self.listen = Some(Listen { id, filter });
     }

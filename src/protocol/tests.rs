@@ -10,14 +10,39 @@ fn raw(v: Value) -> Box<RawValue> {
     RawValue::from_string(v.to_string()).unwrap()
 }
 
-fn sent(s: &mut TestSession) -> Vec<Value> {
-    std::iter::from_fn(|| s.poll_transmit())
-        .map(|b| {
-            assert_eq!(b.last(), Some(&b'\n'));
-            assert!(!b[..b.len() - 1].contains(&b'\n'));
-            serde_json::from_slice(&b).unwrap()
-        })
-        .collect()
+/// The lines the session wants written, each checked against what its [`Transmit`] says it
+/// is (so every test of the session also tests the typed transmits).
+pub(super) fn sent(s: &mut TestSession) -> Vec<Value> {
+    std::iter::from_fn(|| s.poll_transmit()).map(checked).collect()
+}
+
+pub(super) fn checked(t: Transmit) -> Value {
+    let b = &t.bytes;
+    assert_eq!(b.last(), Some(&b'\n'));
+    assert!(!b[..b.len() - 1].contains(&b'\n'));
+    let v: Value = serde_json::from_slice(b).unwrap();
+    match &t.kind {
+        TransmitKind::Request { method, id } => {
+            assert_eq!(
+                (v["method"].as_str(), v["id"].as_i64()),
+                (Some(&**method), Some(*id)),
+                "{v}"
+            );
+        }
+        TransmitKind::Notification { method, cancels } => {
+            assert_eq!(v["method"].as_str(), Some(&**method), "{v}");
+            assert!(v.get("id").is_none(), "{v}");
+            let names = (v["method"] == "notifications/cancelled")
+                .then(|| v["params"]["requestId"].as_i64())
+                .flatten();
+            assert_eq!(*cancels, names, "{v}");
+        }
+        TransmitKind::Response => {
+            assert!(v.get("method").is_none() && v.get("id").is_some(), "{v}");
+        }
+    }
+    assert_eq!(t.method(), v["method"].as_str());
+    v
 }
 
 fn events(s: &mut TestSession) -> Vec<Event<u32>> {
@@ -391,6 +416,31 @@ fn initialize_is_never_cancelled_by_a_caller() {
     sent(&mut s);
     assert_eq!(s.cancel(1, "no"), None);
     assert!(sent(&mut s).is_empty());
+}
+
+#[test]
+fn the_progress_token_is_spliced_into_any_params() {
+    let t0 = crate::fuzzing::epoch();
+    let mut s = active("2025-11-25", t0);
+    let cases = [
+        (None, json!({})),
+        (Some(raw(json!({}))), json!({})),
+        (
+            Some(raw(json!({"name": "x", "arguments": {"a": [1, {"b": "}"}]}}))),
+            json!({"name": "x", "arguments": {"a": [1, {"b": "}"}]}}),
+        ),
+        (
+            Some(raw(json!({"name": "has \"_meta\" in a value"}))),
+            json!({"name": "has \"_meta\" in a value"}),
+        ),
+    ];
+    for (params, mut want) in cases {
+        let id = s.request_with_progress("tools/call", params.as_deref(), t0, None, 1).unwrap();
+        want["_meta"] = json!({"progressToken": id});
+        assert_eq!(sent(&mut s)[0]["params"], want);
+    }
+    let not_object = raw(json!([1]));
+    assert!(s.request_with_progress("tools/call", Some(&not_object), t0, None, 1).is_err());
 }
 
 #[test]

@@ -10,7 +10,7 @@ use serde_json::json;
 type TestSession = Session<u32>;
 
 fn sent(s: &mut TestSession) -> Vec<Value> {
-    std::iter::from_fn(|| s.poll_transmit()).map(|b| serde_json::from_slice(&b).unwrap()).collect()
+    std::iter::from_fn(|| s.poll_transmit()).map(super::tests::checked).collect()
 }
 
 fn events(s: &mut TestSession) -> Vec<Event<u32>> {

@@ -293,8 +293,33 @@ impl HttpTransport {
         headers: Vec<(String, String)>,
     ) -> impl Future<Output = Result<(), TransportError>> + Send + 'static {
         let body = trim_line(message.into());
+        let out = wire::peek_outgoing(&body);
+        self.queue_send(body, out, headers)
+    }
+
+    /// [`send_with_headers`](Self::send_with_headers) for a message whose method, id and
+    /// name the caller knows (the host's MCP session knows what it wrote): the transport
+    /// reads nothing of the body. `known.name` matters only for the 2026-07-28 `Mcp-Name`
+    /// header ([`request_name`] finds it in a line).
+    pub fn send_known(
+        &self,
+        message: impl Into<Bytes>,
+        known: Known,
+        headers: Vec<(String, String)>,
+    ) -> impl Future<Output = Result<(), TransportError>> + Send + 'static {
+        let Known { method, id, name } = known;
+        let out = wire::Outgoing { method, id, name, batch: false };
+        self.queue_send(trim_line(message.into()), Ok(out), headers)
+    }
+
+    fn queue_send(
+        &self,
+        body: Bytes,
+        out: Result<wire::Outgoing, TransportError>,
+        headers: Vec<(String, String)>,
+    ) -> impl Future<Output = Result<(), TransportError>> + Send + 'static {
         let (reply, done) = oneshot::channel();
-        let queued = wire::peek_outgoing(&body)
+        let queued = out
             .and_then(|out| Ok((out, driver::header_map(&headers)?)))
             .map(|(out, extra)| TransportCommand::Send { body, out, extra, reply });
         let commands = self.commands.clone();
@@ -452,6 +477,23 @@ impl Drop for HttpTransport {
 }
 
 /// Drops the `\n` that [`crate::jsonrpc`]'s encoders end each line with (zero-copy).
+/// What [`HttpTransport::send_known`] is told of a message instead of reading it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Known {
+    /// `method`, for a request or notification.
+    pub method: Option<String>,
+    /// The id, for a request (whose response ends its stream) or a response.
+    pub id: Option<Id>,
+    /// `params.name` of `tools/call` and `prompts/get`, `params.uri` of `resources/read`.
+    pub name: Option<String>,
+}
+
+/// `params.name` of a `tools/call` or `prompts/get` line, `params.uri` of a `resources/read`
+/// one (what 2026-07-28 puts in `Mcp-Name`); `None` for other methods.
+pub fn request_name(method: &str, line: &[u8]) -> Option<String> {
+    wire::peek_name(method, line)
+}
+
 fn trim_line(mut body: Bytes) -> Bytes {
     while body.last().is_some_and(|b| matches!(b, b'\n' | b'\r')) {
         body.truncate(body.len() - 1);

@@ -78,14 +78,32 @@ pub(crate) fn peek_outgoing(body: &[u8]) -> Result<Outgoing, TransportError> {
     let peek: PeekOut<'_> = serde_json::from_slice(body).map_err(invalid)?;
     let id = peek.id.and_then(|raw| Id::from_token(raw.get().as_bytes()));
     let name = match (peek.method.as_deref(), peek.params) {
-        (Some("tools/call" | "prompts/get" | "resources/read"), Some(params)) => {
-            serde_json::from_str::<PeekName>(params.get()).ok().and_then(|p| {
-                if peek.method.as_deref() == Some("resources/read") { p.uri } else { p.name }
-            })
-        }
+        (Some(method), Some(params)) => name_in(method, params.get()),
         _ => None,
     };
     Ok(Outgoing { method: peek.method, id, name, batch: false })
+}
+
+/// `params.name` or `params.uri` of a `method` request, read from its whole `line`.
+pub(crate) fn peek_name(method: &str, line: &[u8]) -> Option<String> {
+    if !matches!(method, "tools/call" | "prompts/get" | "resources/read") {
+        return None;
+    }
+    #[derive(Deserialize)]
+    struct Line<'a> {
+        #[serde(borrow, default)]
+        params: Option<&'a RawValue>,
+    }
+    let line: Line<'_> = serde_json::from_slice(line).ok()?;
+    name_in(method, line.params?.get())
+}
+
+fn name_in(method: &str, params: &str) -> Option<String> {
+    if !matches!(method, "tools/call" | "prompts/get" | "resources/read") {
+        return None;
+    }
+    let p = serde_json::from_str::<PeekName>(params).ok()?;
+    if method == "resources/read" { p.uri } else { p.name }
 }
 
 #[derive(Deserialize)]
