@@ -43,12 +43,46 @@ pub(crate) const SHUTDOWN_STEP: Duration = Duration::from_secs(2);
 /// Largest single write to a server's stdin (several queued messages are coalesced up to it).
 const MAX_WRITE: usize = 1 << 20;
 
-/// Operation kinds, in the low bits of a ring tag (`id << KIND_BITS | kind`).
-pub(crate) const KIND_BITS: u32 = 3;
-pub(crate) const STDOUT: u64 = 0;
-pub(crate) const STDERR: u64 = 1;
-pub(crate) const STDIN: u64 = 2;
-pub(crate) const EXIT: u64 = 3;
+/// What one of a server's ring operations is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Op {
+    /// A read of its stdout.
+    Stdout,
+    /// A read of its stderr.
+    Stderr,
+    /// A write to its stdin.
+    Stdin,
+    /// The wait for its exit (its pidfd becoming readable).
+    Exit,
+}
+
+/// The `user_data` of one of a server's ring operations: the server's id and the operation,
+/// encoded and decoded here only (the id in the high bits, the operation in the low
+/// [`OpTag::OP_BITS`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct OpTag {
+    /// The server (its connection's id).
+    pub(crate) server: u64,
+    /// The operation.
+    pub(crate) op: Op,
+}
+
+impl OpTag {
+    const OP_BITS: u32 = 3;
+    const OPS: [Op; 4] = [Op::Stdout, Op::Stderr, Op::Stdin, Op::Exit];
+
+    /// The ring tag.
+    pub(crate) fn encode(self) -> u64 {
+        let op = Self::OPS.iter().position(|&o| o == self.op).expect("every op is listed");
+        (self.server << Self::OP_BITS) | op as u64
+    }
+
+    /// The operation a ring tag names; `None` for a tag no [`encode`](Self::encode) made.
+    pub(crate) fn decode(tag: u64) -> Option<OpTag> {
+        let op = *Self::OPS.get((tag & ((1 << Self::OP_BITS) - 1)) as usize)?;
+        Some(OpTag { server: tag >> Self::OP_BITS, op })
+    }
+}
 
 /// Who waits for a request's outcome.
 #[derive(Debug)]
@@ -301,9 +335,9 @@ impl Conn {
             frames_offloaded: 0,
         };
         let armed = conn
-            .arm(ring, STDOUT, false, None)
-            .and_then(|()| conn.arm(ring, STDERR, false, None))
-            .and_then(|()| ring.poll_readable(&conn.pidfd, conn.tag(EXIT)));
+            .arm(ring, Op::Stdout, false, None)
+            .and_then(|()| conn.arm(ring, Op::Stderr, false, None))
+            .and_then(|()| ring.poll_readable(&conn.pidfd, conn.tag(Op::Exit)));
         if let Err(e) = armed {
             // Without its reads and exit watch the server cannot be driven: end it now. Reads
             // already armed complete on their own once the process is gone.
@@ -316,8 +350,8 @@ impl Conn {
         Ok(conn)
     }
 
-    pub(crate) fn tag(&self, kind: u64) -> u64 {
-        (self.id << KIND_BITS) | kind
+    pub(crate) fn tag(&self, op: Op) -> u64 {
+        OpTag { server: self.id, op }.encode()
     }
 
     pub(crate) fn pid(&self) -> u32 {
@@ -431,7 +465,7 @@ impl Conn {
                 merged.freeze()
             }
         };
-        match ring.write(stdin, data, (self.id << KIND_BITS) | STDIN) {
+        match ring.write(stdin, data, self.tag(Op::Stdin)) {
             Ok(()) => self.writing = true,
             Err(e) => tracing::error!(server = &*self.name, "submitting a write: {e}"),
         }
@@ -443,12 +477,12 @@ impl Conn {
     fn arm(
         &self,
         ring: &mut Ring,
-        kind: u64,
+        kind: Op,
         own_buffer: bool,
         buf: Option<Vec<u8>>,
     ) -> std::io::Result<()> {
         let (file, size) = match kind {
-            STDOUT => (&self.stdout, self.read_size),
+            Op::Stdout => (&self.stdout, self.read_size),
             _ => (&self.stderr, 16 * 1024),
         };
         if ring.features().multishot_read && !own_buffer {
@@ -461,7 +495,7 @@ impl Conn {
     /// Re-arms a read whose previous operation ended (logging a failure). After `ENOBUFS`
     /// (every shared buffer busy) it falls back to one plain read, so the pipe is drained
     /// regardless; a plain read's buffer is reused.
-    fn rearm(&self, ring: &mut Ring, kind: u64, result: i32, buf: Option<Vec<u8>>) -> bool {
+    fn rearm(&self, ring: &mut Ring, kind: Op, result: i32, buf: Option<Vec<u8>>) -> bool {
         self.arm(ring, kind, result == -libc::ENOBUFS, buf)
             .map_err(|e| tracing::error!(server = &*self.name, "re-arming a read: {e}"))
             .is_ok()
@@ -484,7 +518,7 @@ impl Conn {
                 while let Some(event) = self.framer.next_event() {
                     self.on_frame(event, pool, now);
                 }
-                if self.rearm(ring, STDOUT, 0, Some(buf)) {
+                if self.rearm(ring, Op::Stdout, 0, Some(buf)) {
                     self.flush(ring, now);
                     return;
                 }
@@ -493,7 +527,7 @@ impl Conn {
         }
         if c.more
             || ((c.result > 0 || c.result == -libc::ENOBUFS)
-                && self.rearm(ring, STDOUT, c.result, None))
+                && self.rearm(ring, Op::Stdout, c.result, None))
         {
             self.flush(ring, now);
             return;
@@ -691,7 +725,7 @@ impl Conn {
             }
             Buffer::Read(buf) if c.result > 0 => {
                 self.stderr_log.push(&self.name, &buf);
-                if self.rearm(ring, STDERR, 0, Some(buf)) {
+                if self.rearm(ring, Op::Stderr, 0, Some(buf)) {
                     return;
                 }
             }
@@ -699,7 +733,7 @@ impl Conn {
         }
         if c.more
             || ((c.result > 0 || c.result == -libc::ENOBUFS)
-                && self.rearm(ring, STDERR, c.result, None))
+                && self.rearm(ring, Op::Stderr, c.result, None))
         {
             return;
         }
@@ -814,7 +848,7 @@ impl Conn {
         self.outq.clear();
         if self.stdin.take().is_some() && self.writing {
             // The write (blocked on a full pipe, perhaps) holds the fd open: cancel it.
-            let _ = ring.cancel(self.tag(STDIN));
+            let _ = ring.cancel(self.tag(Op::Stdin));
         }
         self.session.handle_closed(CloseReason::Shutdown);
         self.phase = Phase::StdinClosed(now + SHUTDOWN_STEP);
@@ -849,8 +883,8 @@ impl Conn {
             }
             if self.exit.is_some() {
                 // Exited, but something still holds its pipes open: stop reading them.
-                let _ = ring.cancel(self.tag(STDOUT));
-                let _ = ring.cancel(self.tag(STDERR));
+                let _ = ring.cancel(self.tag(Op::Stdout));
+                let _ = ring.cancel(self.tag(Op::Stderr));
             }
         }
         if self.exit.is_none() {
@@ -930,6 +964,24 @@ impl Conn {
                 counters: g.stats(),
                 nofile: g.nofile,
             }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn op_tags_round_trip_and_nothing_else_decodes() {
+        for server in [1, 2, 1 << 40] {
+            for op in OpTag::OPS {
+                let tag = OpTag { server, op };
+                assert_eq!(OpTag::decode(tag.encode()), Some(tag));
+            }
+        }
+        for unused in 4..8 {
+            assert_eq!(OpTag::decode((9 << OpTag::OP_BITS) | unused), None);
         }
     }
 }

@@ -24,11 +24,12 @@ use crate::queue::{ReadyList, RequestQueue, Ticket};
 use crate::uring::{Buffer, Completion, Ring, sys};
 
 use super::config::ServerSpec;
-use super::conn::{Conn, ConnParts, EXIT, KIND_BITS, STDERR, STDIN, STDOUT, ServerStats};
+use super::conn::{Conn, ConnParts, Op, OpTag, ServerStats};
 use super::error::Error;
 use super::events::EventSink;
 
-/// The tag of the eventfd read (server ids start at 1, so id 0 is free).
+/// The tag of the eventfd read: its low bits (7) name no [`Op`], so no server operation's
+/// [`OpTag`] is ever equal to it.
 const WAKE: u64 = 7;
 
 /// A caller's request, travelling through its server's [`RequestQueue`].
@@ -263,8 +264,10 @@ impl Driver {
             }
             return;
         }
-        let id = c.tag >> KIND_BITS;
-        let kind = c.tag & ((1 << KIND_BITS) - 1);
+        let Some(OpTag { server: id, op }) = OpTag::decode(c.tag) else {
+            tracing::error!(tag = c.tag, "a completion with a tag no server operation has");
+            return;
+        };
         let Some(conn) = self.conns.get_mut(&id) else {
             // Cannot happen (a server is removed only once its operations are done), but a
             // shared buffer must never be lost: give it back.
@@ -275,15 +278,14 @@ impl Driver {
             return;
         };
         let ring = &mut self.ring;
-        match kind {
-            STDOUT => conn.on_stdout(ring, self.pool.as_ref(), c, now),
-            STDERR => conn.on_stderr(ring, c),
-            STDIN => match c.buffer {
+        match op {
+            Op::Stdout => conn.on_stdout(ring, self.pool.as_ref(), c, now),
+            Op::Stderr => conn.on_stderr(ring, c),
+            Op::Stdin => match c.buffer {
                 Buffer::Write(data) => conn.on_stdin(ring, c.result, data, now),
                 _ => tracing::error!("stdin completion without its data"),
             },
-            EXIT => conn.on_exit(ring, c.result, now),
-            kind => tracing::error!(kind, "completion of an unexpected kind"),
+            Op::Exit => conn.on_exit(ring, c.result, now),
         }
         self.after(id);
     }
