@@ -111,6 +111,14 @@ fn probe_code_written(config: &SandboxConfig) -> Result<Vec<Attempt>, String> {
     let helper = launch::helper_path().ok_or("the ringmcp binary (the probe) was not found")?;
     let ws = std::env::temp_dir().join(format!("ringmcp-check-{}", std::process::id()));
     std::fs::create_dir_all(&ws).map_err(|e| format!("creating {}: {e}", ws.display()))?;
+    // A root host runs a sandbox with a writable workspace as the workspace's owner: make that
+    // nobody, as for any server without one.
+    // SAFETY: geteuid takes no arguments.
+    if unsafe { libc::geteuid() } == 0 {
+        let nobody = Some(launch::NOBODY);
+        std::os::unix::fs::chown(&ws, nobody, nobody)
+            .map_err(|e| format!("chown {} to nobody: {e}", ws.display()))?;
+    }
     let launch = Launch {
         program: helper.into_os_string(),
         args: vec![

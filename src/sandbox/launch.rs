@@ -22,7 +22,7 @@ use super::sys;
 /// The uid and gid the server sees inside.
 pub const INNER_ID: u32 = 1000;
 /// Host id a sandbox runs as when the host is root and nothing else is asked: `nobody`.
-const NOBODY: u32 = 65534;
+pub(crate) const NOBODY: u32 = 65534;
 /// Longest wait for the helper to reach the server's `execve`.
 const SETUP_TIMEOUT: Duration = Duration::from_secs(20);
 /// Environment variables of the host passed to a sandboxed server by default.

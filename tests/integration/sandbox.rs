@@ -268,6 +268,36 @@ fn the_fd_ceiling_is_4096_and_configurable() {
     }
 }
 
+/// `ringmcp sandbox check` judges the code-written-at-run-time layers by trying them inside a
+/// real sandbox: on a machine that runs sandboxes, each is enforced (the sysctl only from a
+/// root host).
+#[test]
+fn sandbox_check_tries_the_exec_layers_inside_a_sandbox() {
+    if !sandbox_works("sandbox_check_tries_the_exec_layers_inside_a_sandbox") {
+        return;
+    }
+    let out = Command::new(ringmcp_bin())
+        .args(["sandbox", "check", "--json"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["works"], true, "{report}");
+    let status = |name: &str| {
+        let layers = report["layers"].as_array().unwrap();
+        let layer = layers.iter().find(|l| l["name"] == name);
+        layer.unwrap_or_else(|| panic!("no {name:?} row: {report}"))["status"].clone()
+    };
+    for name in ["exec of written files", "memfd exec", "execveat(AT_EMPTY_PATH)"] {
+        assert_eq!(status(name), "enforced", "{name}: {report}");
+    }
+    // The sysctl exists from Linux 6.3, and only a root host can set it.
+    let settable = is_root() && Path::new("/proc/sys/vm/memfd_noexec").exists();
+    let noexec = status("memfd_noexec");
+    assert_eq!(noexec, if settable { "enforced" } else { "best-effort" }, "{report}");
+}
+
 /// A sandbox setup failure names the step, and a missing program is a precise error.
 #[test]
 fn setup_failures_are_precise() {
