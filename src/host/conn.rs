@@ -45,15 +45,16 @@ const MAX_WRITE: usize = 1 << 20;
 
 /// What one of a server's ring operations is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
 pub(crate) enum Op {
     /// A read of its stdout.
-    Stdout,
+    Stdout = 0,
     /// A read of its stderr.
-    Stderr,
+    Stderr = 1,
     /// A write to its stdin.
-    Stdin,
+    Stdin = 2,
     /// The wait for its exit (its pidfd becoming readable).
-    Exit,
+    Exit = 3,
 }
 
 /// The `user_data` of one of a server's ring operations: the server's id and the operation,
@@ -69,12 +70,12 @@ pub(crate) struct OpTag {
 
 impl OpTag {
     const OP_BITS: u32 = 3;
+    /// Indexed by discriminant.
     const OPS: [Op; 4] = [Op::Stdout, Op::Stderr, Op::Stdin, Op::Exit];
 
     /// The ring tag.
     pub(crate) fn encode(self) -> u64 {
-        let op = Self::OPS.iter().position(|&o| o == self.op).expect("every op is listed");
-        (self.server << Self::OP_BITS) | op as u64
+        (self.server << Self::OP_BITS) | u64::from(self.op as u8)
     }
 
     /// The operation a ring tag names; `None` for a tag no [`encode`](Self::encode) made.

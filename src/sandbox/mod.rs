@@ -25,4 +25,4 @@ pub use helper::{HELPER_ARG, helper_main};
 pub use launch::{INNER_ID, SANDBOX_ENV_ALLOWLIST, SandboxGuard, helper_path, set_helper_path};
 pub use plan::{Profile, SandboxConfig};
 pub use spawn::{ENV_ALLOWLIST, Launch, SpawnError, Spawned, spawn};
-pub use sys::{Signal, signal_group};
+pub use sys::{Signal, open_fds_beyond_stdio, signal_group};

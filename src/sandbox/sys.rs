@@ -84,3 +84,18 @@ pub(crate) fn cloexec_from(first: libc::c_int) -> io::Result<()> {
     }
     Ok(())
 }
+
+/// The fds this process has open beyond 0-2 (the listing's own fd left out): what a server
+/// finds at start is checked with it (the attack probe, the reference server's `fds` tool).
+pub fn open_fds_beyond_stdio() -> Vec<i32> {
+    let listed: Vec<i32> = std::fs::read_dir("/proc/self/fd").map_or_else(
+        |_| Vec::new(),
+        |d| d.flatten().filter_map(|e| e.file_name().to_str()?.parse().ok()).collect(),
+    );
+    listed
+        .into_iter()
+        // SAFETY: F_GETFD on a number only asks whether it is open (the listing's fd is
+        // closed by now).
+        .filter(|&fd| fd > 2 && unsafe { libc::fcntl(fd, libc::F_GETFD) } >= 0)
+        .collect()
+}

@@ -122,8 +122,7 @@ impl ToolCall {
             TaskMode::Auto => required && client.supports_tool_tasks(),
         };
         let call: Pin<Box<dyn Future<Output = Result<CallToolResult>> + Send>> = if as_task {
-            let client = client.clone();
-            let name = name.clone();
+            let (client, name) = (client.clone(), name.clone());
             Box::pin(async move { client.run_as_task(&name, arguments, timeout).await })
         } else {
             Box::pin(client.typed_with_progress(
@@ -133,10 +132,8 @@ impl ToolCall {
                 progress,
             ))
         };
-        let server = client.inner.name.clone();
-        let schemas = client.clone();
         CallFuture(Box::pin(async move {
-            let schemas = &schemas.inner.output_schemas;
+            let (server, schemas) = (&client.inner.name, &client.inner.output_schemas);
             let mut result: CallToolResult = call.await?;
             let schema = tool.as_ref().and_then(|t| schemas.get(&t.list, t.index));
             if let Some(schema) = schema
@@ -149,7 +146,7 @@ impl ToolCall {
                     ),
                 };
                 if let Some(e) = &result.output_schema_error {
-                    tracing::warn!(server = &*server, tool = name.as_str(), "{e}");
+                    tracing::warn!(server = &**server, tool = name.as_str(), "{e}");
                 }
             }
             Ok(result)

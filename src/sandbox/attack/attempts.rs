@@ -7,19 +7,6 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
 use super::{errno_name, io_outcome, outcome};
 
-/// The fds open now beyond 0-2 (the listing's own fd left out).
-pub(super) fn open_fds() -> Vec<i32> {
-    let listed: Vec<i32> = std::fs::read_dir("/proc/self/fd").map_or_else(
-        |_| Vec::new(),
-        |d| d.flatten().filter_map(|e| e.file_name().to_str()?.parse().ok()).collect(),
-    );
-    // SAFETY: F_GETFD on a number only asks whether it is open (the listing's fd is closed now).
-    listed
-        .into_iter()
-        .filter(|&fd| fd > 2 && unsafe { libc::fcntl(fd, libc::F_GETFD) } >= 0)
-        .collect()
-}
-
 /// Copies `/usr/bin/true` into `dir` as an executable file; its path.
 pub(super) fn copy_true(dir: &str) -> Result<String, String> {
     let copy = format!("{dir}/true-copy-{}", std::process::id());

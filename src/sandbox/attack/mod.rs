@@ -213,7 +213,7 @@ fn socket(domain: i32, ty: i32, proto: i32) -> String {
 pub fn run(args: &ProbeArgs) -> Vec<Attempt> {
     let mut r = Run::new(args);
     // First, before this probe opens anything: what the sandbox handed over.
-    let fds = open_fds();
+    let fds = super::sys::open_fds_beyond_stdio();
     r.add(
         52,
         "fds open at start beyond 0-2",

@@ -280,15 +280,7 @@ static FDS_AT_START: std::sync::OnceLock<Vec<i32>> = std::sync::OnceLock::new();
 
 /// Records the fds beyond 0-2 open now; call it first thing, before the server opens any.
 pub(crate) fn record_fds_at_start() {
-    let listed: Vec<i32> = std::fs::read_dir("/proc/self/fd").map_or_else(
-        |_| Vec::new(),
-        |d| d.flatten().filter_map(|e| e.file_name().to_str()?.parse().ok()).collect(),
-    );
-    // The listing's own fd is closed by now, so its link is gone.
-    let open = listed
-        .into_iter()
-        .filter(|&fd| fd > 2 && std::fs::read_link(format!("/proc/self/fd/{fd}")).is_ok());
-    let _ = FDS_AT_START.set(open.collect());
+    let _ = FDS_AT_START.set(ringmcp::sandbox::open_fds_beyond_stdio());
 }
 
 /// Checks the tool name and its arguments against the tool's input schema.
