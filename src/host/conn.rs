@@ -15,7 +15,9 @@ use crate::jsonrpc::{
     Attachment, DecodeError, ErrorObject, RawDecoded, RawMessage, RawResponse, codes,
 };
 use crate::parse::pool::{Job, ParsePool, Parsed};
-use crate::protocol::{CloseReason, Event, RequestError, ServerDetails, Session, SessionStats};
+use crate::protocol::{
+    CloseReason, Event, RequestError, RequestId, ServerDetails, Session, SessionStats,
+};
 use crate::queue::{RateMeter, RequestQueue};
 use crate::sandbox::{Signal, signal_group};
 use crate::uring::{Buffer, Completion, Ring};
@@ -99,9 +101,9 @@ pub(crate) enum Completer {
 #[derive(Default)]
 pub(crate) struct CallTable {
     /// The session id of each request, by the client's sequence number.
-    in_flight: HashMap<u64, i64>,
+    in_flight: HashMap<u64, RequestId>,
     /// Progress streams, by session id.
-    progress: HashMap<i64, async_channel::Sender<crate::protocol::Progress>>,
+    progress: HashMap<RequestId, async_channel::Sender<crate::protocol::Progress>>,
 }
 
 impl CallTable {
@@ -151,7 +153,7 @@ impl CallTable {
 
     /// Routes progress to its call's stream. A full stream drops the update: progress is
     /// advisory, never a reason to stall a connection.
-    pub(crate) fn progress(&self, id: i64, progress: crate::protocol::Progress) {
+    pub(crate) fn progress(&self, id: RequestId, progress: crate::protocol::Progress) {
         if let Some(sink) = self.progress.get(&id) {
             let _ = sink.try_send(progress);
         }

@@ -340,14 +340,14 @@ impl Remote {
                 TransmitKind::Request { method, id } => {
                     let token = id.to_string().into_bytes();
                     let name = if modern { request_name(&method, &bytes) } else { None };
-                    let id = Some(Id::Number(id));
+                    let id = Some(Id::Number(id.get()));
                     (Known { method: Some(method.to_string()), id, name }, Some(token))
                 }
                 TransmitKind::Notification { method, cancels } => {
                     if let Some(id) = cancels {
                         // Stop following the request's stream; in 2026-07-28 closing it *is*
                         // the cancellation over HTTP, and no notification is sent.
-                        transport.cancel_stream(&Id::Number(id));
+                        transport.cancel_stream(&Id::Number(id.get()));
                         if modern {
                             continue;
                         }

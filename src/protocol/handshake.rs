@@ -33,7 +33,7 @@ impl<T> Session<T> {
         fallback: bool,
         retried: bool,
     ) {
-        let id = self.next_id;
+        let id = self.peek_id();
         let line = modern::encode_with_meta(id, "server/discover", None, self.meta_json(version))
             .expect("no params to splice into");
         self.state = State::Discovering { request: id, version, fallback, retried };
@@ -109,7 +109,7 @@ impl<T> Session<T> {
             "clientInfo": self.config.client_info,
         });
         let raw = RawValue::from_string(params.to_string()).expect("serde_json output is JSON");
-        let id = self.next_id;
+        let id = self.peek_id();
         let state = std::mem::replace(&mut self.state, State::Uninitialized);
         self.state = state.begin(id, self.config.offer);
         self.send_request(id, "initialize", Some(&raw), now, None, token);

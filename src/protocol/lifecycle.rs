@@ -43,9 +43,14 @@ pub(crate) enum State {
     /// `server/discover` sent with this request id (asking for `version`); waiting for its
     /// answer. `fallback`: on anything but a `DiscoverResult` or a -32022 naming a modern
     /// revision, do the `initialize` handshake instead; `retried`: the -32022 retry was used.
-    Discovering { request: i64, version: ProtocolVersion, fallback: bool, retried: bool },
+    Discovering {
+        request: super::RequestId,
+        version: ProtocolVersion,
+        fallback: bool,
+        retried: bool,
+    },
     /// `initialize` sent with this request id; waiting for its answer.
-    Initializing { request: i64, offered: ProtocolVersion },
+    Initializing { request: super::RequestId, offered: ProtocolVersion },
     /// Handshake done.
     Active(Box<ServerDetails>),
     /// Over; every later request fails with this reason.
@@ -54,7 +59,7 @@ pub(crate) enum State {
 
 impl State {
     /// `initialize` was sent.
-    pub(crate) fn begin(self, request: i64, offered: ProtocolVersion) -> State {
+    pub(crate) fn begin(self, request: super::RequestId, offered: ProtocolVersion) -> State {
         match self {
             State::Uninitialized | State::Discovering { .. } => {
                 State::Initializing { request, offered }

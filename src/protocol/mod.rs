@@ -20,16 +20,17 @@
 
 mod error;
 mod handshake;
+mod inflight;
+mod keepalive;
 mod lifecycle;
+mod listen;
 pub mod modern;
 mod rounds;
-mod streams;
 mod transmit;
 mod types;
 mod version;
 
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -40,12 +41,16 @@ use crate::frame::{IdSniffer, Oversized};
 use crate::jsonrpc::{self, DecodeError, ErrorObject, Id, RawDecoded, RawJson, RawMessage, codes};
 
 pub use error::{CloseReason, RequestError, Violation};
+pub use inflight::RequestId;
+use inflight::{InFlight, Pending};
+use keepalive::{KeepAlive, Tick};
 pub use lifecycle::ServerDetails;
 use lifecycle::State;
+pub use listen::ListenFilter;
+use listen::ListenStream;
 use modern::ResultKind;
 pub use modern::{Era, ParamHeader, param_header_value, param_headers};
-pub use streams::ListenFilter;
-use streams::{LISTEN_BACKOFF_MIN, Listen};
+use rounds::Rounds;
 pub use transmit::{Transmit, TransmitKind};
 pub use types::{
     CallToolResult, Content, GetPromptResult, Implementation, InitializeResult, Prompt,
@@ -149,7 +154,7 @@ pub enum Event<T> {
     /// Progress of request `id` (sent with [`Session::request_with_progress`]).
     Progress {
         /// The request's id, as returned when it was queued.
-        id: i64,
+        id: RequestId,
         /// What the server reported.
         progress: Progress,
     },
@@ -188,53 +193,9 @@ pub struct SessionStats {
     pub keepalive_timeouts: u64,
 }
 
-/// How many cancelled or timed-out request ids are remembered to recognise late answers.
-const RECENTLY_ABANDONED: usize = 4096;
-
 /// The most `input_required` rounds one request may go through before it fails (a server
 /// that keeps asking is not going to finish).
 pub const MAX_INPUT_ROUNDS: u8 = 16;
-
-#[derive(Debug)]
-struct Pending<T> {
-    method: std::sync::Arc<str>,
-    sent: Instant,
-    deadline: Instant,
-    token: T,
-    /// Set for requests sent with a `progressToken` (their id): each progress notification
-    /// moves the deadline to `now + timeout`, never past `sent + max_request_total`.
-    timeout: Option<Duration>,
-    /// The id the caller knows the request by: its first id (a 2026-07-28 retry after
-    /// `input_required` is sent with a new one).
-    origin: i64,
-    /// The request line as sent (2026-07-28 only: an `input_required` retry is built from it;
-    /// a reference to the transmitted bytes, not a copy).
-    line: Option<Bytes>,
-    /// `input_required` rounds so far.
-    rounds: u8,
-}
-
-/// A 2026-07-28 request between `input_required` and its retry: waiting for the application's
-/// answers to the server's input requests.
-#[derive(Debug)]
-struct Round<T> {
-    token: T,
-    method: std::sync::Arc<str>,
-    line: Bytes,
-    state: Option<Box<RawValue>>,
-    responses: serde_json::Map<String, Value>,
-    /// Input requests still unanswered.
-    waiting: usize,
-    /// Progress timeout (see [`Pending::timeout`]).
-    timeout: Option<Duration>,
-    /// The request's deadline span, kept for the retry.
-    span: Duration,
-    rounds: u8,
-    /// A -32042 round (2025-11-25 URL elicitation required): the inputs are the URL
-    /// elicitations, the retry is the request unchanged, and an answer other than `accept`
-    /// gives the caller this original error.
-    as_is: Option<ErrorObject>,
-}
 
 /// A `notifications/progress` for a request in flight.
 #[derive(Debug, Clone, PartialEq)]
@@ -248,81 +209,69 @@ pub struct Progress {
 }
 
 /// The client side of one MCP connection, without I/O. See the module docs for the contract.
+///
+/// It composes smaller state machines, each in a module of its own with its own tests: the
+/// requests in flight ([`inflight`]), the `input_required` rounds ([`rounds`]), the
+/// `subscriptions/listen` stream ([`listen`]) and the keep-alive ([`keepalive`]).
 #[derive(Debug)]
 pub struct Session<T> {
     config: SessionConfig,
     state: State,
     next_id: i64,
-    pending: HashMap<i64, Pending<T>>,
-    /// Min-heap of (deadline, id). Entries of requests already gone are skipped lazily.
-    deadlines: BinaryHeap<Reverse<(Instant, i64)>>,
+    inflight: InFlight<T>,
     transmit: VecDeque<Transmit>,
     events: VecDeque<Event<T>>,
     stats: SessionStats,
     last_received: Option<Instant>,
-    /// Ids of requests cancelled or timed out lately (bounded), so that their late answers
-    /// are counted rather than reported as violations.
-    abandoned: VecDeque<i64>,
     /// Server requests handed to the application and not answered yet.
     delegated: std::collections::HashSet<Id>,
     /// The latest time an input carried (`input_required` retries are sent "now").
     clock: Option<Instant>,
-    /// 2026-07-28: the current id of requests re-sent after `input_required`, by origin id.
-    reissued: HashMap<i64, i64>,
-    /// 2026-07-28: requests waiting for the application's inputs, by origin id.
-    rounds: HashMap<i64, Round<T>>,
-    /// 2026-07-28: the input requests delivered as [`Event::ServerRequest`], by the id they
-    /// were given: (origin id, key in `inputRequests`).
-    round_inputs: HashMap<Id, (i64, String)>,
-    next_input: u64,
+    /// 2026-07-28 `input_required` rounds (and 2025-11-25 -32042 ones).
+    rounds: Rounds<T>,
     /// 2026-07-28: the level sent as `_meta` logLevel on every request (set through
     /// `logging/setLevel`, which that revision replaced by the per-request member).
     log_level: Option<String>,
     /// 2026-07-28: the `_meta` text spliced into every request, for the revision it names.
     meta_cache: Option<(ProtocolVersion, String)>,
-    /// 2026-07-28: the open `subscriptions/listen`, if any.
-    listen: Option<Listen>,
-    /// 2026-07-28: what the application wants the listen stream to carry.
-    listen_wanted: Option<ListenFilter>,
-    /// When an ended listen stream is reopened.
-    listen_retry: Option<Instant>,
-    listen_backoff: Duration,
-    /// The keep-alive ping in flight: its id and when it was sent.
-    keepalive: Option<(i64, Instant)>,
-    /// Since when the server has been silent, for the keep-alive: the last frame received, or
-    /// the last unanswered ping's expiry.
-    idle_since: Option<Instant>,
+    /// 2026-07-28: the `subscriptions/listen` stream.
+    listen: ListenStream,
+    keepalive: KeepAlive,
 }
 
 impl<T> Session<T> {
     /// A session in the `Uninitialized` state.
     pub fn new(config: SessionConfig) -> Self {
+        let keepalive = KeepAlive::new(config.keep_alive);
         Session {
             config,
             state: State::Uninitialized,
             next_id: 1,
-            pending: HashMap::new(),
-            deadlines: BinaryHeap::new(),
+            inflight: InFlight::default(),
             transmit: VecDeque::new(),
             events: VecDeque::new(),
             stats: SessionStats::default(),
             last_received: None,
-            abandoned: VecDeque::new(),
             delegated: std::collections::HashSet::new(),
             clock: None,
-            reissued: HashMap::new(),
-            rounds: HashMap::new(),
-            round_inputs: HashMap::new(),
-            next_input: 0,
+            rounds: Rounds::default(),
             log_level: None,
             meta_cache: None,
-            listen: None,
-            listen_wanted: None,
-            listen_retry: None,
-            listen_backoff: LISTEN_BACKOFF_MIN,
-            keepalive: None,
-            idle_since: None,
+            listen: ListenStream::default(),
+            keepalive,
         }
+    }
+
+    /// The id the next request will be sent with.
+    fn peek_id(&self) -> RequestId {
+        RequestId::new(self.next_id)
+    }
+
+    /// An id for a request sent outside [`send_line`](Self::send_line).
+    fn take_id(&mut self) -> RequestId {
+        let id = self.peek_id();
+        self.next_id += 1;
+        id
     }
 
     /// Queues a request. `params` is pre-serialised JSON (an object). `timeout` overrides the
@@ -338,15 +287,15 @@ impl<T> Session<T> {
         now: Instant,
         timeout: Option<Duration>,
         token: T,
-    ) -> Result<i64, (T, RequestError)> {
+    ) -> Result<RequestId, (T, RequestError)> {
         self.clock = Some(now);
         if let Err(e) = self.state.admits(method) {
             return Err((token, e));
         }
-        if self.pending.len() >= self.config.max_pending {
+        if self.inflight.len() >= self.config.max_pending {
             return Err((token, RequestError::TooManyPending(self.config.max_pending)));
         }
-        let id = self.next_id;
+        let id = self.peek_id();
         let Some(version) = self.modern() else {
             self.send_request(id, method, params, now, timeout, token);
             return Ok(id);
@@ -385,7 +334,7 @@ impl<T> Session<T> {
         &mut self,
         params: Option<&RawValue>,
         token: T,
-    ) -> Result<i64, (T, RequestError)> {
+    ) -> Result<RequestId, (T, RequestError)> {
         let level = params
             .and_then(|p| serde_json::from_str::<Value>(p.get()).ok())
             .and_then(|p| p.get("level").and_then(Value::as_str).map(str::to_owned));
@@ -398,8 +347,7 @@ impl<T> Session<T> {
         };
         self.log_level = Some(level);
         self.meta_cache = None;
-        let id = self.next_id;
-        self.next_id += 1;
+        let id = self.take_id();
         let outcome = Ok(RawJson::from_value(json!({})));
         self.events.push_back(Event::Completed { token, outcome });
         Ok(id)
@@ -419,8 +367,8 @@ impl<T> Session<T> {
         now: Instant,
         timeout: Option<Duration>,
         token: T,
-    ) -> Result<i64, (T, RequestError)> {
-        let id = self.next_id;
+    ) -> Result<RequestId, (T, RequestError)> {
+        let id = self.peek_id();
         let text = params.map_or("{}", RawValue::get).trim_start();
         let Some(members) = text.strip_prefix('{') else {
             let reason = "params must be a JSON object".to_owned();
@@ -442,7 +390,7 @@ impl<T> Session<T> {
         };
         let raw = RawValue::from_string(raw).expect("an object with the token spliced in");
         let id = self.request(method, Some(&raw), now, timeout, token)?;
-        if let Some(p) = self.pending.get_mut(&id) {
+        if let Some(p) = self.inflight.get_mut(id) {
             p.timeout = Some(timeout.unwrap_or(self.config.request_timeout));
         }
         Ok(id)
@@ -455,16 +403,13 @@ impl<T> Session<T> {
         let Some(origin) = params.get("progressToken").and_then(Value::as_i64) else {
             return false;
         };
+        let origin = RequestId::new(origin);
         let Some(id) = self.current_id(origin) else { return false };
-        let Some(p) = self.pending.get_mut(&id) else { return false };
+        let Some(p) = self.inflight.get(id) else { return false };
         let Some(timeout) = p.timeout else { return false };
         let Some(progress) = params.get("progress").and_then(Value::as_f64) else { return false };
         let cap = p.sent + self.config.max_request_total;
-        let deadline = (now + timeout).min(cap);
-        if deadline > p.deadline {
-            p.deadline = deadline;
-            self.deadlines.push(Reverse((deadline, id)));
-        }
+        self.inflight.extend(id, (now + timeout).min(cap));
         let total = params.get("total").and_then(Value::as_f64);
         let message = params.get("message").and_then(Value::as_str).map(str::to_owned);
         self.events.push_back(Event::Progress {
@@ -475,30 +420,30 @@ impl<T> Session<T> {
     }
 
     /// The id request `origin` is in flight under now (a 2026-07-28 retry has a new one).
-    fn current_id(&self, origin: i64) -> Option<i64> {
-        match self.pending.get(&origin) {
+    fn current_id(&self, origin: RequestId) -> Option<RequestId> {
+        match self.inflight.get(origin) {
             Some(p) if p.origin == origin => Some(origin),
-            _ => self.reissued.get(&origin).copied(),
+            _ => self.rounds.reissued(origin),
         }
     }
 
     fn send_request(
         &mut self,
-        id: i64,
+        id: RequestId,
         method: &str,
         params: Option<&RawValue>,
         now: Instant,
         timeout: Option<Duration>,
         token: T,
     ) {
-        let line = jsonrpc::encode_request(&Id::Number(id), method, params);
+        let line = jsonrpc::encode_request(&Id::Number(id.get()), method, params);
         self.send_line(id, method, line.into(), now, timeout, token);
     }
 
     /// Queues an encoded request line (`id`, `method`) and enters it in the pending table.
     fn send_line(
         &mut self,
-        id: i64,
+        id: RequestId,
         method: &str,
         line: Bytes,
         now: Instant,
@@ -524,15 +469,7 @@ impl<T> Session<T> {
             line: kept,
             rounds: 0,
         };
-        self.pending.insert(id, pending);
-        self.deadlines.push(Reverse((deadline, id)));
-        if self.deadlines.len() > 2 * self.pending.len() + 64 {
-            // Entries of finished requests are normally popped as they reach the top; a
-            // long-lived request at the top would let them pile up behind it. Rebuild so the
-            // heap stays proportional to what is really pending (amortised O(1) per request).
-            self.deadlines =
-                self.pending.iter().map(|(&id, p)| Reverse((p.deadline, id))).collect();
-        }
+        self.inflight.insert(id, pending);
         self.stats.requests += 1;
     }
 
@@ -545,7 +482,7 @@ impl<T> Session<T> {
 
     /// Queues `notifications/cancelled` for our request `id` (typed, so a transport can act on
     /// the cancellation without reading the line).
-    fn notify_cancelled(&mut self, id: i64, reason: &str) {
+    fn notify_cancelled(&mut self, id: RequestId, reason: &str) {
         let params = json!({"requestId": id, "reason": reason});
         let line = jsonrpc::encode_notification("notifications/cancelled", Some(params))
             .expect("Value serialises");
@@ -571,7 +508,7 @@ impl<T> Session<T> {
     ) {
         self.stats.frames += 1;
         self.last_received = Some(now);
-        self.idle_since = Some(now);
+        self.keepalive.heard(now);
         self.clock = Some(now);
         match decoded {
             Ok(RawDecoded::Single(msg)) => self.dispatch(msg),
@@ -614,24 +551,20 @@ impl<T> Session<T> {
         token: Option<&[u8]>,
         make: impl FnOnce(String) -> RequestError,
     ) -> bool {
-        match token.and_then(Id::from_token) {
-            Some(Id::Number(n)) if self.pending.contains_key(&n) => {
-                let method = self.pending[&n].method.to_string();
-                self.complete(n, Err(make(method)));
-                true
-            }
-            // The listen stream broke (HTTP) or its answer was unreadable: reopen it later.
-            Some(Id::Number(n)) if self.listen.as_ref().is_some_and(|l| l.id == n) => {
-                self.listen_ended();
-                true
-            }
-            // The keep-alive ping could not be sent or read: the next one follows.
-            Some(Id::Number(n)) if self.keepalive.is_some_and(|(id, _)| id == n) => {
-                self.keepalive = None;
-                true
-            }
-            _ => false,
+        let Some(Id::Number(n)) = token.and_then(Id::from_token) else { return false };
+        let id = RequestId::new(n);
+        if let Some(p) = self.inflight.get(id) {
+            let method = p.method.to_string();
+            self.complete(id, Err(make(method)));
+            return true;
         }
+        if self.listen.id() == Some(id) {
+            // The listen stream broke (HTTP) or its answer was unreadable: reopen it later.
+            self.listen.ended(self.clock);
+            return true;
+        }
+        // The keep-alive ping could not be sent or read: the next one follows.
+        self.keepalive.settle(id)
     }
 
     /// Reports a line the framer discarded for being over the limit: the request it answered
@@ -664,15 +597,8 @@ impl<T> Session<T> {
     /// `initialize`, which MUST NOT be cancelled; its timeout closes the session).
     pub fn handle_timeout(&mut self, now: Instant) {
         self.clock = Some(now);
-        while let Some(&Reverse((deadline, id))) = self.deadlines.peek() {
-            if deadline > now {
-                break;
-            }
-            self.deadlines.pop();
-            let Some(p) = self.pending.get(&id) else { continue };
-            if p.deadline != deadline {
-                continue;
-            }
+        while let Some(id) = self.inflight.next_expired(now) {
+            let Some(p) = self.inflight.get(id) else { continue };
             let error = RequestError::Timeout { method: p.method.to_string(), after: now - p.sent };
             self.stats.timeouts += 1;
             let probe = matches!(self.state, State::Discovering { request, .. } if request == id);
@@ -681,10 +607,46 @@ impl<T> Session<T> {
                 self.notify_cancelled(id, &reason);
             }
             self.complete(id, Err(error));
-            self.remember_abandoned(id);
+            self.inflight.abandon(id);
         }
         self.keepalive_tick(now);
         self.listen_tick(now);
+    }
+
+    /// Sends the keep-alive ping when the server has been silent for the interval, and reports
+    /// one that went unanswered.
+    fn keepalive_tick(&mut self, now: Instant) {
+        let active = self.state.is_active();
+        match self.keepalive.tick(now, active, self.config.request_timeout) {
+            Tick::Wait => {}
+            Tick::Unanswered(id) => {
+                self.stats.keepalive_timeouts += 1;
+                self.inflight.abandon(id);
+                let silent_for = now - self.last_received.unwrap_or(now);
+                self.events.push_back(Event::Unresponsive { silent_for });
+            }
+            Tick::Ping => {
+                let id = self.take_id();
+                let (line, method) = match self.modern() {
+                    Some(version) => (
+                        modern::encode_with_meta(
+                            id,
+                            "server/discover",
+                            None,
+                            self.meta_json(version),
+                        )
+                        .expect("no params to splice into"),
+                        "server/discover",
+                    ),
+                    None => (jsonrpc::encode_request(&Id::Number(id.get()), "ping", None), "ping"),
+                };
+                let kind = TransmitKind::Request { method: method.into(), id };
+                self.transmit.push_back(Transmit { bytes: line.into(), kind });
+                self.stats.requests += 1;
+                self.stats.keepalive_pings += 1;
+                self.keepalive.sent(id, now);
+            }
+        }
     }
 
     /// The earliest pending deadline, if any: the driver calls [`handle_timeout`] then.
@@ -692,40 +654,23 @@ impl<T> Session<T> {
     /// [`handle_timeout`]: Self::handle_timeout
     pub fn poll_timeout(&mut self) -> Option<Instant> {
         // The keep-alive and the listen stream's reopening have timers of their own.
-        let own = match (self.keepalive_due(), self.listen_retry) {
-            (Some(k), Some(l)) => Some(k.min(l)),
-            (k, l) => k.or(l),
-        };
-        while let Some(&Reverse((deadline, id))) = self.deadlines.peek() {
-            if self.pending.get(&id).is_some_and(|p| p.deadline == deadline) {
-                return Some(own.map_or(deadline, |k| k.min(deadline)));
-            }
-            self.deadlines.pop();
-        }
-        own
+        let keepalive = self.keepalive.due(self.state.is_active(), self.config.request_timeout);
+        [keepalive, self.listen.due(), self.inflight.earliest()].into_iter().flatten().min()
     }
 
     /// The connection is over: every pending request fails with `reason`, now and later.
     pub fn handle_closed(&mut self, reason: CloseReason) {
         let state = std::mem::replace(&mut self.state, State::Uninitialized);
         self.state = state.close(reason.clone());
-        let mut ids: Vec<i64> = self.pending.keys().copied().collect();
-        ids.sort_unstable();
-        for id in ids {
+        for id in self.inflight.ids() {
             self.complete(id, Err(RequestError::Closed(reason.clone())));
         }
-        let mut waiting: Vec<(i64, Round<T>)> = self.rounds.drain().collect();
-        waiting.sort_unstable_by_key(|(origin, _)| *origin);
-        for (_, round) in waiting {
+        for token in self.rounds.close() {
             let outcome = Err(RequestError::Closed(reason.clone()));
-            self.events.push_back(Event::Completed { token: round.token, outcome });
+            self.events.push_back(Event::Completed { token, outcome });
         }
-        self.round_inputs.clear();
-        self.reissued.clear();
-        self.listen = None;
-        self.listen_wanted = None;
-        self.listen_retry = None;
-        self.deadlines.clear();
+        self.listen.close();
+        self.inflight.clear_deadlines();
     }
 
     /// The next line to write to the server, and what it is.
@@ -756,7 +701,7 @@ impl<T> Session<T> {
 
     /// Requests in flight.
     pub fn pending(&self) -> usize {
-        self.pending.len()
+        self.inflight.len()
     }
 
     /// When the last frame arrived (liveness, for keep-alive decisions).
@@ -796,7 +741,7 @@ impl<T> Session<T> {
     /// last one is in, the request is re-sent, with its deadline counted from `now`.
     pub fn respond(&mut self, id: &Id, outcome: Result<Value, ErrorObject>, now: Instant) {
         self.clock = Some(now);
-        if let Some((origin, key)) = self.round_inputs.remove(id) {
+        if let Some((origin, key)) = self.rounds.take_input(id) {
             self.on_input(origin, key, outcome);
             return;
         }
@@ -814,35 +759,26 @@ impl<T> Session<T> {
     /// `notifications/cancelled` (never for `initialize`), the request leaves the pending table
     /// and its token is handed back (no [`Event::Completed`] follows), and a late answer is
     /// discarded and counted in [`SessionStats::late_answers`].
-    pub fn cancel(&mut self, id: i64, reason: &str) -> Option<T> {
-        if let Some(round) = self.rounds.remove(&id) {
+    pub fn cancel(&mut self, id: RequestId, reason: &str) -> Option<T> {
+        if let Some(token) = self.rounds.cancel(id) {
             // Waiting for the application's input: nothing is in flight at the server.
-            self.round_inputs.retain(|_, (origin, _)| *origin != id);
-            self.reissued.remove(&id);
             self.stats.cancelled += 1;
-            return Some(round.token);
+            return Some(token);
         }
         let origin = id;
         let id = self.current_id(origin)?;
-        if self.pending.get(&id).is_none_or(|p| &*p.method == "initialize") {
+        if self.inflight.get(id).is_none_or(|p| &*p.method == "initialize") {
             return None;
         }
         if matches!(self.state, State::Discovering { request, .. } if request == id) {
             return None;
         }
-        let p = self.pending.remove(&id)?;
-        self.reissued.remove(&origin);
+        let p = self.inflight.remove(id)?;
+        self.rounds.forget(origin);
         self.notify_cancelled(id, reason);
         self.stats.cancelled += 1;
-        self.remember_abandoned(id);
+        self.inflight.abandon(id);
         Some(p.token)
-    }
-
-    fn remember_abandoned(&mut self, id: i64) {
-        if self.abandoned.len() == RECENTLY_ABANDONED {
-            self.abandoned.pop_front();
-        }
-        self.abandoned.push_back(id);
     }
 
     fn violation(&mut self, v: Violation) {
@@ -850,8 +786,8 @@ impl<T> Session<T> {
         self.events.push_back(Event::Violation(v));
     }
 
-    fn complete(&mut self, id: i64, outcome: Result<RawJson, RequestError>) {
-        let Some(p) = self.pending.remove(&id) else { return };
+    fn complete(&mut self, id: RequestId, outcome: Result<RawJson, RequestError>) {
+        let Some(p) = self.inflight.remove(id) else { return };
         if matches!(self.state, State::Discovering { request, .. } if request == id) {
             self.on_discover_answer(p, outcome);
             return;
@@ -912,7 +848,7 @@ impl<T> Session<T> {
             (outcome, _) => outcome,
         };
         if p.origin != id {
-            self.reissued.remove(&p.origin);
+            self.rounds.forget(p.origin);
         }
         let outcome = match &self.state {
             State::Initializing { request, .. } if *request == id => {
@@ -930,22 +866,24 @@ impl<T> Session<T> {
     }
 
     fn dispatch(&mut self, msg: RawMessage) {
-        if self.listen.is_some() && self.on_listen_message(&msg) {
+        if self.on_listen_message(&msg) {
             return;
         }
-        if let (Some((ping, _)), RawMessage::Response(resp)) = (self.keepalive, &msg)
-            && resp.id == Some(Id::Number(ping))
+        if let RawMessage::Response(resp) = &msg
+            && let Some(Id::Number(n)) = resp.id
+            && self.keepalive.settle(RequestId::new(n))
         {
             // Any answer, even an error, shows the server is alive.
-            self.keepalive = None;
             return;
         }
         match msg {
             RawMessage::Response(resp) => match resp.id {
-                Some(Id::Number(n)) if self.pending.contains_key(&n) => {
-                    self.complete(n, resp.outcome.map_err(RequestError::Rpc));
+                Some(Id::Number(n)) if self.inflight.contains(RequestId::new(n)) => {
+                    self.complete(RequestId::new(n), resp.outcome.map_err(RequestError::Rpc));
                 }
-                Some(Id::Number(n)) if self.abandoned.contains(&n) => self.stats.late_answers += 1,
+                Some(Id::Number(n)) if self.inflight.was_abandoned(RequestId::new(n)) => {
+                    self.stats.late_answers += 1;
+                }
                 Some(id) => self.violation(Violation::UnknownResponse(id)),
                 None => match resp.outcome {
                     Err(e) => self.violation(Violation::ErrorWithoutId(e)),

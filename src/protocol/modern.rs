@@ -104,7 +104,7 @@ fn with_meta(params: Option<&RawValue>, meta_json: &str) -> Result<Box<RawValue>
 /// # Errors
 /// When `params` is not a JSON object.
 pub(crate) fn encode_with_meta(
-    id: i64,
+    id: super::RequestId,
     method: &str,
     params: Option<&RawValue>,
     meta_json: &str,
@@ -415,6 +415,7 @@ pub fn param_header_value(argument: Option<&Value>) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::RequestId;
     use bytes::Bytes;
 
     fn meta() -> String {
@@ -454,17 +455,19 @@ mod tests {
     #[test]
     fn request_lines_are_encoded_with_meta_in_one_piece() {
         let params = RawValue::from_string(r#"{"name":"t\"x","arguments":{}}"#.into()).unwrap();
-        let line = encode_with_meta(7, "tools/call", Some(&params), &meta()).unwrap();
+        let line =
+            encode_with_meta(RequestId::new(7), "tools/call", Some(&params), &meta()).unwrap();
         assert!(line.ends_with(b"}\n") && !line[..line.len() - 1].contains(&b'\n'));
         let v: Value = serde_json::from_slice(&line).unwrap();
         assert_eq!((v["id"].as_i64(), v["method"].as_str()), (Some(7), Some("tools/call")));
         assert_eq!(v["params"]["name"], "t\"x");
         assert_eq!(v["params"]["_meta"][META_PROTOCOL_VERSION], "2026-07-28");
-        let line = encode_with_meta(8, "tools/list", None, &meta()).unwrap();
+        let line = encode_with_meta(RequestId::new(8), "tools/list", None, &meta()).unwrap();
         let v: Value = serde_json::from_slice(&line).unwrap();
         assert_eq!(v["params"]["_meta"][META_CLIENT_INFO]["name"], "c");
         let merged = RawValue::from_string(r#"{"_meta":{"progressToken":3}}"#.into()).unwrap();
-        let line = encode_with_meta(9, "tools/call", Some(&merged), &meta()).unwrap();
+        let line =
+            encode_with_meta(RequestId::new(9), "tools/call", Some(&merged), &meta()).unwrap();
         let v: Value = serde_json::from_slice(&line).unwrap();
         assert_eq!(v["params"]["_meta"]["progressToken"], 3);
         assert_eq!(v["params"]["_meta"][META_PROTOCOL_VERSION], "2026-07-28");

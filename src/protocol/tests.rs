@@ -25,7 +25,7 @@ pub(super) fn checked(t: Transmit) -> Value {
         TransmitKind::Request { method, id } => {
             assert_eq!(
                 (v["method"].as_str(), v["id"].as_i64()),
-                (Some(&**method), Some(*id)),
+                (Some(&**method), Some(id.get())),
                 "{v}"
             );
         }
@@ -35,7 +35,7 @@ pub(super) fn checked(t: Transmit) -> Value {
             let names = (v["method"] == "notifications/cancelled")
                 .then(|| v["params"]["requestId"].as_i64())
                 .flatten();
-            assert_eq!(*cancels, names, "{v}");
+            assert_eq!(cancels.map(RequestId::get), names, "{v}");
         }
         TransmitKind::Response => {
             assert!(v.get("method").is_none() && v.get("id").is_some(), "{v}");
@@ -168,7 +168,7 @@ fn only_ping_before_initialized() {
 fn out_of_order_answers_reach_their_callers() {
     let t0 = crate::fuzzing::epoch();
     let mut s = active("2025-11-25", t0);
-    let ids: Vec<i64> = (0..100)
+    let ids: Vec<RequestId> = (0..100)
         .map(|t| s.request("tools/call", Some(&raw(json!({"n": t}))), t0, None, t).unwrap())
         .collect();
     let out = sent(&mut s);
@@ -373,9 +373,9 @@ fn deadline_heap_stays_proportional_to_pending_requests() {
         let id = s.request("tools/call", None, t0, None, i).unwrap();
         feed(&mut s, json!({"jsonrpc":"2.0","id":id,"result":{}}), t0);
         assert!(
-            s.deadlines.len() <= 2 * (s.pending() + 1) + 64,
+            s.inflight.heap_len() <= 2 * (s.pending() + 1) + 64,
             "heap grew to {}",
-            s.deadlines.len()
+            s.inflight.heap_len()
         );
     }
     // ...and the long-lived request still times out at the right moment.
@@ -414,7 +414,7 @@ fn initialize_is_never_cancelled_by_a_caller() {
     let mut s = TestSession::new(SessionConfig::default());
     s.initialize(t0, 7);
     sent(&mut s);
-    assert_eq!(s.cancel(1, "no"), None);
+    assert_eq!(s.cancel(RequestId::new(1), "no"), None);
     assert!(sent(&mut s).is_empty());
 }
 

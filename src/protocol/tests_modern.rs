@@ -63,7 +63,7 @@ fn a_modern_server_gets_meta_on_every_request() {
     let id = s.request("tools/call", Some(&params), t0, None, 1).unwrap();
     s.request("tools/list", None, t0, None, 2).unwrap();
     let out = sent(&mut s);
-    assert_eq!(out[0]["id"], id);
+    assert_eq!(out[0]["id"], id.get());
     assert_eq!(out[0]["params"]["arguments"], json!({"x": 1}));
     for request in &out {
         let meta = &request["params"]["_meta"];
@@ -230,7 +230,7 @@ fn input_required_rounds_are_fulfilled_and_retried() {
     assert_eq!(retry["method"], "tools/call");
     assert_ne!(retry["id"], first["id"], "a retry has a new id");
     assert_eq!(retry["params"]["arguments"], json!({"env": "prod"}));
-    assert_eq!(retry["params"]["_meta"]["progressToken"], origin);
+    assert_eq!(retry["params"]["_meta"]["progressToken"], origin.get());
     assert_eq!(
         retry["params"]["inputResponses"],
         json!({"ok": {"action": "accept", "content": {}}, "where": {"roots": [{"uri": "file:///w"}]}})
@@ -286,7 +286,7 @@ fn asks_for_sampling() -> Value {
 
 /// Sends a `tools/call` (completing with `token`) that the server answers by asking for
 /// sampling; returns the call's id and the id the input request was delivered under.
-fn waiting_for_sampling(s: &mut TestSession, token: u32, t0: Instant) -> (i64, Id) {
+fn waiting_for_sampling(s: &mut TestSession, token: u32, t0: Instant) -> (RequestId, Id) {
     let id = s.request("tools/call", None, t0, None, token).unwrap();
     sent(s);
     reply(s, &json!(id), asks_for_sampling(), t0);

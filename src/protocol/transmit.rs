@@ -24,14 +24,14 @@ pub enum TransmitKind {
         /// The method, as sent (2026-07-28 renames `ping` to `server/discover`).
         method: Arc<str>,
         /// The request's id on the wire.
-        id: i64,
+        id: super::RequestId,
     },
     /// A notification.
     Notification {
         /// The method.
         method: Arc<str>,
         /// For `notifications/cancelled`: the request of ours it cancels.
-        cancels: Option<i64>,
+        cancels: Option<super::RequestId>,
     },
     /// Our answer to a request of the server's.
     Response,
