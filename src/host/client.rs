@@ -25,9 +25,10 @@ use crate::spill::store::{SpillError, SpillFile, SpillStore};
 
 use super::RequestSink;
 use super::conn::ServerStats;
-use super::driver::{QueuedRequest, ReactorCommand, Reply};
+use super::driver::{QueuedRequest, Reply, ServerId};
 use super::error::{Error, Result};
 use super::events::EventStream;
+use super::pump::ServerCommand;
 
 /// Progress notifications of one call, in the order the server sent them.
 pub type ProgressStream = async_channel::Receiver<Progress>;
@@ -54,7 +55,7 @@ fn call_params(name: &str, arguments: Value) -> Result<Value> {
 }
 
 pub(crate) struct ClientInner {
-    pub(crate) id: u64,
+    pub(crate) id: ServerId,
     pub(crate) parser: JsonParser,
     pub(crate) max_request: usize,
     pub(crate) spilled: Arc<super::spilling::SpillRegistry>,
@@ -78,7 +79,7 @@ pub(crate) struct ClientInner {
 impl Drop for ClientInner {
     fn drop(&mut self) {
         // Never blocks and needs no runtime: the reactor runs the shutdown sequence.
-        self.reactor.send(ReactorCommand::Shutdown { id: self.id, reply: None });
+        self.reactor.send(self.id, ServerCommand::Shutdown { reply: None });
     }
 }
 
@@ -168,14 +169,14 @@ enum Waiting {
 #[derive(Debug)]
 struct CancelOnDrop {
     reactor: Arc<dyn RequestSink>,
-    server: u64,
+    server: ServerId,
     seq: u64,
 }
 
 impl Drop for RawFuture {
     fn drop(&mut self) {
         if let Waiting::Reply(_, cancel) = &self.state {
-            cancel.reactor.send(ReactorCommand::Cancel { id: cancel.server, seq: cancel.seq });
+            cancel.reactor.send(cancel.server, ServerCommand::Cancel { seq: cancel.seq });
         }
     }
 }
@@ -306,16 +307,13 @@ impl Client {
     /// [`roots`](super::HostBuilder::roots): without them the capability was not declared and
     /// this does nothing.
     pub fn set_roots(&self, roots: Vec<crate::protocol::Root>) {
-        self.inner.reactor.send(ReactorCommand::SetRoots { id: self.inner.id, roots });
+        self.inner.reactor.send(self.inner.id, ServerCommand::SetRoots { roots });
     }
 
     /// Sends a notification to the server.
     pub fn notify(&self, method: &str, params: Option<Value>) {
-        self.inner.reactor.send(ReactorCommand::Notify {
-            id: self.inner.id,
-            method: method.into(),
-            params,
-        });
+        let command = ServerCommand::Notify { method: method.into(), params };
+        self.inner.reactor.send(self.inner.id, command);
     }
 
     /// Sends now; the returned future parses the raw result straight into `T` on the thread
@@ -701,7 +699,7 @@ impl Client {
     /// [`Error::ReactorStopped`] when the server has already been removed.
     pub async fn stats(&self) -> Result<ServerStats> {
         let (tx, rx) = oneshot::channel();
-        self.inner.reactor.send(ReactorCommand::Stats { id: self.inner.id, reply: tx });
+        self.inner.reactor.send(self.inner.id, ServerCommand::Stats { reply: tx });
         rx.await.map_err(|_| Error::ReactorStopped)
     }
 
@@ -709,7 +707,7 @@ impl Client {
     /// waits for the process to be reaped; returns how it ended.
     pub async fn shutdown(&self) -> CloseReason {
         let (tx, rx) = oneshot::channel();
-        self.inner.reactor.send(ReactorCommand::Shutdown { id: self.inner.id, reply: Some(tx) });
+        self.inner.reactor.send(self.inner.id, ServerCommand::Shutdown { reply: Some(tx) });
         rx.await.unwrap_or(CloseReason::Shutdown)
     }
 }

@@ -1,6 +1,6 @@
 //! One server as the reactor sees it: its process, pipes, framer, session and shutdown phase.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::os::fd::OwnedFd;
 use std::os::unix::process::ExitStatusExt;
 use std::process::Child;
@@ -9,22 +9,22 @@ use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
 use futures_channel::oneshot;
+use serde_json::Value;
 
 use crate::frame::{FrameEvent, LineFramer};
 use crate::jsonrpc::{
-    Attachment, DecodeError, ErrorObject, RawDecoded, RawMessage, RawResponse, codes,
+    Attachment, DecodeError, ErrorObject, Id, RawDecoded, RawMessage, RawResponse,
 };
 use crate::parse::pool::{Job, ParsePool, Parsed};
-use crate::protocol::{
-    CloseReason, Event, RequestError, RequestId, ServerDetails, Session, SessionStats,
-};
-use crate::queue::{RateMeter, RequestQueue};
+use crate::protocol::{CloseReason, RequestError, ServerDetails, Session, SessionStats};
+use crate::queue::RequestQueue;
 use crate::sandbox::{Signal, signal_group};
 use crate::uring::{Buffer, Completion, Ring};
 
-use super::driver::{QueuedRequest, Reply};
+use super::driver::{QueuedRequest, ServerId};
 use super::error::Error;
-use super::events::{Alert, EventSink, ServerEvent, alert_event, notification_event};
+use super::events::{EventSink, ServerEvent};
+use super::pump::{Completer, Control, Delegate, Pump, ServerCommand};
 use super::spilling::{SpillJob, SpillOutcome};
 use super::stderr::StderrLog;
 
@@ -64,8 +64,8 @@ pub(crate) enum Op {
 /// [`OpTag::OP_BITS`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct OpTag {
-    /// The server (its connection's id).
-    pub(crate) server: u64,
+    /// The server.
+    pub(crate) server: ServerId,
     /// The operation.
     pub(crate) op: Op,
 }
@@ -77,86 +77,13 @@ impl OpTag {
 
     /// The ring tag.
     pub(crate) fn encode(self) -> u64 {
-        (self.server << Self::OP_BITS) | u64::from(self.op as u8)
+        (self.server.get() << Self::OP_BITS) | u64::from(self.op as u8)
     }
 
     /// The operation a ring tag names; `None` for a tag no [`encode`](Self::encode) made.
     pub(crate) fn decode(tag: u64) -> Option<OpTag> {
         let op = *Self::OPS.get((tag & ((1 << Self::OP_BITS) - 1)) as usize)?;
-        Some(OpTag { server: tag >> Self::OP_BITS, op })
-    }
-}
-
-/// Who waits for a request's outcome.
-#[derive(Debug)]
-pub(crate) enum Completer {
-    /// The `initialize` request: completes the spawn.
-    Init,
-    /// A caller's request.
-    Caller(Reply),
-}
-
-/// Callers' requests in flight in one session: for cancelling by the client's sequence number
-/// and routing progress by session id. Shared by stdio and HTTP connections.
-#[derive(Default)]
-pub(crate) struct CallTable {
-    /// The session id of each request, by the client's sequence number.
-    in_flight: HashMap<u64, RequestId>,
-    /// Progress streams, by session id.
-    progress: HashMap<RequestId, async_channel::Sender<crate::protocol::Progress>>,
-}
-
-impl CallTable {
-    /// Hands a caller's request to the session (never sent if its caller already left).
-    pub(crate) fn submit(
-        &mut self,
-        session: &mut Session<Completer>,
-        request: QueuedRequest,
-        now: Instant,
-    ) {
-        let QueuedRequest { method, params, timeout, reply, progress } = request;
-        if reply.tx.is_canceled() {
-            return; // Its caller stopped waiting while it was queued: never sent.
-        }
-        let seq = reply.seq;
-        let (params, token) = (params.as_deref(), Completer::Caller(reply));
-        let sent = match &progress {
-            Some(_) => session.request_with_progress(&method, params, now, timeout, token),
-            None => session.request(&method, params, now, timeout, token),
-        };
-        match sent {
-            Ok(id) => {
-                self.in_flight.insert(seq, id);
-                if let Some(sink) = progress {
-                    self.progress.insert(id, sink);
-                }
-            }
-            Err((Completer::Caller(reply), error)) => reply.send(Err(error)),
-            Err((Completer::Init, _)) => unreachable!("only callers' requests are queued"),
-        }
-    }
-
-    /// Cancels request `seq` whose caller dropped its future.
-    pub(crate) fn cancel(&mut self, session: &mut Session<Completer>, seq: u64) {
-        if let Some(id) = self.in_flight.remove(&seq) {
-            self.progress.remove(&id);
-            drop(session.cancel(id, "the caller stopped waiting"));
-        }
-    }
-
-    /// Request `seq` completed.
-    pub(crate) fn completed(&mut self, seq: u64) {
-        if let Some(id) = self.in_flight.remove(&seq) {
-            self.progress.remove(&id);
-        }
-    }
-
-    /// Routes progress to its call's stream. A full stream drops the update: progress is
-    /// advisory, never a reason to stall a connection.
-    pub(crate) fn progress(&self, id: RequestId, progress: crate::protocol::Progress) {
-        if let Some(sink) = self.progress.get(&id) {
-            let _ = sink.try_send(progress);
-        }
+        Some(OpTag { server: ServerId::new(tag >> Self::OP_BITS), op })
     }
 }
 
@@ -207,8 +134,9 @@ enum Phase {
 }
 
 pub(crate) struct Conn {
-    pub(crate) id: u64,
-    pub(crate) name: Arc<str>,
+    pub(crate) id: ServerId,
+    /// The session, its callers and its events.
+    pump: Pump,
     child: Child,
     /// The sandbox's cgroup and report; dropping it kills what is left and removes the cgroup.
     sandbox: Option<crate::sandbox::SandboxGuard>,
@@ -217,12 +145,9 @@ pub(crate) struct Conn {
     stdout: Arc<OwnedFd>,
     stderr: Arc<OwnedFd>,
     framer: LineFramer,
-    pub(crate) session: Session<Completer>,
     outq: VecDeque<Bytes>,
     writing: bool,
     stderr_log: StderrLog,
-    events: EventSink,
-    events_dropped: u64,
     /// Read operations still armed.
     stdout_open: bool,
     stderr_open: bool,
@@ -232,18 +157,8 @@ pub(crate) struct Conn {
     /// When to give up waiting for the rest of stdout / the exit status, and with what reason.
     close_at: Option<(Instant, CloseReason)>,
     phase: Phase,
-    init_reply: Option<oneshot::Sender<Result<ServerDetails, Error>>>,
-    shutdown_waiters: Vec<oneshot::Sender<CloseReason>>,
     stdout_bytes: u64,
     read_size: usize,
-    queue: Arc<RequestQueue<QueuedRequest>>,
-    meter: RateMeter,
-    /// Callers' requests in flight.
-    calls: CallTable,
-    /// Updates seen per resource URI (for [`ServerEvent::ResourceUpdated`]'s `seq`).
-    updates: HashMap<String, u64>,
-    /// Where server→client requests go (sampling, elicitation), when the host has a handler.
-    handler: Option<super::handler::HandlerSlot>,
     /// Frames in arrival order while one of them is on the parse pool.
     in_order: VecDeque<Slot>,
     next_frame_seq: u64,
@@ -274,7 +189,7 @@ enum Slot {
 }
 
 pub(crate) struct ConnParts {
-    pub(crate) id: u64,
+    pub(crate) id: ServerId,
     pub(crate) name: Arc<str>,
     pub(crate) spawned: crate::sandbox::Spawned,
     pub(crate) session: Session<Completer>,
@@ -293,9 +208,23 @@ impl Conn {
     /// Takes a freshly spawned server, arms its reads and exit watch, sends `initialize`.
     pub(crate) fn start(parts: ConnParts, ring: &mut Ring, now: Instant) -> std::io::Result<Conn> {
         let s = parts.spawned;
+        let id = parts.id;
+        let delegate = parts.handler.map(|slot| -> Delegate {
+            Box::new(move |name: Arc<str>, rid: Id, method: String, params: Option<Value>| {
+                slot.dispatch(id, name, rid, method, params);
+            })
+        });
+        let pump = Pump::new(
+            parts.name,
+            parts.session,
+            parts.queue,
+            parts.events,
+            delegate,
+            parts.init_reply,
+        );
         let mut conn = Conn {
-            id: parts.id,
-            name: parts.name,
+            id,
+            pump,
             child: s.child,
             sandbox: s.sandbox,
             pidfd: Arc::new(s.pidfd),
@@ -306,27 +235,17 @@ impl Conn {
                 Some(spill) => LineFramer::spilling(spill.line_threshold),
                 None => LineFramer::new(parts.max_frame),
             },
-            session: parts.session,
             outq: VecDeque::new(),
             writing: false,
             stderr_log: StderrLog::new(parts.stderr_capacity),
-            events: parts.events,
-            events_dropped: 0,
             stdout_open: true,
             stderr_open: true,
             exit_watch: true,
             exit: None,
             close_at: None,
             phase: Phase::Running,
-            init_reply: Some(parts.init_reply),
-            shutdown_waiters: Vec::new(),
             stdout_bytes: 0,
             read_size: parts.read_size,
-            queue: parts.queue,
-            meter: RateMeter::new(),
-            calls: CallTable::default(),
-            updates: HashMap::new(),
-            handler: parts.handler,
             in_order: VecDeque::new(),
             next_frame_seq: 0,
             offload_threshold: parts.offload_threshold,
@@ -348,9 +267,14 @@ impl Conn {
             let _ = conn.child.wait();
             return Err(e);
         }
-        conn.session.handshake(now, Completer::Init);
+        conn.pump.handshake(now);
         conn.flush(ring, now);
         Ok(conn)
+    }
+
+    /// The server's name.
+    pub(crate) fn name(&self) -> &str {
+        &self.pump.name
     }
 
     pub(crate) fn tag(&self, op: Op) -> u64 {
@@ -363,90 +287,79 @@ impl Conn {
 
     /// Hands a caller's request to the session; [`flush`](Self::flush) then sends it.
     pub(crate) fn request(&mut self, request: QueuedRequest, now: Instant) {
-        self.calls.submit(&mut self.session, request, now);
+        self.pump.submit(request, now);
     }
 
-    /// The caller of request `seq` dropped its future: the server is told to stop
-    /// (`notifications/cancelled`) and a late answer is discarded and counted.
-    pub(crate) fn cancel(&mut self, seq: u64) {
-        self.calls.cancel(&mut self.session, seq);
+    /// The application's answer to the server's request `id`.
+    pub(crate) fn respond(
+        &mut self,
+        ring: &mut Ring,
+        id: &Id,
+        outcome: Result<Value, ErrorObject>,
+        now: Instant,
+    ) {
+        self.pump.session.respond(id, outcome, now);
+        self.flush(ring, now);
+    }
+
+    /// Carries out a client's command.
+    pub(crate) fn command(&mut self, ring: &mut Ring, command: ServerCommand, now: Instant) {
+        match self.pump.apply(command, now) {
+            None => {}
+            Some(Control::Stats(reply)) => {
+                let _ = reply.send(self.stats());
+            }
+            Some(Control::Shutdown(reply)) => {
+                if let Some(reply) = reply {
+                    self.pump.on_finished(reply);
+                }
+                self.begin_shutdown(ring, now);
+            }
+        }
+        self.flush(ring, now);
     }
 
     /// Moves the session's output to the pipe and its events to their receivers.
     pub(crate) fn flush(&mut self, ring: &mut Ring, now: Instant) {
         self.write_transmit(ring);
-        while let Some(event) = self.session.poll_event() {
-            match event {
-                Event::ServerRequest { id, method, params } => match &self.handler {
-                    Some(h) => h.dispatch(self.id, self.name.clone(), id, method, params),
-                    None => {
-                        let msg = format!("Method not found: {method}");
-                        let error = ErrorObject::new(codes::METHOD_NOT_FOUND, msg);
-                        self.session.respond(&id, Err(error), Instant::now());
-                    }
-                },
-                Event::Progress { id, progress } => self.calls.progress(id, progress),
-                Event::Completed { token: Completer::Caller(reply), outcome } => {
-                    self.calls.completed(reply.seq);
-                    self.queue.record_completion(&mut self.meter, now);
-                    reply.send(outcome);
-                }
-                Event::Completed { token: Completer::Init, outcome } => {
-                    let result = match (outcome, self.session.server()) {
-                        (Ok(_), Some(details)) => Ok(details.clone()),
-                        (Ok(_), None) => Err(RequestError::NotInitialized),
-                        (Err(e), _) => Err(e),
-                    };
-                    let failed = result.is_err();
-                    let delivered = match result {
-                        // The server is going away: the answer waits for its exit status and
-                        // the whole of its stderr (sent by `close`).
-                        Err(RequestError::Closed(_)) => true,
-                        result => {
-                            let result = result.map_err(|source| self.handshake_error(source));
-                            self.init_reply.take().is_some_and(|r| r.send(result).is_ok())
-                        }
-                    };
-                    if failed || !delivered {
-                        // Nobody will use this server: stop it.
-                        self.begin_shutdown(ring, now);
-                    }
-                }
-                Event::Notification(n) => {
-                    let event = notification_event(&self.name, &mut self.updates, n);
-                    self.emit(event);
-                }
-                Event::Violation(v) => self.emit(alert_event(&self.name, Alert::Violation(v))),
-                Event::Unresponsive { silent_for } => {
-                    self.emit(alert_event(&self.name, Alert::Unresponsive(silent_for)));
-                }
-            }
+        if let Some(outcome) = self.pump.deliver(now) {
+            self.on_handshake(ring, outcome, now);
         }
         // Answers queued while handling events (a refused server request).
         self.write_transmit(ring);
     }
 
+    /// The handshake ended: `spawn` hears how, and a server nobody will use is stopped.
+    fn on_handshake(
+        &mut self,
+        ring: &mut Ring,
+        outcome: Result<ServerDetails, RequestError>,
+        now: Instant,
+    ) {
+        let failed = outcome.is_err();
+        let delivered = match outcome {
+            // The server is going away: the answer waits for its exit status and the whole of
+            // its stderr (sent by `close`).
+            Err(RequestError::Closed(_)) => true,
+            outcome => {
+                let outcome = outcome.map_err(|source| self.handshake_error(source));
+                self.pump.init_reply.take().is_some_and(|r| r.send(outcome).is_ok())
+            }
+        };
+        if failed || !delivered {
+            // Nobody will use this server: stop it.
+            self.begin_shutdown(ring, now);
+        }
+    }
+
     /// Moves the session's output to the pipe.
     fn write_transmit(&mut self, ring: &mut Ring) {
-        while let Some(transmit) = self.session.poll_transmit() {
+        while let Some(transmit) = self.pump.session.poll_transmit() {
             if self.stdin.is_some() {
                 self.outq.push_back(transmit.bytes);
             }
         }
         self.start_write(ring);
-    }
-
-    fn emit(&mut self, event: ServerEvent) {
-        if self.events.try_send(event).is_err() && !self.events.is_closed() {
-            self.events_dropped += 1;
-            if self.events_dropped.is_power_of_two() {
-                tracing::warn!(
-                    server = &*self.name,
-                    dropped = self.events_dropped,
-                    "event stream full; dropping events"
-                );
-            }
-        }
     }
 
     fn start_write(&mut self, ring: &mut Ring) {
@@ -470,7 +383,7 @@ impl Conn {
         };
         match ring.write(stdin, data, self.tag(Op::Stdin)) {
             Ok(()) => self.writing = true,
-            Err(e) => tracing::error!(server = &*self.name, "submitting a write: {e}"),
+            Err(e) => tracing::error!(server = self.name(), "submitting a write: {e}"),
         }
     }
 
@@ -500,7 +413,7 @@ impl Conn {
     /// regardless; a plain read's buffer is reused.
     fn rearm(&self, ring: &mut Ring, kind: Op, result: i32, buf: Option<Vec<u8>>) -> bool {
         self.arm(ring, kind, result == -libc::ENOBUFS, buf)
-            .map_err(|e| tracing::error!(server = &*self.name, "re-arming a read: {e}"))
+            .map_err(|e| tracing::error!(server = self.name(), "re-arming a read: {e}"))
             .is_ok()
     }
 
@@ -538,11 +451,11 @@ impl Conn {
         // End of stream, an error, or a cancel: stdout is done.
         if c.result < 0 && c.result != -libc::ECANCELED {
             let err = std::io::Error::from_raw_os_error(-c.result);
-            tracing::warn!(server = &*self.name, "reading stdout: {err}");
+            tracing::warn!(server = self.name(), "reading stdout: {err}");
         }
         self.stdout_open = false;
         if let Some(len) = self.framer.finish() {
-            self.session.handle_truncated(len);
+            self.pump.session.handle_truncated(len);
         }
         self.abandon_spill();
         self.deliver_ready_slots(now);
@@ -573,7 +486,7 @@ impl Conn {
         let event = match (event, pool) {
             (FrameEvent::Frame(frame), Some(pool)) if frame.len() >= self.offload_threshold => {
                 let seq = self.next_frame_seq;
-                match pool.submit(Job { conn: self.id, seq, frame }) {
+                match pool.submit(Job { conn: self.id.get(), seq, frame }) {
                     Ok(()) => {
                         self.next_frame_seq += 1;
                         self.frames_offloaded += 1;
@@ -691,16 +604,16 @@ impl Conn {
         if self.in_order.is_empty()
             && let Some(reason) = self.close_when_parsed.take()
         {
-            self.session.handle_closed(reason);
+            self.pump.session.handle_closed(reason);
         }
     }
 
     fn deliver(&mut self, slot: Slot, now: Instant) {
         match slot {
-            Slot::Event(FrameEvent::Frame(frame)) => self.session.handle_frame(&frame, now),
-            Slot::Event(FrameEvent::Oversized(o)) => self.session.handle_oversized(&o),
-            Slot::Parsed(frame, decoded) => self.session.handle_decoded(&frame, decoded, now),
-            Slot::Failed(id, error) => self.session.handle_failed_answer(id.as_deref(), error),
+            Slot::Event(FrameEvent::Frame(frame)) => self.pump.session.handle_frame(&frame, now),
+            Slot::Event(FrameEvent::Oversized(o)) => self.pump.session.handle_oversized(&o),
+            Slot::Parsed(frame, decoded) => self.pump.session.handle_decoded(&frame, decoded, now),
+            Slot::Failed(id, error) => self.pump.session.handle_failed_answer(id.as_deref(), error),
             Slot::Parsing(_) => unreachable!("only delivered once parsed"),
             // Spill events are consumed by `on_spill_event` before any slot is made.
             Slot::Event(
@@ -713,7 +626,7 @@ impl Conn {
     /// going has been delivered (some may still be on the parse pool).
     fn close_session(&mut self, reason: CloseReason) {
         if self.in_order.is_empty() {
-            self.session.handle_closed(reason);
+            self.pump.session.handle_closed(reason);
         } else {
             self.close_when_parsed.get_or_insert(reason);
         }
@@ -723,11 +636,11 @@ impl Conn {
     pub(crate) fn on_stderr(&mut self, ring: &mut Ring, c: Completion) {
         match c.buffer {
             Buffer::Provided { bid, len } => {
-                self.stderr_log.push(&self.name, ring.view(bid, len));
+                self.stderr_log.push(&self.pump.name, ring.view(bid, len));
                 ring.recycle(bid);
             }
             Buffer::Read(buf) if c.result > 0 => {
-                self.stderr_log.push(&self.name, &buf);
+                self.stderr_log.push(&self.pump.name, &buf);
                 if self.rearm(ring, Op::Stderr, 0, Some(buf)) {
                     return;
                 }
@@ -740,7 +653,7 @@ impl Conn {
         {
             return;
         }
-        self.stderr_log.finish(&self.name);
+        self.stderr_log.finish(&self.pump.name);
         self.stderr_open = false;
     }
 
@@ -758,7 +671,7 @@ impl Conn {
             _ if -result == libc::EPIPE => {
                 // Nobody reads stdin any more: the server exited or closed it. Its exit status
                 // (or its stdout's end) says why; wait for it briefly rather than report EPIPE.
-                tracing::debug!(server = &*self.name, "stdin closed by the server (EPIPE)");
+                tracing::debug!(server = self.name(), "stdin closed by the server (EPIPE)");
                 self.stdin = None;
                 self.outq.clear();
                 match &self.exit {
@@ -776,8 +689,10 @@ impl Conn {
             }
             _ => {
                 let err = std::io::Error::from_raw_os_error(-result.min(-1));
-                tracing::warn!(server = &*self.name, "writing to stdin: {err}");
-                self.session.handle_closed(CloseReason::Io(format!("writing to stdin: {err}")));
+                tracing::warn!(server = self.name(), "writing to stdin: {err}");
+                self.pump
+                    .session
+                    .handle_closed(CloseReason::Io(format!("writing to stdin: {err}")));
                 self.flush(ring, now);
                 self.begin_shutdown(ring, now);
             }
@@ -789,7 +704,7 @@ impl Conn {
         self.exit_watch = false;
         if result < 0 {
             tracing::warn!(
-                server = &*self.name,
+                server = self.name(),
                 "watching the process exit failed: {}",
                 std::io::Error::from_raw_os_error(-result)
             );
@@ -823,16 +738,16 @@ impl Conn {
             let oom_kills = stats.oom_kills.unwrap_or(0);
             let refused_forks = stats.pids_max_hits.unwrap_or(0);
             if oom_kills > 0 || refused_forks > 0 {
-                self.emit(ServerEvent::SandboxLimits { oom_kills, refused_forks });
+                self.pump.emit(ServerEvent::SandboxLimits { oom_kills, refused_forks });
             }
             if let Some(hits) = stats.pids_max_hits.filter(|&h| h > 0) {
                 tracing::warn!(
-                    server = &*self.name,
+                    server = self.name(),
                     "the sandbox refused {hits} forks at its pids limit"
                 );
             }
         }
-        tracing::debug!(server = &*self.name, "{reason}");
+        tracing::debug!(server = self.name(), "{reason}");
         self.exit = Some(reason.clone());
         if self.stdout_open {
             self.close_at = Some((now + EXIT_GRACE, reason));
@@ -853,14 +768,9 @@ impl Conn {
             // The write (blocked on a full pipe, perhaps) holds the fd open: cancel it.
             let _ = ring.cancel(self.tag(Op::Stdin));
         }
-        self.session.handle_closed(CloseReason::Shutdown);
+        self.pump.session.handle_closed(CloseReason::Shutdown);
         self.phase = Phase::StdinClosed(now + SHUTDOWN_STEP);
         self.flush(ring, now);
-    }
-
-    /// Registers a waiter for the end of the process.
-    pub(crate) fn on_finished(&mut self, reply: oneshot::Sender<CloseReason>) {
-        self.shutdown_waiters.push(reply);
     }
 
     /// The next instant this connection needs [`on_timer`](Self::on_timer).
@@ -869,14 +779,14 @@ impl Conn {
             Phase::StdinClosed(t) | Phase::Terminated(t) if self.exit.is_none() => Some(t),
             _ => None,
         };
-        [self.session.poll_timeout(), self.close_at.as_ref().map(|c| c.0), phase]
+        [self.pump.session.poll_timeout(), self.close_at.as_ref().map(|c| c.0), phase]
             .into_iter()
             .flatten()
             .min()
     }
 
     pub(crate) fn on_timer(&mut self, ring: &mut Ring, now: Instant) {
-        self.session.handle_timeout(now);
+        self.pump.session.handle_timeout(now);
         if let Some((at, reason)) = self.close_at.take_if(|(at, _)| *at <= now) {
             let _ = at;
             self.close_session(reason);
@@ -894,7 +804,7 @@ impl Conn {
             match self.phase {
                 Phase::StdinClosed(at) if at <= now => {
                     tracing::debug!(
-                        server = &*self.name,
+                        server = self.name(),
                         "did not exit after stdin closed; sending SIGTERM"
                     );
                     let _ = signal_group(self.child.id(), Signal::Term);
@@ -902,7 +812,7 @@ impl Conn {
                 }
                 Phase::Terminated(at) if at <= now => {
                     tracing::debug!(
-                        server = &*self.name,
+                        server = self.name(),
                         "did not exit after SIGTERM; sending SIGKILL"
                     );
                     let _ = signal_group(self.child.id(), Signal::Kill);
@@ -927,39 +837,26 @@ impl Conn {
     /// Final bookkeeping when the connection is removed.
     pub(crate) fn close(mut self) {
         let reason = self.exit.clone().unwrap_or(CloseReason::Shutdown);
-        self.queue.close(reason.clone());
-        self.session.handle_closed(reason.clone());
-        while let Some(Event::Completed { token: Completer::Caller(reply), outcome }) =
-            self.session.poll_event()
-        {
-            reply.send(outcome);
-        }
-        if let Some(reply) = self.init_reply.take() {
-            let _ = reply.send(Err(self.handshake_error(RequestError::Closed(reason.clone()))));
-        }
-        self.emit(ServerEvent::Closed(reason.clone()));
-        for waiter in self.shutdown_waiters.drain(..) {
-            let _ = waiter.send(reason.clone());
-        }
+        let (name, stderr) = (self.pump.name.clone(), self.stderr_log.tail());
+        let failed = |source| handshake_error(name, &stderr, source);
+        self.pump.close_session(&reason, Instant::now(), failed);
+        self.pump.closed(&reason);
     }
 
     /// The error of a start that failed with `source`: with the end of the server's stderr
     /// (the sandbox hint is the host's to add: it knows the command).
     fn handshake_error(&self, source: RequestError) -> Error {
-        let stderr = super::error::last_lines(&self.stderr_log.tail());
-        let failure =
-            super::error::StartFailure { server: self.name.clone(), source, stderr, hint: None };
-        Error::Handshake(Box::new(failure))
+        handshake_error(self.pump.name.clone(), &self.stderr_log.tail(), source)
     }
 
     pub(crate) fn stats(&self) -> ServerStats {
         ServerStats {
             pid: self.child.id(),
-            session: self.session.stats(),
+            session: self.pump.session.stats(),
             stdout_bytes: self.stdout_bytes,
             stderr_bytes: self.stderr_log.total(),
             stderr_tail: self.stderr_log.tail(),
-            events_dropped: self.events_dropped,
+            events_dropped: self.pump.events_dropped(),
             frames_offloaded: self.frames_offloaded,
             answers_spilled: self.answers_spilled,
             sandbox: self.sandbox.as_ref().map(|g| SandboxStats {
@@ -971,6 +868,13 @@ impl Conn {
     }
 }
 
+/// The error of a start that failed with `source`: with the end of the server's stderr
+/// (the sandbox hint is the host's to add: it knows the command).
+fn handshake_error(server: Arc<str>, stderr_tail: &[u8], source: RequestError) -> Error {
+    let stderr = super::error::last_lines(stderr_tail);
+    Error::Handshake(Box::new(super::error::StartFailure { server, source, stderr, hint: None }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -979,7 +883,7 @@ mod tests {
     fn op_tags_round_trip_and_nothing_else_decodes() {
         for server in [1, 2, 1 << 40] {
             for op in OpTag::OPS {
-                let tag = OpTag { server, op };
+                let tag = OpTag { server: ServerId::new(server), op };
                 assert_eq!(OpTag::decode(tag.encode()), Some(tag));
             }
         }

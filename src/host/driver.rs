@@ -14,7 +14,6 @@ use std::sync::mpsc::{Receiver, TryRecvError};
 use std::time::{Duration, Instant};
 
 use futures_channel::oneshot;
-use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::jsonrpc::RawJson;
@@ -24,9 +23,10 @@ use crate::queue::{ReadyList, RequestQueue, Ticket};
 use crate::uring::{Buffer, Completion, Ring, sys};
 
 use super::config::ServerSpec;
-use super::conn::{Conn, ConnParts, Op, OpTag, ServerStats};
+use super::conn::{Conn, ConnParts, Op, OpTag};
 use super::error::Error;
 use super::events::EventSink;
+use super::pump::ServerCommand;
 
 /// The tag of the eventfd read: its low bits (7) name no [`Op`], so no server operation's
 /// [`OpTag`] is ever equal to it.
@@ -67,45 +67,34 @@ impl std::fmt::Debug for Reply {
     }
 }
 
+/// The host's number for one of its servers (a stdio or an HTTP connection), unique for the
+/// host's life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) struct ServerId(u64);
+
+impl ServerId {
+    pub(crate) const fn new(n: u64) -> Self {
+        ServerId(n)
+    }
+
+    pub(crate) const fn get(self) -> u64 {
+        self.0
+    }
+}
+
 /// A control message from a caller thread to the reactor (requests go through the queues).
 pub(crate) enum ReactorCommand {
     /// A process the spawner thread started (or failed to), to connect.
     Spawn {
-        id: u64,
+        id: ServerId,
         spec: Box<ServerSpec>,
         spawned: Box<Result<crate::sandbox::Spawned, crate::sandbox::SpawnError>>,
         queue: Arc<RequestQueue<QueuedRequest>>,
         events: EventSink,
         reply: oneshot::Sender<Result<ServerDetails, Error>>,
     },
-    Notify {
-        id: u64,
-        method: Box<str>,
-        params: Option<Value>,
-    },
-    Shutdown {
-        id: u64,
-        reply: Option<oneshot::Sender<CloseReason>>,
-    },
-    Stats {
-        id: u64,
-        reply: oneshot::Sender<ServerStats>,
-    },
-    /// New roots for server `id` (sent on with `notifications/roots/list_changed`).
-    SetRoots {
-        id: u64,
-        roots: Vec<crate::protocol::Root>,
-    },
-    /// 2026-07-28: (re)open server `id`'s `subscriptions/listen` with this filter.
-    Listen {
-        id: u64,
-        filter: crate::protocol::ListenFilter,
-    },
-    /// The caller of request `seq` stopped waiting (dropped its future).
-    Cancel {
-        id: u64,
-        seq: u64,
-    },
+    /// A command for server `id`.
+    Server { id: ServerId, command: ServerCommand },
     /// Shut every server down, then end the thread.
     Stop,
 }
@@ -128,14 +117,14 @@ pub(crate) type ParsedQueue = crossbeam_queue::SegQueue<Parsed>;
 
 pub(crate) struct Driver {
     ring: Ring,
-    conns: HashMap<u64, Conn>,
+    conns: HashMap<ServerId, Conn>,
     commands: Receiver<ReactorCommand>,
     ready: Arc<ReadyList<QueuedRequest>>,
     parsed: Arc<ParsedQueue>,
     pool: Option<ParsePool>,
     wake: Arc<OwnedFd>,
     /// Min-heap of (deadline, server id); stale entries are skipped when popped.
-    timers: BinaryHeap<Reverse<(Instant, u64)>>,
+    timers: BinaryHeap<Reverse<(Instant, ServerId)>>,
     config: DriverConfig,
     stopping: bool,
     completions: Vec<Completion>,
@@ -230,11 +219,11 @@ impl Driver {
     }
 
     /// Book-keeping after a connection was touched: re-arm its timer, remove it if finished.
-    fn after(&mut self, id: u64) {
+    fn after(&mut self, id: ServerId) {
         let Some(conn) = self.conns.get_mut(&id) else { return };
         if conn.finished() {
             let conn = self.conns.remove(&id).expect("present");
-            tracing::debug!(server = &*conn.name, "server finished");
+            tracing::debug!(server = conn.name(), "server finished");
             conn.close();
             return;
         }
@@ -308,10 +297,10 @@ impl Driver {
         let Some(slot) = &self.config.handler else { return };
         let answers = slot.answers.clone();
         while let Some(a) = answers.pop() {
-            if let Some(conn) = self.conns.get_mut(&a.conn) {
-                conn.session.respond(&a.id, a.outcome, now);
-                conn.flush(&mut self.ring, now);
-                self.after(a.conn);
+            let id = a.conn;
+            if let Some(conn) = self.conns.get_mut(&id) {
+                conn.respond(&mut self.ring, &a.id, a.outcome, now);
+                self.after(id);
             }
         }
     }
@@ -319,7 +308,7 @@ impl Driver {
     /// Delivers frames that came back from the parse pool.
     fn drain_parsed(&mut self, now: Instant) {
         while let Some(parsed) = self.parsed.pop() {
-            let id = parsed.conn;
+            let id = ServerId::new(parsed.conn);
             if let Some(conn) = self.conns.get_mut(&id) {
                 conn.on_parsed(&mut self.ring, parsed, now);
                 self.after(id);
@@ -330,7 +319,7 @@ impl Driver {
     /// Moves requests from every scheduled queue into their sessions.
     fn drain_ready(&mut self, now: Instant) {
         while let Some(queue) = self.ready.pop() {
-            let id = queue.id();
+            let id = ServerId::new(queue.id());
             match self.conns.get_mut(&id) {
                 Some(conn) => {
                     for request in queue.drain() {
@@ -354,7 +343,7 @@ impl Driver {
             return;
         }
         self.stopping = true;
-        let ids: Vec<u64> = self.conns.keys().copied().collect();
+        let ids: Vec<ServerId> = self.conns.keys().copied().collect();
         for id in ids {
             if let Some(conn) = self.conns.get_mut(&id) {
                 conn.begin_shutdown(&mut self.ring, now);
@@ -368,49 +357,18 @@ impl Driver {
             ReactorCommand::Spawn { id, spec, spawned, queue, events, reply } => {
                 self.spawn(id, *spec, *spawned, queue, events, reply, now);
             }
-            ReactorCommand::Notify { id, method, params } => {
-                if let Some(conn) = self.conns.get_mut(&id) {
-                    conn.session.notify(&method, params);
-                    conn.flush(&mut self.ring, now);
-                }
-            }
-            ReactorCommand::Shutdown { id, reply } => match self.conns.get_mut(&id) {
+            ReactorCommand::Server { id, command } => match self.conns.get_mut(&id) {
                 Some(conn) => {
-                    if let Some(reply) = reply {
-                        conn.on_finished(reply);
-                    }
-                    conn.begin_shutdown(&mut self.ring, now);
+                    conn.command(&mut self.ring, command, now);
                     self.after(id);
                 }
+                // Gone already: a waiter for its end hears at once.
                 None => {
-                    if let Some(reply) = reply {
+                    if let ServerCommand::Shutdown { reply: Some(reply) } = command {
                         let _ = reply.send(CloseReason::Shutdown);
                     }
                 }
             },
-            ReactorCommand::Stats { id, reply } => {
-                if let Some(conn) = self.conns.get(&id) {
-                    let _ = reply.send(conn.stats());
-                }
-            }
-            ReactorCommand::SetRoots { id, roots } => {
-                if let Some(conn) = self.conns.get_mut(&id) {
-                    conn.session.set_roots(roots);
-                    conn.flush(&mut self.ring, now);
-                }
-            }
-            ReactorCommand::Listen { id, filter } => {
-                if let Some(conn) = self.conns.get_mut(&id) {
-                    conn.session.listen(filter, now);
-                    conn.flush(&mut self.ring, now);
-                }
-            }
-            ReactorCommand::Cancel { id, seq } => {
-                if let Some(conn) = self.conns.get_mut(&id) {
-                    conn.cancel(seq);
-                    conn.flush(&mut self.ring, now);
-                }
-            }
             ReactorCommand::Stop => self.stop(now),
         }
     }
@@ -418,7 +376,7 @@ impl Driver {
     #[allow(clippy::too_many_arguments)]
     fn spawn(
         &mut self,
-        id: u64,
+        id: ServerId,
         spec: ServerSpec,
         spawned: Result<crate::sandbox::Spawned, crate::sandbox::SpawnError>,
         queue: Arc<RequestQueue<QueuedRequest>>,

@@ -24,6 +24,7 @@ mod driver;
 mod error;
 mod events;
 mod handler;
+mod pump;
 mod remote;
 mod schema;
 mod spilling;
@@ -61,7 +62,8 @@ pub use spilling::SpillConfig;
 pub use tasks::Task;
 
 use client::{ClientInner, block_on};
-use driver::{Driver, DriverConfig, ParsedQueue, QueuedRequest, ReactorCommand};
+use driver::{Driver, DriverConfig, ParsedQueue, QueuedRequest, ReactorCommand, ServerId};
+use pump::ServerCommand;
 
 /// Default largest request: 8 MiB, under the 10 MiB the TypeScript SDK's servers accept.
 pub const DEFAULT_MAX_REQUEST: usize = 8 << 20;
@@ -71,8 +73,8 @@ pub const DEFAULT_MAX_REQUEST: usize = 8 << 20;
 pub(crate) trait RequestSink: Send + Sync + std::fmt::Debug {
     /// A queue that just received its first request.
     fn schedule(&self, queue: Arc<RequestQueue<QueuedRequest>>);
-    /// A command (notify, cancel, stats, shutdown).
-    fn send(&self, command: ReactorCommand);
+    /// A command for server `server` (notify, cancel, stats, shutdown, ...).
+    fn send(&self, server: ServerId, command: ServerCommand);
 }
 
 impl RequestSink for ReactorHandle {
@@ -80,8 +82,8 @@ impl RequestSink for ReactorHandle {
         ReactorHandle::schedule(self, queue);
     }
 
-    fn send(&self, command: ReactorCommand) {
-        ReactorHandle::send(self, command);
+    fn send(&self, server: ServerId, command: ServerCommand) {
+        ReactorHandle::send(self, ReactorCommand::Server { id: server, command });
     }
 }
 
@@ -435,7 +437,7 @@ pub struct Host {
 
 /// A server to start, handed to the spawner thread.
 struct SpawnJob {
-    id: u64,
+    id: ServerId,
     spec: Box<ServerSpec>,
     queue: Arc<RequestQueue<QueuedRequest>>,
     events: EventSink,
@@ -503,12 +505,12 @@ impl Host {
             return Either::Left(std::future::ready(Err(Error::InvalidArgument(why))));
         }
         // Relaxed: the counter only needs to hand out distinct values.
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let id = ServerId::new(self.next_id.fetch_add(1, Ordering::Relaxed));
         let name: Arc<str> = spec.name.as_str().into();
         let (events_tx, events_rx) = EventSink::new(self.events_capacity);
         let lists = events_tx.lists();
         let (tx, rx) = oneshot::channel();
-        let queue = Arc::new(RequestQueue::new(id, self.queue_limit));
+        let queue = Arc::new(RequestQueue::new(id.get(), self.queue_limit));
         let max_request = spec.max_request_bytes.unwrap_or(self.max_request);
         let mut spec = Box::new(spec);
         // A server known to be legacy skips the probe; a modern one is probed anyway (the

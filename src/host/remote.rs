@@ -17,9 +17,9 @@ use futures_channel::oneshot;
 use serde_json::Value;
 
 use crate::frame::IdSniffer;
-use crate::jsonrpc::{ErrorObject, Id, codes};
+use crate::jsonrpc::{ErrorObject, Id};
 use crate::protocol::{
-    CloseReason, Event, ParamHeader, RequestError, ServerDetails, Session, SessionConfig,
+    CloseReason, ParamHeader, RequestError, ServerDetails, Session, SessionConfig,
     param_header_value, param_headers,
 };
 use crate::protocol::{Transmit, TransmitKind};
@@ -30,11 +30,12 @@ use crate::transport::{
 use crate::transport::{Known, request_name};
 
 use super::RequestSink;
-use super::conn::{CallTable, Completer, ServerStats};
-use super::driver::{QueuedRequest, ReactorCommand};
+use super::conn::ServerStats;
+use super::driver::{QueuedRequest, ServerId};
 use super::error::Error;
-use super::events::{Alert, EventSink, ServerEvent, alert_event, notification_event};
+use super::events::EventSink;
 use super::handler::{ClientHandler, spawn_answer};
+use super::pump::{Control, Delegate, Pump, ServerCommand};
 
 /// Where an HTTP server is.
 #[derive(Debug, Clone)]
@@ -50,7 +51,7 @@ pub struct RemoteSpec {
 /// What the loop reacts to besides the transport.
 enum Input {
     Scheduled,
-    ReactorCommand(ReactorCommand),
+    Command(ServerCommand),
 }
 
 /// The client side's handle on one remote connection.
@@ -69,14 +70,14 @@ impl RequestSink for RemoteHandle {
         let _ = self.inputs.try_send(Input::Scheduled);
     }
 
-    fn send(&self, command: ReactorCommand) {
-        let _ = self.inputs.try_send(Input::ReactorCommand(command));
+    fn send(&self, _server: ServerId, command: ServerCommand) {
+        let _ = self.inputs.try_send(Input::Command(command));
     }
 }
 
 /// Everything a remote connection starts with.
 pub(crate) struct RemoteParts {
-    pub(crate) id: u64,
+    pub(crate) id: ServerId,
     pub(crate) name: Arc<str>,
     pub(crate) spec: RemoteSpec,
     pub(crate) session: SessionConfig,
@@ -93,8 +94,9 @@ pub(crate) fn start(parts: RemoteParts) -> Arc<RemoteHandle> {
     let (tx, rx) = async_channel::unbounded();
     let handle = Arc::new(RemoteHandle { inputs: tx });
     let name = parts.name.clone();
-    let spawned =
-        std::thread::Builder::new().name(format!("ringmcp-http-{}", parts.id)).spawn(move || {
+    let spawned = std::thread::Builder::new()
+        .name(format!("ringmcp-http-{}", parts.id.get()))
+        .spawn(move || {
             let rt = match tokio::runtime::Builder::new_current_thread().enable_time().build() {
                 Ok(rt) => rt,
                 Err(e) => {
@@ -112,16 +114,10 @@ pub(crate) fn start(parts: RemoteParts) -> Arc<RemoteHandle> {
 }
 
 struct Remote {
-    name: Arc<str>,
-    session: Session<Completer>,
+    /// The session, its callers and its events.
+    pump: Pump,
     /// `None` once closed.
     transport: Option<HttpTransport>,
-    queue: Arc<RequestQueue<QueuedRequest>>,
-    events: EventSink,
-    init_reply: Option<oneshot::Sender<Result<ServerDetails, Error>>>,
-    calls: CallTable,
-    updates: HashMap<String, u64>,
-    shutdown_waiters: Vec<oneshot::Sender<CloseReason>>,
     closed: Option<CloseReason>,
     /// The handshake just completed: open the GET stream after the next POSTs (once).
     get_stream_due: bool,
@@ -130,15 +126,18 @@ struct Remote {
     await_get_stream: bool,
     /// `spawn`'s answer, held until the GET stream is open (see `await_get_stream`).
     deferred_init: Option<(oneshot::Sender<Result<ServerDetails, Error>>, ServerDetails)>,
-    handler: Option<Arc<dyn ClientHandler>>,
-    /// The handler's answers, sent from its threads; unbounded, but at most one per server
-    /// request the session delegated.
-    answers: (async_channel::Sender<Answer>, async_channel::Receiver<Answer>),
-    /// 2026-07-28: the `x-mcp-header` annotations of each tool, from the `tools/list` answers
-    /// seen (a `tools/call`'s annotated arguments go into `Mcp-Param-*` headers).
-    tool_headers: HashMap<String, Vec<ParamHeader>>,
-    /// 2026-07-28: raw ids of the `tools/list` requests in flight.
-    tool_lists: HashSet<Vec<u8>>,
+    /// 2026-07-28: what `Mcp-Param-*` headers each tool's calls carry.
+    tool_headers: ToolHeaders,
+}
+
+/// 2026-07-28: the `x-mcp-header` annotations of each tool, learnt from the answers to the
+/// `tools/list` requests we sent (a `tools/call`'s annotated arguments go into `Mcp-Param-*`
+/// headers).
+#[derive(Default)]
+struct ToolHeaders {
+    by_tool: HashMap<String, Vec<ParamHeader>>,
+    /// Raw ids of the `tools/list` requests in flight.
+    lists: HashSet<Vec<u8>>,
 }
 
 /// The longest `spawn` waits for the GET stream's head (when it waits; see
@@ -148,7 +147,11 @@ const GET_STREAM_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 /// The application's answer to the server's request `id`.
 type Answer = (Id, Result<Value, ErrorObject>);
 
-async fn run(parts: RemoteParts, inputs: async_channel::Receiver<Input>) {
+/// Connects: the connection's state, its stream of incoming messages and of the handler's
+/// answers; `None` (after telling `spawn` why) when the transport cannot be set up.
+fn connect(
+    parts: RemoteParts,
+) -> Option<(Remote, async_channel::Receiver<Incoming>, async_channel::Receiver<Answer>)> {
     let RemoteParts { id: _, name, spec, session, queue, events, reply, handler } = parts;
     let await_get_stream =
         session.roots.is_some() || session.features != crate::protocol::ClientFeatures::default();
@@ -165,106 +168,82 @@ async fn run(parts: RemoteParts, inputs: async_channel::Receiver<Input>) {
             let source = RequestError::Closed(CloseReason::Io(e.to_string()));
             let _ = reply.send(Err(Error::Server { server: name, source }));
             queue.close(CloseReason::Io(e.to_string()));
-            return;
+            return None;
         }
     };
     let incoming = transport.incoming();
-    let mut r = Remote {
-        name,
-        session: Session::new(session),
+    // The handler's answers, sent from its threads; unbounded, but at most one per server
+    // request the session delegated.
+    let (answers_tx, answers) = async_channel::unbounded::<Answer>();
+    let delegate = handler.map(|handler| -> Delegate {
+        Box::new(move |name: Arc<str>, id: Id, method: String, params: Option<Value>| {
+            let answers = answers_tx.clone();
+            let deliver = move |outcome| {
+                let _ = answers.try_send((id, outcome));
+            };
+            spawn_answer(handler.clone(), name, method, params, deliver);
+        })
+    });
+    let pump = Pump::new(name, Session::new(session), queue, events, delegate, reply);
+    let remote = Remote {
+        pump,
         transport: Some(transport),
-        queue,
-        events,
-        init_reply: Some(reply),
-        calls: CallTable::default(),
-        updates: HashMap::new(),
-        shutdown_waiters: Vec::new(),
         closed: None,
         get_stream_due: false,
         await_get_stream,
         deferred_init: None,
-        handler,
-        answers: async_channel::unbounded(),
-        tool_headers: HashMap::new(),
-        tool_lists: HashSet::new(),
+        tool_headers: ToolHeaders::default(),
     };
+    Some((remote, incoming, answers))
+}
+
+async fn run(parts: RemoteParts, inputs: async_channel::Receiver<Input>) {
+    let Some((mut r, incoming, answers)) = connect(parts) else { return };
     let mut sends = FuturesUnordered::new();
-    let answers = r.answers.1.clone();
-    r.session.handshake(Instant::now(), Completer::Init);
+    r.pump.handshake(Instant::now());
     r.transmit(&mut sends);
     r.deliver();
     loop {
-        let deadline = r.session.poll_timeout();
+        let deadline = r.pump.session.poll_timeout();
         let sleep = async {
             match deadline {
                 Some(at) => tokio::time::sleep_until(at.into()).await,
                 None => std::future::pending().await,
             }
         };
-        tokio::select! {
+        let finished = tokio::select! {
             input = inputs.recv() => match input {
-                Ok(Input::Scheduled) => r.drain_queue(),
-                Ok(Input::ReactorCommand(c)) => {
-                    if r.command(c).await {
-                        break;
-                    }
+                Ok(Input::Scheduled) => {
+                    r.pump.drain_queue(Instant::now());
+                    false
                 }
+                Ok(Input::Command(c)) => r.command(c).await,
                 // Every client handle is gone.
                 Err(_) => {
                     r.close(CloseReason::Shutdown).await;
-                    break;
+                    true
                 }
             },
-            message = incoming.recv() => match message {
-                Ok(Incoming::Message(bytes)) => {
-                    r.learn_tool_headers(&bytes);
-                    r.session.handle_frame(&bytes, Instant::now());
-                }
-                Ok(Incoming::StreamLost { request: Some(id), error }) => {
-                    let token = serde_json::to_vec(&id).unwrap_or_default();
-                    let reason = format!("the server's stream broke: {error}");
-                    r.session.handle_failed_answer(Some(&token), RequestError::Closed(CloseReason::Io(reason)));
-                    // The call failed here: tell the server to stop working on it (a dropped
-                    // stream is not a cancellation before 2026-07-28, where it is one).
-                    if !r.session.wire_version().is_some_and(|v| v.is_modern()) {
-                        let params = serde_json::json!({"requestId": id, "reason": "the response stream broke"});
-                        r.session.notify("notifications/cancelled", Some(params));
-                    }
-                }
-                // The GET stream gave up reconnecting: only unsolicited messages are lost.
-                Ok(Incoming::StreamLost { request: None, error }) => {
-                    tracing::warn!(server = &*r.name, "the server's GET stream ended: {error}");
-                }
-                Ok(Incoming::SessionExpired) => {
-                    r.close(CloseReason::Io("the server ended the HTTP session (404)".into())).await;
-                    break;
-                }
-                Ok(_) | Err(_) => {
-                    r.close(CloseReason::Io("the server closed the HTTP connection".into())).await;
-                    break;
-                }
-            },
+            message = incoming.recv() => r.on_incoming(message).await,
             Some((token, outcome)) = sends.next(), if !sends.is_empty() => {
-                let outcome: Result<(), TransportError> = outcome;
-                match (outcome, token) {
-                    (Ok(()), _) => {}
-                    // A request whose POST failed fails now, with the HTTP error.
-                    (Err(e), Some(token)) => {
-                        let reason = e.to_string();
-                        r.session.handle_failed_answer(Some(&token), RequestError::Closed(CloseReason::Io(reason)));
-                    }
-                    // A notification or a response to the server: nobody waits for it.
-                    (Err(e), None) => tracing::warn!(server = &*r.name, "a POST to the server failed: {e}"),
-                }
+                r.on_sent(token, outcome);
+                false
             },
             Ok((id, outcome)) = answers.recv() => {
                 // Dropped by the session if the server cancelled the request meanwhile.
                 // May also queue a request: the retry of a 2026-07-28 input round (or of a
                 // -32042), sent like any other (headers, tracking); the response itself is
                 // not tracked (its id is the server's).
-                r.session.respond(&id, outcome, Instant::now());
+                r.pump.session.respond(&id, outcome, Instant::now());
+                false
             },
-            () = sleep => r.session.handle_timeout(Instant::now()),
+            () = sleep => {
+                r.pump.session.handle_timeout(Instant::now());
+                false
+            }
+        };
+        if finished {
+            break;
         }
         // Events first: completing `initialize` sets the version header that
         // `notifications/initialized` must carry, and answers to server requests go out now
@@ -307,9 +286,56 @@ type SendFuture = std::pin::Pin<
 >;
 
 impl Remote {
-    fn emit(&self, event: ServerEvent) {
-        if self.events.try_send(event).is_err() && !self.events.is_closed() {
-            tracing::warn!(server = &*self.name, "event stream full: an event was dropped");
+    /// A message (or the end) from the transport. Returns true when the connection is over.
+    async fn on_incoming(&mut self, message: Result<Incoming, async_channel::RecvError>) -> bool {
+        match message {
+            Ok(Incoming::Message(bytes)) => {
+                self.tool_headers.learn(&bytes);
+                self.pump.session.handle_frame(&bytes, Instant::now());
+            }
+            Ok(Incoming::StreamLost { request: Some(id), error }) => {
+                let token = serde_json::to_vec(&id).unwrap_or_default();
+                let reason = format!("the server's stream broke: {error}");
+                let error = RequestError::Closed(CloseReason::Io(reason));
+                self.pump.session.handle_failed_answer(Some(&token), error);
+                // The call failed here: tell the server to stop working on it (a dropped
+                // stream is not a cancellation before 2026-07-28, where it is one).
+                if !self.pump.session.wire_version().is_some_and(|v| v.is_modern()) {
+                    let params = serde_json::json!({
+                        "requestId": id, "reason": "the response stream broke"
+                    });
+                    self.pump.session.notify("notifications/cancelled", Some(params));
+                }
+            }
+            // The GET stream gave up reconnecting: only unsolicited messages are lost.
+            Ok(Incoming::StreamLost { request: None, error }) => {
+                tracing::warn!(server = &*self.pump.name, "the server's GET stream ended: {error}");
+            }
+            Ok(Incoming::SessionExpired) => {
+                let reason = "the server ended the HTTP session (404)";
+                self.close(CloseReason::Io(reason.into())).await;
+                return true;
+            }
+            Ok(_) | Err(_) => {
+                self.close(CloseReason::Io("the server closed the HTTP connection".into())).await;
+                return true;
+            }
+        }
+        false
+    }
+
+    /// A POST finished: a request whose POST failed fails now, with the HTTP error.
+    fn on_sent(&mut self, token: Option<Vec<u8>>, outcome: Result<(), TransportError>) {
+        match (outcome, token) {
+            (Ok(()), _) => {}
+            (Err(e), Some(token)) => {
+                let error = RequestError::Closed(CloseReason::Io(e.to_string()));
+                self.pump.session.handle_failed_answer(Some(&token), error);
+            }
+            // A notification or a response to the server: nobody waits for it.
+            (Err(e), None) => {
+                tracing::warn!(server = &*self.pump.name, "a POST to the server failed: {e}");
+            }
         }
     }
 
@@ -327,12 +353,12 @@ impl Remote {
     /// on the GET stream right after the handshake is not lost.
     fn transmit(&mut self, sends: &mut FuturesUnordered<SendFuture>) {
         self.sync_version();
-        let modern = self.session.wire_version().is_some_and(|v| v.is_modern());
+        let modern = self.pump.session.wire_version().is_some_and(|v| v.is_modern());
         let mut batch = Vec::new();
         // The session says what each line is: nothing it wrote is read again, except the
         // params of a 2026-07-28 `tools/call`, `prompts/get` or `resources/read` (for the
         // `Mcp-Name` and `Mcp-Param-*` headers).
-        while let Some(Transmit { bytes, kind }) = self.session.poll_transmit() {
+        while let Some(Transmit { bytes, kind }) = self.pump.session.poll_transmit() {
             let Some(transport) = &self.transport else { continue };
             let (known, token) = match kind {
                 // Only our requests are tracked: a response carries the server's id, which
@@ -356,17 +382,18 @@ impl Remote {
                 }
                 TransmitKind::Response => (Known::default(), None),
             };
-            let headers = match known.method.as_deref() {
-                Some(m @ ("tools/list" | "tools/call")) if modern => {
-                    self.param_headers(m, &bytes, known.name.as_deref(), token.as_deref())
-                }
-                _ => Vec::new(),
-            };
+            let headers =
+                match known.method.as_deref() {
+                    Some(m @ ("tools/list" | "tools/call")) if modern => self
+                        .tool_headers
+                        .for_request(m, &bytes, known.name.as_deref(), token.as_deref()),
+                    _ => Vec::new(),
+                };
             let Some(transport) = &self.transport else { continue };
             batch.push((token, transport.send_known(bytes, known, headers)));
         }
         let mut after = std::mem::take(&mut self.get_stream_due).then(|| AfterHandshake {
-            name: self.name.clone(),
+            name: self.pump.name.clone(),
             opening: self.transport.as_ref().map(HttpTransport::open_get_stream),
             deferred: self.deferred_init.take(),
         });
@@ -396,7 +423,7 @@ impl Remote {
     /// `notifications/initialized` and after).
     fn sync_version(&self) {
         let Some(transport) = &self.transport else { return };
-        let wanted = self.session.wire_version().map(crate::protocol::ProtocolVersion::as_str);
+        let wanted = self.pump.session.wire_version().map(crate::protocol::ProtocolVersion::as_str);
         if transport.protocol_version().as_deref() != wanted {
             match wanted {
                 Some(version) => transport.set_protocol_version(version),
@@ -405,11 +432,77 @@ impl Remote {
         }
     }
 
+    /// Carries out a client's command. Returns true when the connection is over.
+    async fn command(&mut self, command: ServerCommand) -> bool {
+        match self.pump.apply(command, Instant::now()) {
+            None => false,
+            Some(Control::Stats(reply)) => {
+                let session = self.pump.session.stats();
+                let events_dropped = self.pump.events_dropped();
+                let _ =
+                    reply.send(ServerStats { session, events_dropped, ..ServerStats::default() });
+                false
+            }
+            Some(Control::Shutdown(reply)) => {
+                if let Some(reply) = reply {
+                    self.pump.on_finished(reply);
+                }
+                self.close(CloseReason::Shutdown).await;
+                true
+            }
+        }
+    }
+
+    async fn close(&mut self, reason: CloseReason) {
+        if self.closed.is_some() {
+            return;
+        }
+        self.closed = Some(reason.clone());
+        let name = self.pump.name.clone();
+        self.pump.close_session(&reason, Instant::now(), |source| Error::Server {
+            server: name,
+            source,
+        });
+        // DELETE the session (a 405 is fine); bounded by the transport's timeout.
+        if let Some(transport) = self.transport.take()
+            && let Err(e) = transport.close().await
+        {
+            tracing::debug!(server = &*self.pump.name, "closing the HTTP session: {e}");
+        }
+        self.pump.closed(&reason);
+    }
+
+    /// Completes callers and emits events; answers `spawn` when the handshake ends (after the
+    /// GET stream's attempt, when the client may be called back on).
+    fn deliver(&mut self) {
+        let Some(outcome) = self.pump.deliver(Instant::now()) else { return };
+        let outcome = match outcome {
+            Ok(details) => {
+                // The version header follows in `transmit` (`sync_version`). 2026-07-28 has no
+                // GET stream (nor server→client requests).
+                self.get_stream_due = !details.version.is_modern();
+                if self.await_get_stream
+                    && self.get_stream_due
+                    && let Some(reply) = self.pump.init_reply.take()
+                {
+                    self.deferred_init = Some((reply, details.clone()));
+                }
+                Ok(details)
+            }
+            Err(source) => Err(Error::Server { server: self.pump.name.clone(), source }),
+        };
+        if let Some(reply) = self.pump.init_reply.take() {
+            let _ = reply.send(outcome);
+        }
+    }
+}
+
+impl ToolHeaders {
     /// 2026-07-28: the `Mcp-Param-*` headers of an outgoing `tools/call` (docs/protocol.md,
     /// "Tools": each argument annotated with `x-mcp-header`, encoded as the transport
     /// encodes header values, omitted when null or absent). Also notes the ids of `tools/list`
     /// requests, whose answers teach the annotations.
-    fn param_headers(
+    fn for_request(
         &mut self,
         method: &str,
         line: &[u8],
@@ -429,16 +522,16 @@ impl Remote {
                 if let Some(token) = token {
                     // Bounded: a list whose answer never comes (timed out, cancelled, lost)
                     // would leave its id behind.
-                    if self.tool_lists.len() >= 64 {
-                        self.tool_lists.clear();
+                    if self.lists.len() >= 64 {
+                        self.lists.clear();
                     }
-                    self.tool_lists.insert(token.to_vec());
+                    self.lists.insert(token.to_vec());
                 }
                 Vec::new()
             }
             "tools/call" => {
                 // The arguments are read only for a tool with annotated ones.
-                let Some(annotated) = tool.and_then(|name| self.tool_headers.get(name)) else {
+                let Some(annotated) = tool.and_then(|name| self.by_tool.get(name)) else {
                     return Vec::new();
                 };
                 let Ok(peek) = serde_json::from_slice::<Peek>(line) else { return Vec::new() };
@@ -461,14 +554,14 @@ impl Remote {
     }
 
     /// Reads the `x-mcp-header` annotations out of an answer to a `tools/list` we sent.
-    fn learn_tool_headers(&mut self, message: &[u8]) {
-        if self.tool_lists.is_empty() {
+    fn learn(&mut self, message: &[u8]) {
+        if self.lists.is_empty() {
             return;
         }
         let mut sniffer = IdSniffer::new();
         sniffer.feed(message);
         let Some(id) = sniffer.id() else { return };
-        if !self.tool_lists.remove(id) {
+        if !self.lists.remove(id) {
             return;
         }
         #[derive(serde::Deserialize)]
@@ -492,123 +585,11 @@ impl Remote {
         for tool in listed.tools {
             match param_headers(&tool.input_schema) {
                 Ok(headers) if !headers.is_empty() => {
-                    self.tool_headers.insert(tool.name, headers);
+                    self.by_tool.insert(tool.name, headers);
                 }
                 // Left out of the list by the client (`Client::list_tools`).
                 _ => {
-                    self.tool_headers.remove(&tool.name);
-                }
-            }
-        }
-    }
-
-    fn drain_queue(&mut self) {
-        let now = Instant::now();
-        let queue = self.queue.clone();
-        for request in queue.drain() {
-            self.calls.submit(&mut self.session, request, now);
-        }
-    }
-
-    /// Returns true when the connection is finished.
-    async fn command(&mut self, command: ReactorCommand) -> bool {
-        match command {
-            ReactorCommand::Notify { method, params, .. } => self.session.notify(&method, params),
-            ReactorCommand::Cancel { seq, .. } => self.calls.cancel(&mut self.session, seq),
-            ReactorCommand::Stats { reply, .. } => {
-                let _ = reply
-                    .send(ServerStats { session: self.session.stats(), ..ServerStats::default() });
-            }
-            ReactorCommand::Shutdown { reply, .. } => {
-                if let Some(reply) = reply {
-                    self.shutdown_waiters.push(reply);
-                }
-                self.close(CloseReason::Shutdown).await;
-                return true;
-            }
-            ReactorCommand::SetRoots { roots, .. } => self.session.set_roots(roots),
-            ReactorCommand::Listen { filter, .. } => self.session.listen(filter, Instant::now()),
-            ReactorCommand::Spawn { .. } | ReactorCommand::Stop => {}
-        }
-        false
-    }
-
-    async fn close(&mut self, reason: CloseReason) {
-        if self.closed.is_some() {
-            return;
-        }
-        self.closed = Some(reason.clone());
-        self.session.handle_closed(reason.clone());
-        self.queue.close(reason.clone());
-        self.deliver();
-        // DELETE the session (a 405 is fine); bounded by the transport's timeout.
-        if let Some(transport) = self.transport.take()
-            && let Err(e) = transport.close().await
-        {
-            tracing::debug!(server = &*self.name, "closing the HTTP session: {e}");
-        }
-        self.emit(ServerEvent::Closed(reason.clone()));
-        for w in self.shutdown_waiters.drain(..) {
-            let _ = w.send(reason.clone());
-        }
-    }
-
-    /// Completes callers and emits events.
-    fn deliver(&mut self) {
-        while let Some(event) = self.session.poll_event() {
-            match event {
-                Event::Completed { token: Completer::Caller(reply), outcome } => {
-                    self.calls.completed(reply.seq);
-                    reply.send(outcome);
-                }
-                Event::Completed { token: Completer::Init, outcome } => {
-                    let result = match (outcome, self.session.server()) {
-                        (Ok(_), Some(details)) => {
-                            // The version header follows in `transmit` (`sync_version`).
-                            // 2026-07-28 has no GET stream (nor server→client requests).
-                            self.get_stream_due = !details.version.is_modern();
-                            if self.await_get_stream
-                                && self.get_stream_due
-                                && let Some(reply) = self.init_reply.take()
-                            {
-                                self.deferred_init = Some((reply, details.clone()));
-                            }
-                            Ok(details.clone())
-                        }
-                        (Ok(_), None) => Err(RequestError::NotInitialized),
-                        (Err(e), _) => Err(e),
-                    };
-                    let result = result
-                        .map_err(|source| Error::Server { server: self.name.clone(), source });
-                    if let Some(reply) = self.init_reply.take() {
-                        let _ = reply.send(result);
-                    }
-                }
-                // Only what the session delegates (a declared feature) comes here.
-                Event::ServerRequest { id, method, params } => match &self.handler {
-                    Some(handler) => {
-                        let answers = self.answers.0.clone();
-                        let deliver = move |outcome| {
-                            let _ = answers.try_send((id, outcome));
-                        };
-                        spawn_answer(handler.clone(), self.name.clone(), method, params, deliver);
-                    }
-                    None => {
-                        let error = ErrorObject::new(
-                            codes::METHOD_NOT_FOUND,
-                            format!("Method not found: {method}"),
-                        );
-                        self.session.respond(&id, Err(error), Instant::now());
-                    }
-                },
-                Event::Progress { id, progress } => self.calls.progress(id, progress),
-                Event::Notification(n) => {
-                    let event = notification_event(&self.name, &mut self.updates, n);
-                    self.emit(event);
-                }
-                Event::Violation(v) => self.emit(alert_event(&self.name, Alert::Violation(v))),
-                Event::Unresponsive { silent_for } => {
-                    self.emit(alert_event(&self.name, Alert::Unresponsive(silent_for)));
+                    self.by_tool.remove(&tool.name);
                 }
             }
         }

@@ -10,8 +10,8 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use super::Client;
-use crate::host::driver::ReactorCommand;
 use crate::host::error::{Error, Result};
+use crate::host::pump::ServerCommand;
 use crate::jsonrpc::codes;
 use crate::protocol::{Prompt, RequestError, Resource, Tool};
 
@@ -218,7 +218,7 @@ impl Client {
             // Sent under the lock, so that filters reach the session in the order they were
             // made (the send never blocks).
             let filter = cache.listen.clone();
-            self.inner.reactor.send(ReactorCommand::Listen { id: self.inner.id, filter });
+            self.inner.reactor.send(self.inner.id, ServerCommand::Listen { filter });
         }
     }
 
