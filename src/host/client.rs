@@ -24,11 +24,11 @@ use crate::spill::scan::decode_base64;
 use crate::spill::store::{SpillError, SpillFile, SpillStore};
 
 use super::RequestSink;
-use super::conn::ServerStats;
 use super::driver::{QueuedRequest, Reply, ServerId};
 use super::error::{Error, Result};
 use super::events::EventStream;
 use super::pump::ServerCommand;
+use super::stats::ServerStats;
 
 /// Progress notifications of one call, in the order the server sent them.
 pub type ProgressStream = async_channel::Receiver<Progress>;

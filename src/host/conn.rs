@@ -11,12 +11,9 @@ use bytes::{Bytes, BytesMut};
 use futures_channel::oneshot;
 use serde_json::Value;
 
-use crate::frame::{FrameEvent, LineFramer};
-use crate::jsonrpc::{
-    Attachment, DecodeError, ErrorObject, Id, RawDecoded, RawMessage, RawResponse,
-};
-use crate::parse::pool::{Job, ParsePool, Parsed};
-use crate::protocol::{CloseReason, RequestError, ServerDetails, Session, SessionStats};
+use crate::jsonrpc::{ErrorObject, Id};
+use crate::parse::pool::{ParsePool, Parsed};
+use crate::protocol::{CloseReason, RequestError, ServerDetails, Session};
 use crate::queue::RequestQueue;
 use crate::sandbox::{Signal, signal_group};
 use crate::uring::{Buffer, Completion, Ring};
@@ -24,16 +21,10 @@ use crate::uring::{Buffer, Completion, Ring};
 use super::driver::{QueuedRequest, ServerId};
 use super::error::Error;
 use super::events::{EventSink, ServerEvent};
+use super::inbound::{Inbound, SpillContext};
 use super::pump::{Completer, Control, Delegate, Pump, ServerCommand};
-use super::spilling::{SpillJob, SpillOutcome};
+use super::stats::{SandboxStats, ServerStats};
 use super::stderr::StderrLog;
-
-/// A server's share of the host's spill settings.
-pub(crate) struct SpillContext {
-    pub(crate) store: Arc<crate::spill::store::SpillStore>,
-    pub(crate) line_threshold: usize,
-    pub(crate) string_threshold: usize,
-}
 
 /// Grace after the process exits for its last stdout bytes to arrive before pending requests
 /// fail (answers written just before exiting still reach their callers).
@@ -87,50 +78,30 @@ impl OpTag {
     }
 }
 
-/// Counters and tail of one server, for `Client::stats`.
-#[derive(Debug, Clone, Default)]
-pub struct ServerStats {
-    /// The server's process id.
-    pub pid: u32,
-    /// Session counters (requests, frames, violations, timeouts, ...).
-    pub session: SessionStats,
-    /// Bytes read from stdout.
-    pub stdout_bytes: u64,
-    /// Bytes read from stderr.
-    pub stderr_bytes: u64,
-    /// The last bytes the server wrote to stderr.
-    pub stderr_tail: Vec<u8>,
-    /// Events dropped because the event stream was full.
-    pub events_dropped: u64,
-    /// Frames parsed on the worker pool rather than the reactor thread.
-    pub frames_offloaded: u64,
-    /// Answers streamed to the spill store.
-    pub answers_spilled: u64,
-    /// The sandbox's limits and counters (OOM kills, pid-limit hits, CPU throttling), when
-    /// the server is sandboxed.
-    pub sandbox: Option<SandboxStats>,
-}
-
-/// What a server's sandbox enforces and what it has stopped so far.
-#[derive(Debug, Clone)]
-pub struct SandboxStats {
-    /// How each limit is enforced (or why not).
-    pub limits: crate::sandbox::cgroup::LimitReport,
-    /// The cgroup's counters, when the server has a cgroup.
-    pub counters: Option<crate::sandbox::cgroup::CgroupStats>,
-    /// The server's `RLIMIT_NOFILE` (soft = hard: the most fds it can hold open).
-    pub nofile: u64,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Phase {
+/// Where the server's process is in its life.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Lifecycle {
+    /// Running, not asked to stop.
     Running,
-    /// stdin closed; SIGTERM at the deadline.
+    /// Asked to stop: stdin closed; SIGTERM at the deadline.
     StdinClosed(Instant),
     /// SIGTERM sent; SIGKILL at the deadline.
     Terminated(Instant),
     /// SIGKILL sent.
     Killed,
+    /// Reaped, and how it ended.
+    Exited(CloseReason),
+}
+
+/// The ring operations of a server still in flight (a server is removed only once none is).
+#[derive(Debug, Clone, Copy)]
+struct Armed {
+    stdout: bool,
+    stderr: bool,
+    /// A write to stdin.
+    stdin: bool,
+    /// The poll of the pidfd.
+    exit: bool,
 }
 
 pub(crate) struct Conn {
@@ -144,48 +115,18 @@ pub(crate) struct Conn {
     stdin: Option<Arc<OwnedFd>>,
     stdout: Arc<OwnedFd>,
     stderr: Arc<OwnedFd>,
-    framer: LineFramer,
+    /// Stdout on its way to the session.
+    inbound: Inbound,
     outq: VecDeque<Bytes>,
-    writing: bool,
     stderr_log: StderrLog,
-    /// Read operations still armed.
-    stdout_open: bool,
-    stderr_open: bool,
-    exit_watch: bool,
-    /// How the process ended, once reaped.
-    exit: Option<CloseReason>,
+    /// Ring operations in flight.
+    armed: Armed,
+    life: Lifecycle,
     /// When to give up waiting for the rest of stdout / the exit status, and with what reason.
     close_at: Option<(Instant, CloseReason)>,
-    phase: Phase,
-    stdout_bytes: u64,
     read_size: usize,
-    /// Frames in arrival order while one of them is on the parse pool.
-    in_order: VecDeque<Slot>,
-    next_frame_seq: u64,
-    /// Frames at least this long are parsed on the pool.
-    offload_threshold: usize,
-    /// A close that waits for `in_order` to drain.
-    close_when_parsed: Option<CloseReason>,
     /// The deadline this server has registered in the reactor's timer heap.
     pub(crate) timer_at: Option<Instant>,
-    /// Where oversized answers go, when the host spills.
-    spill: Option<SpillContext>,
-    /// The answer being spilled now, with its `in_order` sequence number.
-    spilling: Option<(u64, SpillJob)>,
-    answers_spilled: u64,
-    frames_offloaded: u64,
-}
-
-/// A frame waiting for its turn.
-enum Slot {
-    /// Not parsed yet (small frames are parsed when delivered).
-    Event(FrameEvent),
-    /// On the parse pool, with this sequence number.
-    Parsing(u64),
-    /// Back from the pool (or from the spill store, with an empty frame).
-    Parsed(Bytes, Result<RawDecoded, DecodeError>),
-    /// An answer that could not be read, with its raw id token if one was found.
-    Failed(Option<Vec<u8>>, RequestError),
 }
 
 pub(crate) struct ConnParts {
@@ -231,30 +172,14 @@ impl Conn {
             stdin: Some(Arc::new(s.stdin)),
             stdout: Arc::new(s.stdout),
             stderr: Arc::new(s.stderr),
-            framer: match &parts.spill {
-                Some(spill) => LineFramer::spilling(spill.line_threshold),
-                None => LineFramer::new(parts.max_frame),
-            },
+            inbound: Inbound::new(id.get(), parts.max_frame, parts.offload_threshold, parts.spill),
             outq: VecDeque::new(),
-            writing: false,
             stderr_log: StderrLog::new(parts.stderr_capacity),
-            stdout_open: true,
-            stderr_open: true,
-            exit_watch: true,
-            exit: None,
+            armed: Armed { stdout: true, stderr: true, stdin: false, exit: true },
+            life: Lifecycle::Running,
             close_at: None,
-            phase: Phase::Running,
-            stdout_bytes: 0,
             read_size: parts.read_size,
-            in_order: VecDeque::new(),
-            next_frame_seq: 0,
-            offload_threshold: parts.offload_threshold,
-            close_when_parsed: None,
             timer_at: None,
-            spill: parts.spill,
-            spilling: None,
-            answers_spilled: 0,
-            frames_offloaded: 0,
         };
         let armed = conn
             .arm(ring, Op::Stdout, false, None)
@@ -270,6 +195,14 @@ impl Conn {
         conn.pump.handshake(now);
         conn.flush(ring, now);
         Ok(conn)
+    }
+
+    /// How the process ended, once reaped.
+    fn exited(&self) -> Option<&CloseReason> {
+        match &self.life {
+            Lifecycle::Exited(reason) => Some(reason),
+            _ => None,
+        }
     }
 
     /// The server's name.
@@ -363,7 +296,7 @@ impl Conn {
     }
 
     fn start_write(&mut self, ring: &mut Ring) {
-        if self.writing {
+        if self.armed.stdin {
             return;
         }
         let Some(stdin) = &self.stdin else { return };
@@ -382,7 +315,7 @@ impl Conn {
             }
         };
         match ring.write(stdin, data, self.tag(Op::Stdin)) {
-            Ok(()) => self.writing = true,
+            Ok(()) => self.armed.stdin = true,
             Err(e) => tracing::error!(server = self.name(), "submitting a write: {e}"),
         }
     }
@@ -427,13 +360,12 @@ impl Conn {
     ) {
         match c.buffer {
             // Zero-copy: frames inside this chunk are slices of the shared buffer.
-            Buffer::Provided { bid, len } => self.take_chunk(ring.lease(bid, len), pool, now),
+            Buffer::Provided { bid, len } => {
+                let chunk = ring.lease(bid, len);
+                self.inbound.push_chunk(&mut self.pump.session, chunk, pool, now);
+            }
             Buffer::Read(buf) if c.result > 0 => {
-                self.stdout_bytes += buf.len() as u64;
-                self.framer.push(&buf);
-                while let Some(event) = self.framer.next_event() {
-                    self.on_frame(event, pool, now);
-                }
+                self.inbound.push_read(&mut self.pump.session, &buf, pool, now);
                 if self.rearm(ring, Op::Stdout, 0, Some(buf)) {
                     self.flush(ring, now);
                     return;
@@ -453,183 +385,26 @@ impl Conn {
             let err = std::io::Error::from_raw_os_error(-c.result);
             tracing::warn!(server = self.name(), "reading stdout: {err}");
         }
-        self.stdout_open = false;
-        if let Some(len) = self.framer.finish() {
-            self.pump.session.handle_truncated(len);
-        }
-        self.abandon_spill();
-        self.deliver_ready_slots(now);
-        match &self.exit {
+        self.armed.stdout = false;
+        self.inbound.ended(&mut self.pump.session, now);
+        match self.exited() {
             Some(reason) => self.close_session(reason.clone()),
             None => self.close_at = Some((now + EOF_GRACE, CloseReason::StdoutClosed)),
         }
         self.flush(ring, now);
     }
 
-    /// Frames what a read brought.
-    fn take_chunk(&mut self, chunk: Bytes, pool: Option<&ParsePool>, now: Instant) {
-        self.stdout_bytes += chunk.len() as u64;
-        self.framer.push_bytes(chunk);
-        while let Some(event) = self.framer.next_event() {
-            self.on_frame(event, pool, now);
-        }
-    }
-
-    /// One framer event, in arrival order: large frames go to the parse pool; everything
-    /// behind a frame still being parsed waits its turn, so the session sees the server's
-    /// messages in the order they were sent.
-    fn on_frame(&mut self, event: FrameEvent, pool: Option<&ParsePool>, now: Instant) {
-        let event = match self.on_spill_event(event, now) {
-            Some(event) => event,
-            None => return,
-        };
-        let event = match (event, pool) {
-            (FrameEvent::Frame(frame), Some(pool)) if frame.len() >= self.offload_threshold => {
-                let seq = self.next_frame_seq;
-                match pool.submit(Job { conn: self.id.get(), seq, frame }) {
-                    Ok(()) => {
-                        self.next_frame_seq += 1;
-                        self.frames_offloaded += 1;
-                        self.in_order.push_back(Slot::Parsing(seq));
-                        return;
-                    }
-                    Err(job) => FrameEvent::Frame(job.frame),
-                }
-            }
-            (event, _) => event,
-        };
-        if self.in_order.is_empty() {
-            self.deliver(Slot::Event(event), now);
-        } else {
-            // Waiting behind a frame on the pool: copy it, so it does not hold a shared
-            // receive buffer out of the kernel's hands meanwhile.
-            let event = match event {
-                FrameEvent::Frame(f) => FrameEvent::Frame(Bytes::copy_from_slice(&f)),
-                other => other,
-            };
-            self.in_order.push_back(Slot::Event(event));
-        }
-    }
-
-    /// Streams the events of an oversized line into the spill store; hands other events back.
-    /// A spilled answer takes its place in `in_order` like a frame on the parse pool.
-    fn on_spill_event(&mut self, event: FrameEvent, now: Instant) -> Option<FrameEvent> {
-        match event {
-            FrameEvent::SpillStart(bytes) => {
-                let Some(spill) = &self.spill else {
-                    unreachable!("only a spilling framer starts spills")
-                };
-                let mut job = SpillJob::new(spill.store.clone(), spill.string_threshold);
-                job.feed(&bytes);
-                let seq = self.next_frame_seq;
-                self.next_frame_seq += 1;
-                self.in_order.push_back(Slot::Parsing(seq));
-                self.spilling = Some((seq, job));
-                self.answers_spilled += 1;
-                None
-            }
-            FrameEvent::SpillData(bytes) => {
-                if let Some((_, job)) = &mut self.spilling {
-                    job.feed(&bytes);
-                }
-                None
-            }
-            FrameEvent::SpillEnd { .. } => {
-                if let Some((seq, job)) = self.spilling.take() {
-                    let slot = match job.finish() {
-                        SpillOutcome::Decoded(mut decoded, files) => {
-                            // The files travel with the result: if its caller is gone, they
-                            // are dropped (and removed) with it.
-                            if let RawDecoded::Single(RawMessage::Response(RawResponse {
-                                outcome: Ok(raw),
-                                ..
-                            })) = &mut decoded
-                            {
-                                raw.attach(files.into_iter().map(|f| Arc::new(f) as Attachment));
-                            }
-                            Slot::Parsed(Bytes::new(), Ok(decoded))
-                        }
-                        SpillOutcome::Failed { id, reason } => {
-                            Slot::Failed(id, RequestError::SpillFailed { reason })
-                        }
-                    };
-                    self.fill(seq, slot);
-                    self.deliver_ready_slots(now);
-                }
-                None
-            }
-            other => Some(other),
-        }
-    }
-
-    /// Stdout ended inside a spilled line: its request fails.
-    fn abandon_spill(&mut self) {
-        if let Some((seq, job)) = self.spilling.take() {
-            let reason = "the server's stdout ended inside the answer".to_owned();
-            self.fill(seq, Slot::Failed(job.id(), RequestError::SpillFailed { reason }));
-        }
-    }
-
-    /// Puts a finished slot in place of `Parsing(seq)`.
-    fn fill(&mut self, seq: u64, done: Slot) {
-        if let Some(slot) =
-            self.in_order.iter_mut().find(|s| matches!(s, Slot::Parsing(n) if *n == seq))
-        {
-            *slot = done;
-        }
-    }
-
     /// A frame came back from the parse pool.
     pub(crate) fn on_parsed(&mut self, ring: &mut Ring, parsed: Parsed, now: Instant) {
-        let Parsed { seq, frame, decoded, .. } = parsed;
-        self.fill(seq, Slot::Parsed(frame, decoded));
-        self.deliver_ready(ring, now);
-    }
-
-    /// Delivers the slots at the front of `in_order` that are ready.
-    fn deliver_ready(&mut self, ring: &mut Ring, now: Instant) {
-        self.deliver_ready_slots(now);
+        self.inbound.on_parsed(parsed);
+        self.inbound.deliver_ready(&mut self.pump.session, now);
         self.flush(ring, now);
-    }
-
-    /// Delivers the ready slots at the front of `in_order` to the session (no flush).
-    fn deliver_ready_slots(&mut self, now: Instant) {
-        while let Some(front) = self.in_order.front() {
-            if matches!(front, Slot::Parsing(_)) {
-                break;
-            }
-            let slot = self.in_order.pop_front().expect("front exists");
-            self.deliver(slot, now);
-        }
-        if self.in_order.is_empty()
-            && let Some(reason) = self.close_when_parsed.take()
-        {
-            self.pump.session.handle_closed(reason);
-        }
-    }
-
-    fn deliver(&mut self, slot: Slot, now: Instant) {
-        match slot {
-            Slot::Event(FrameEvent::Frame(frame)) => self.pump.session.handle_frame(&frame, now),
-            Slot::Event(FrameEvent::Oversized(o)) => self.pump.session.handle_oversized(&o),
-            Slot::Parsed(frame, decoded) => self.pump.session.handle_decoded(&frame, decoded, now),
-            Slot::Failed(id, error) => self.pump.session.handle_failed_answer(id.as_deref(), error),
-            Slot::Parsing(_) => unreachable!("only delivered once parsed"),
-            // Spill events are consumed by `on_spill_event` before any slot is made.
-            Slot::Event(
-                FrameEvent::SpillStart(_) | FrameEvent::SpillData(_) | FrameEvent::SpillEnd { .. },
-            ) => unreachable!("spill events never become slots"),
-        }
     }
 
     /// The server is gone: fail what is pending, but only after every frame it sent before
     /// going has been delivered (some may still be on the parse pool).
     fn close_session(&mut self, reason: CloseReason) {
-        if self.in_order.is_empty() {
-            self.pump.session.handle_closed(reason);
-        } else {
-            self.close_when_parsed.get_or_insert(reason);
-        }
+        self.inbound.close_session(&mut self.pump.session, reason);
     }
 
     /// A read on stderr completed.
@@ -654,12 +429,12 @@ impl Conn {
             return;
         }
         self.stderr_log.finish(&self.pump.name);
-        self.stderr_open = false;
+        self.armed.stderr = false;
     }
 
     /// A write to stdin completed.
     pub(crate) fn on_stdin(&mut self, ring: &mut Ring, result: i32, data: Bytes, now: Instant) {
-        self.writing = false;
+        self.armed.stdin = false;
         match usize::try_from(result) {
             Ok(n) if n < data.len() && n > 0 => {
                 // Partial write: put the rest back at the front.
@@ -674,7 +449,7 @@ impl Conn {
                 tracing::debug!(server = self.name(), "stdin closed by the server (EPIPE)");
                 self.stdin = None;
                 self.outq.clear();
-                match &self.exit {
+                match self.exited() {
                     Some(reason) => {
                         let reason = reason.clone();
                         self.close_session(reason);
@@ -701,7 +476,7 @@ impl Conn {
 
     /// The pidfd became readable: the process exited.
     pub(crate) fn on_exit(&mut self, ring: &mut Ring, result: i32, now: Instant) {
-        self.exit_watch = false;
+        self.armed.exit = false;
         if result < 0 {
             tracing::warn!(
                 server = self.name(),
@@ -748,8 +523,8 @@ impl Conn {
             }
         }
         tracing::debug!(server = self.name(), "{reason}");
-        self.exit = Some(reason.clone());
-        if self.stdout_open {
+        self.life = Lifecycle::Exited(reason.clone());
+        if self.armed.stdout {
             self.close_at = Some((now + EXIT_GRACE, reason));
         } else {
             self.close_session(reason);
@@ -760,23 +535,26 @@ impl Conn {
     /// Starts the shutdown sequence: close stdin, then SIGTERM and SIGKILL after
     /// [`SHUTDOWN_STEP`] each. Requests still pending fail with `Shutdown`.
     pub(crate) fn begin_shutdown(&mut self, ring: &mut Ring, now: Instant) {
-        if self.phase != Phase::Running {
+        if let Lifecycle::StdinClosed(_) | Lifecycle::Terminated(_) | Lifecycle::Killed = self.life
+        {
             return;
         }
         self.outq.clear();
-        if self.stdin.take().is_some() && self.writing {
+        if self.stdin.take().is_some() && self.armed.stdin {
             // The write (blocked on a full pipe, perhaps) holds the fd open: cancel it.
             let _ = ring.cancel(self.tag(Op::Stdin));
         }
         self.pump.session.handle_closed(CloseReason::Shutdown);
-        self.phase = Phase::StdinClosed(now + SHUTDOWN_STEP);
+        if self.life == Lifecycle::Running {
+            self.life = Lifecycle::StdinClosed(now + SHUTDOWN_STEP);
+        }
         self.flush(ring, now);
     }
 
     /// The next instant this connection needs [`on_timer`](Self::on_timer).
     pub(crate) fn next_deadline(&mut self) -> Option<Instant> {
-        let phase = match self.phase {
-            Phase::StdinClosed(t) | Phase::Terminated(t) if self.exit.is_none() => Some(t),
+        let phase = match self.life {
+            Lifecycle::StdinClosed(t) | Lifecycle::Terminated(t) => Some(t),
             _ => None,
         };
         [self.pump.session.poll_timeout(), self.close_at.as_ref().map(|c| c.0), phase]
@@ -790,53 +568,51 @@ impl Conn {
         if let Some((at, reason)) = self.close_at.take_if(|(at, _)| *at <= now) {
             let _ = at;
             self.close_session(reason);
-            if self.exit.is_none() && self.stdin.is_none() && self.phase == Phase::Running {
+            if self.life == Lifecycle::Running && self.stdin.is_none() {
                 // It closed its stdin but lives on: a server that cannot be talked to.
                 self.begin_shutdown(ring, now);
             }
-            if self.exit.is_some() {
+            if self.exited().is_some() {
                 // Exited, but something still holds its pipes open: stop reading them.
                 let _ = ring.cancel(self.tag(Op::Stdout));
                 let _ = ring.cancel(self.tag(Op::Stderr));
             }
         }
-        if self.exit.is_none() {
-            match self.phase {
-                Phase::StdinClosed(at) if at <= now => {
-                    tracing::debug!(
-                        server = self.name(),
-                        "did not exit after stdin closed; sending SIGTERM"
-                    );
-                    let _ = signal_group(self.child.id(), Signal::Term);
-                    self.phase = Phase::Terminated(now + SHUTDOWN_STEP);
-                }
-                Phase::Terminated(at) if at <= now => {
-                    tracing::debug!(
-                        server = self.name(),
-                        "did not exit after SIGTERM; sending SIGKILL"
-                    );
-                    let _ = signal_group(self.child.id(), Signal::Kill);
-                    self.phase = Phase::Killed;
-                }
-                _ => {}
+        match self.life {
+            Lifecycle::StdinClosed(at) if at <= now => {
+                tracing::debug!(
+                    server = self.name(),
+                    "did not exit after stdin closed; sending SIGTERM"
+                );
+                let _ = signal_group(self.child.id(), Signal::Term);
+                self.life = Lifecycle::Terminated(now + SHUTDOWN_STEP);
             }
+            Lifecycle::Terminated(at) if at <= now => {
+                tracing::debug!(
+                    server = self.name(),
+                    "did not exit after SIGTERM; sending SIGKILL"
+                );
+                let _ = signal_group(self.child.id(), Signal::Kill);
+                self.life = Lifecycle::Killed;
+            }
+            _ => {}
         }
         self.flush(ring, now);
     }
 
     /// True once the process is reaped and no operation of ours is in flight.
     pub(crate) fn finished(&self) -> bool {
-        self.exit.is_some()
-            && !self.stdout_open
-            && !self.stderr_open
-            && !self.writing
-            && !self.exit_watch
-            && self.in_order.is_empty()
+        self.exited().is_some()
+            && !self.armed.stdout
+            && !self.armed.stderr
+            && !self.armed.stdin
+            && !self.armed.exit
+            && self.inbound.is_drained()
     }
 
     /// Final bookkeeping when the connection is removed.
     pub(crate) fn close(mut self) {
-        let reason = self.exit.clone().unwrap_or(CloseReason::Shutdown);
+        let reason = self.exited().cloned().unwrap_or(CloseReason::Shutdown);
         let (name, stderr) = (self.pump.name.clone(), self.stderr_log.tail());
         let failed = |source| handshake_error(name, &stderr, source);
         self.pump.close_session(&reason, Instant::now(), failed);
@@ -853,12 +629,12 @@ impl Conn {
         ServerStats {
             pid: self.child.id(),
             session: self.pump.session.stats(),
-            stdout_bytes: self.stdout_bytes,
+            stdout_bytes: self.inbound.stdout_bytes,
             stderr_bytes: self.stderr_log.total(),
             stderr_tail: self.stderr_log.tail(),
             events_dropped: self.pump.events_dropped(),
-            frames_offloaded: self.frames_offloaded,
-            answers_spilled: self.answers_spilled,
+            frames_offloaded: self.inbound.frames_offloaded,
+            answers_spilled: self.inbound.answers_spilled,
             sandbox: self.sandbox.as_ref().map(|g| SandboxStats {
                 limits: g.limits.clone(),
                 counters: g.stats(),

@@ -430,7 +430,7 @@ impl Driver {
             stderr_capacity: self.config.stderr_capacity,
             read_size: self.config.read_size,
             offload_threshold: self.config.offload_threshold,
-            spill: self.config.spill.as_ref().map(|(config, store)| super::conn::SpillContext {
+            spill: self.config.spill.as_ref().map(|(config, store)| super::inbound::SpillContext {
                 store: store.clone(),
                 // No line is held in memory past the frame limit: it is spilled instead.
                 line_threshold: config.line_threshold.min(self.config.session.max_frame),

@@ -24,10 +24,12 @@ mod driver;
 mod error;
 mod events;
 mod handler;
+mod inbound;
 mod pump;
 mod remote;
 mod schema;
 mod spilling;
+mod stats;
 mod stderr;
 mod tasks;
 
@@ -52,13 +54,13 @@ pub use client::{
     ToolCall,
 };
 pub use config::{Config, ConfigError, Endpoint, ServerSpec};
-pub use conn::{SandboxStats, ServerStats};
 pub use error::{Error, Result, STDERR_LINE_MAX, STDERR_LINES, StartFailure};
 use events::EventSink;
 pub use events::{EventStream, ServerEvent};
 pub use handler::ClientHandler;
 pub use remote::RemoteSpec;
 pub use spilling::SpillConfig;
+pub use stats::{SandboxStats, ServerStats};
 pub use tasks::Task;
 
 use client::{ClientInner, block_on};

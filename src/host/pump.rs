@@ -15,10 +15,10 @@ use crate::jsonrpc::{ErrorObject, Id, codes};
 use crate::protocol::{CloseReason, Event, RequestError, RequestId, ServerDetails, Session};
 use crate::queue::{RateMeter, RequestQueue};
 
-use super::conn::ServerStats;
 use super::driver::{QueuedRequest, Reply};
 use super::error::Error;
 use super::events::{Alert, EventSink, ServerEvent, alert_event, notification_event};
+use super::stats::ServerStats;
 
 /// Who waits for a request's outcome.
 #[derive(Debug)]

@@ -30,12 +30,12 @@ use crate::transport::{
 use crate::transport::{Known, request_name};
 
 use super::RequestSink;
-use super::conn::ServerStats;
 use super::driver::{QueuedRequest, ServerId};
 use super::error::Error;
 use super::events::EventSink;
 use super::handler::{ClientHandler, spawn_answer};
 use super::pump::{Control, Delegate, Pump, ServerCommand};
+use super::stats::ServerStats;
 
 /// Where an HTTP server is.
 #[derive(Debug, Clone)]

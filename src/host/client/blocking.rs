@@ -13,8 +13,8 @@ use crate::protocol::{
 };
 use crate::spill::store::SpillFile;
 
-use super::super::conn::ServerStats;
 use super::super::error::Result;
+use super::super::stats::ServerStats;
 use super::super::tasks::Task;
 use super::{Client, block_on};
 
