@@ -455,7 +455,7 @@ impl Conn {
                         self.close_session(reason);
                     }
                     None if self.close_at.is_none() => {
-                        let reason = CloseReason::Io("the server closed its stdin".into());
+                        let reason = CloseReason::io("the server closed its stdin");
                         self.close_at = Some((now + EXIT_GRACE, reason));
                     }
                     None => {}
@@ -465,9 +465,7 @@ impl Conn {
             _ => {
                 let err = std::io::Error::from_raw_os_error(-result.min(-1));
                 tracing::warn!(server = self.name(), "writing to stdin: {err}");
-                self.pump
-                    .session
-                    .handle_closed(CloseReason::Io(format!("writing to stdin: {err}")));
+                self.pump.session.handle_closed(CloseReason::io_error("writing to stdin", err));
                 self.flush(ring, now);
                 self.begin_shutdown(ring, now);
             }

@@ -398,7 +398,7 @@ impl Driver {
         let spawned = match spawned {
             Ok(s) => s,
             Err(source) => {
-                queue.close(CloseReason::Io(source.to_string()));
+                queue.close(CloseReason::io(source.to_string()));
                 let _ = reply.send(Err(Error::Spawn { server: name, source }));
                 return;
             }

@@ -5,18 +5,23 @@ use std::sync::Arc;
 use serde_json::json;
 
 use crate::jsonrpc::{ErrorObject, codes};
-use crate::protocol::RequestError;
+use crate::protocol::{Fault, RequestError};
 use crate::queue::QUEUE_FULL_MESSAGE;
 use crate::sandbox::SpawnError;
 
 use super::config::ConfigError;
 
-/// Everything that can go wrong in the host API.
+/// Everything that can go wrong in the host API. [`Error::fault`] says who is at fault:
 ///
-/// * the **server** misbehaved, failed or went away: [`Error::Server`];
-/// * the server could not be **started**: [`Error::Spawn`];
+/// * a request to a server did not produce a result: [`Error::Server`], whose
+///   [`RequestError`] may be the server's doing ([`Fault::Peer`]: an error answer, a protocol
+///   violation, an exit, a timeout), back-pressure ([`Fault::Busy`]), the caller's
+///   ([`Fault::Caller`]: too large, not expressible) or an I/O failure ([`Fault::Io`]);
+/// * the server never became ready: [`Error::Handshake`];
+/// * the server could not be **started**: [`Error::Spawn`] (the sandbox step that failed);
 /// * the **caller** misused the API: [`Error::InvalidArgument`], [`Error::Config`];
-/// * the host's own machinery failed: [`Error::Reactor`], [`Error::ReactorStopped`].
+/// * the host's own machinery failed: [`Error::Spill`], [`Error::Reactor`],
+///   [`Error::ReactorStopped`].
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -77,6 +82,17 @@ pub struct StartFailure {
 }
 
 impl Error {
+    /// Who is at fault, and so who can act on it.
+    pub fn fault(&self) -> Fault {
+        match self {
+            Error::Server { source, .. } => source.fault(),
+            Error::Handshake(failure) => failure.source.fault(),
+            Error::Spawn { source, .. } => spawn_fault(source),
+            Error::InvalidArgument(_) | Error::Config(_) => Fault::Caller,
+            Error::Spill(_) | Error::Reactor(_) | Error::ReactorStopped => Fault::Internal,
+        }
+    }
+
     /// The request-level error, when the server is at fault.
     pub fn request_error(&self) -> Option<&RequestError> {
         match self {
@@ -84,6 +100,20 @@ impl Error {
             Error::Handshake(failure) => Some(&failure.source),
             _ => None,
         }
+    }
+}
+
+/// Who is at fault when a server cannot be started: the command or its sandbox settings are
+/// the caller's; a sandbox step that failed is the sandbox's (the machine lacks something);
+/// starting processes and pipes is the host's.
+fn spawn_fault(e: &SpawnError) -> Fault {
+    match e {
+        SpawnError::Exec { .. } | SpawnError::Plan(_) => Fault::Caller,
+        SpawnError::Seccomp(_)
+        | SpawnError::LimitsNotEnforced { .. }
+        | SpawnError::Cgroup(_)
+        | SpawnError::Setup { .. } => Fault::Sandbox,
+        _ => Fault::Internal,
     }
 }
 
@@ -194,5 +224,38 @@ mod tests {
             hint: None,
         }));
         assert!(quiet.to_string().ends_with("it wrote nothing to stderr"), "{quiet}");
+    }
+
+    /// Each error says whose fault it is; an I/O failure keeps its `io::Error` as its source.
+    #[test]
+    fn errors_say_who_is_at_fault_and_keep_their_causes() {
+        use crate::protocol::CloseReason;
+        use std::time::Duration;
+        let server = |source| Error::Server { server: "s".into(), source };
+        let rpc = RequestError::Rpc(ErrorObject::new(-32603, "boom"));
+        assert_eq!(server(rpc).fault(), Fault::Peer);
+        let full = RequestError::QueueFull { limit: 1, retry_after: Duration::from_secs(1) };
+        assert_eq!(server(full).fault(), Fault::Busy);
+        assert_eq!(server(RequestError::TooManyPending(9)).fault(), Fault::Busy);
+        let large = RequestError::RequestTooLarge { len: 10, max: 1 };
+        assert_eq!(server(large).fault(), Fault::Caller);
+        let exited = RequestError::Closed(CloseReason::Exited(1));
+        assert_eq!(server(exited).fault(), Fault::Peer);
+        let epipe = std::io::Error::from_raw_os_error(libc::EPIPE);
+        let reason = CloseReason::io_error("writing to stdin", epipe);
+        let CloseReason::Io(failure) = &reason else { unreachable!() };
+        assert_eq!(failure.raw_os_error(), Some(libc::EPIPE));
+        assert_eq!(failure.what(), "writing to stdin");
+        let cause = std::error::Error::source(failure).expect("the io::Error is kept");
+        assert!(cause.downcast_ref::<std::io::Error>().is_some());
+        assert!(reason.to_string().ends_with("writing to stdin: Broken pipe (os error 32)"));
+        assert_eq!(server(RequestError::Closed(reason)).fault(), Fault::Io);
+        let exec = SpawnError::Exec {
+            program: "nope".into(),
+            source: std::io::Error::from_raw_os_error(libc::ENOENT),
+        };
+        assert_eq!(Error::Spawn { server: "s".into(), source: exec }.fault(), Fault::Caller);
+        assert_eq!(Error::InvalidArgument("x".into()).fault(), Fault::Caller);
+        assert_eq!(Error::ReactorStopped.fault(), Fault::Internal);
     }
 }

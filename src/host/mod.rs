@@ -49,6 +49,7 @@ use crate::protocol::{Era, Implementation, Root, SessionConfig};
 use crate::queue::{ReadyList, RequestQueue};
 use crate::uring::{BufferPool, Features, Ring, sys};
 
+pub use crate::protocol::Fault;
 pub use client::{
     Blocking, CallFuture, Client, PROGRESS_BACKLOG, ProgressStream, ResponseFuture, TaskMode,
     ToolCall,

@@ -100,7 +100,10 @@ pub(crate) fn start(parts: RemoteParts) -> Arc<RemoteHandle> {
             let rt = match tokio::runtime::Builder::new_current_thread().enable_time().build() {
                 Ok(rt) => rt,
                 Err(e) => {
-                    let source = RequestError::Closed(CloseReason::Io(format!("runtime: {e}")));
+                    let source = RequestError::Closed(CloseReason::io_error(
+                        "starting the HTTP connection's runtime",
+                        e,
+                    ));
                     let _ = parts.reply.send(Err(Error::Server { server: parts.name, source }));
                     return;
                 }
@@ -165,9 +168,10 @@ fn connect(
     let transport = match HttpTransport::connect(config) {
         Ok(t) => t,
         Err(e) => {
-            let source = RequestError::Closed(CloseReason::Io(e.to_string()));
+            let reason = CloseReason::io_error("setting up the HTTP transport", e);
+            queue.close(reason.clone());
+            let source = RequestError::Closed(reason);
             let _ = reply.send(Err(Error::Server { server: name, source }));
-            queue.close(CloseReason::Io(e.to_string()));
             return None;
         }
     };
@@ -295,8 +299,8 @@ impl Remote {
             }
             Ok(Incoming::StreamLost { request: Some(id), error }) => {
                 let token = serde_json::to_vec(&id).unwrap_or_default();
-                let reason = format!("the server's stream broke: {error}");
-                let error = RequestError::Closed(CloseReason::Io(reason));
+                let reason = CloseReason::io_error("the server's stream broke", error);
+                let error = RequestError::Closed(reason);
                 self.pump.session.handle_failed_answer(Some(&token), error);
                 // The call failed here: tell the server to stop working on it (a dropped
                 // stream is not a cancellation before 2026-07-28, where it is one).
@@ -313,11 +317,11 @@ impl Remote {
             }
             Ok(Incoming::SessionExpired) => {
                 let reason = "the server ended the HTTP session (404)";
-                self.close(CloseReason::Io(reason.into())).await;
+                self.close(CloseReason::io(reason)).await;
                 return true;
             }
             Ok(_) | Err(_) => {
-                self.close(CloseReason::Io("the server closed the HTTP connection".into())).await;
+                self.close(CloseReason::io("the server closed the HTTP connection")).await;
                 return true;
             }
         }
@@ -329,7 +333,7 @@ impl Remote {
         match (outcome, token) {
             (Ok(()), _) => {}
             (Err(e), Some(token)) => {
-                let error = RequestError::Closed(CloseReason::Io(e.to_string()));
+                let error = RequestError::Closed(CloseReason::io_error("a POST to the server", e));
                 self.pump.session.handle_failed_answer(Some(&token), error);
             }
             // A notification or a response to the server: nobody waits for it.

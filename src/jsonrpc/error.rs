@@ -38,7 +38,7 @@ pub mod codes {
 }
 
 /// A JSON-RPC error object (`{"code", "message", "data"?}`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ErrorObject {
     /// The integer code (see [`codes`]).
     pub code: i64,

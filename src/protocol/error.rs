@@ -1,6 +1,7 @@
 //! Errors of the MCP session layer.
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::jsonrpc::{ErrorObject, Id};
@@ -17,11 +18,11 @@ pub enum CloseReason {
     StdoutClosed,
     /// The host shut the server down.
     Shutdown,
-    /// The `initialize` handshake failed; the message says how.
-    HandshakeFailed(String),
+    /// The handshake (`initialize`, or the `server/discover` probe) failed, with this error.
+    HandshakeFailed(Box<RequestError>),
     /// The host could not keep talking to the server (an I/O error on its pipes or its HTTP
     /// connection).
-    Io(String),
+    Io(IoFailure),
     /// The sandbox's OOM killer stopped the server at its memory limit (given as enforced).
     OutOfMemory(String),
 }
@@ -33,7 +34,9 @@ impl fmt::Display for CloseReason {
             CloseReason::Signaled(sig) => write!(f, "server process was killed by signal {sig}"),
             CloseReason::StdoutClosed => f.write_str("server closed its stdout"),
             CloseReason::Shutdown => f.write_str("server was shut down by the host"),
-            CloseReason::HandshakeFailed(why) => write!(f, "initialize handshake failed: {why}"),
+            CloseReason::HandshakeFailed(error) => {
+                write!(f, "initialize handshake failed: {error}")
+            }
             CloseReason::Io(why) => write!(f, "I/O error talking to the server: {why}"),
             CloseReason::OutOfMemory(limit) => {
                 write!(f, "server was OOM-killed at its sandbox memory limit ({limit})")
@@ -42,8 +45,130 @@ impl fmt::Display for CloseReason {
     }
 }
 
+impl CloseReason {
+    /// An I/O failure described by `what` alone (e.g. "the server closed its stdin").
+    pub fn io(what: impl Into<String>) -> Self {
+        CloseReason::Io(IoFailure::new(what))
+    }
+
+    /// An I/O failure: `what` the host was doing, and the error that stopped it.
+    pub fn io_error(
+        what: impl Into<String>,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        CloseReason::Io(IoFailure::caused_by(what, source))
+    }
+}
+
+/// An I/O failure on a server's connection: what the host was doing, and the underlying error
+/// (an `io::Error`, an HTTP transport error, ...), kept as the error's `source`.
+#[derive(Debug, Clone)]
+pub struct IoFailure {
+    what: String,
+    source: Option<Arc<dyn std::error::Error + Send + Sync>>,
+}
+
+impl IoFailure {
+    /// A failure described by `what` alone.
+    pub fn new(what: impl Into<String>) -> Self {
+        IoFailure { what: what.into(), source: None }
+    }
+
+    /// A failure of `what`, caused by `source`.
+    pub fn caused_by(
+        what: impl Into<String>,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        IoFailure { what: what.into(), source: Some(Arc::new(source)) }
+    }
+
+    /// What the host was doing.
+    pub fn what(&self) -> &str {
+        &self.what
+    }
+
+    /// The OS error number, when the cause is an `io::Error` that has one.
+    pub fn raw_os_error(&self) -> Option<i32> {
+        let source: &(dyn std::error::Error + 'static) = self.source.as_deref()?;
+        source.downcast_ref::<std::io::Error>().and_then(std::io::Error::raw_os_error)
+    }
+}
+
+impl From<&str> for IoFailure {
+    fn from(what: &str) -> Self {
+        IoFailure::new(what)
+    }
+}
+
+impl From<String> for IoFailure {
+    fn from(what: String) -> Self {
+        IoFailure::new(what)
+    }
+}
+
+impl fmt::Display for IoFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.source {
+            Some(source) => write!(f, "{}: {source}", self.what),
+            None => f.write_str(&self.what),
+        }
+    }
+}
+
+impl std::error::Error for IoFailure {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source.as_deref().map(|e| e as &(dyn std::error::Error + 'static))
+    }
+}
+
+/// Two failures are the same when they say the same (the cause compared by its message).
+impl PartialEq for IoFailure {
+    fn eq(&self, other: &Self) -> bool {
+        self.what == other.what
+            && self.source.as_ref().map(ToString::to_string)
+                == other.source.as_ref().map(ToString::to_string)
+    }
+}
+
+impl Eq for IoFailure {}
+
+/// Who is at fault when something fails, and so who can do something about it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Fault {
+    /// The server: it answered with an error, broke the protocol, went away or took too long.
+    Peer,
+    /// The server is busy: back-pressure; the same request may succeed later.
+    Busy,
+    /// The caller: a request that cannot be sent as asked (too large, wrong shape, not
+    /// expressible in the negotiated revision, before the handshake).
+    Caller,
+    /// The host's policy refused it.
+    Policy,
+    /// The sandbox could not be set up.
+    Sandbox,
+    /// An I/O failure between the host and the server.
+    Io,
+    /// The host itself (its reactor, its spill store).
+    Internal,
+}
+
+impl fmt::Display for Fault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Fault::Peer => "the server",
+            Fault::Busy => "back-pressure",
+            Fault::Caller => "the caller",
+            Fault::Policy => "the host's policy",
+            Fault::Sandbox => "the sandbox",
+            Fault::Io => "I/O",
+            Fault::Internal => "the host",
+        })
+    }
+}
+
 /// Why one request did not get a result.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum RequestError {
     /// The server answered with a JSON-RPC error object.
@@ -161,6 +286,30 @@ pub enum RequestError {
         /// What was wrong.
         reason: String,
     },
+}
+
+impl RequestError {
+    /// Who is at fault.
+    pub fn fault(&self) -> Fault {
+        match self {
+            RequestError::Rpc(_)
+            | RequestError::Timeout { .. }
+            | RequestError::FrameTooLarge { .. }
+            | RequestError::UnsupportedVersion { .. }
+            | RequestError::ResourceNotFound { .. }
+            | RequestError::MalformedResult { .. }
+            | RequestError::TaskCancelled { .. }
+            | RequestError::InputNotProvided { .. } => Fault::Peer,
+            RequestError::Closed(CloseReason::Io(_)) => Fault::Io,
+            RequestError::Closed(CloseReason::Shutdown) => Fault::Caller,
+            RequestError::Closed(_) => Fault::Peer,
+            RequestError::QueueFull { .. } | RequestError::TooManyPending(_) => Fault::Busy,
+            RequestError::NotInitialized
+            | RequestError::RequestTooLarge { .. }
+            | RequestError::InvalidRequest { .. } => Fault::Caller,
+            RequestError::SpillFailed { .. } => Fault::Internal,
+        }
+    }
 }
 
 /// Something the server sent that breaks the protocol. Reported as an event and counted; the

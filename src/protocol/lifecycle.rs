@@ -77,8 +77,9 @@ impl State {
         let State::Initializing { offered, .. } = self else {
             return (self, Err(RequestError::NotInitialized));
         };
-        let fail =
-            |e: RequestError| (State::Closed(CloseReason::HandshakeFailed(e.to_string())), Err(e));
+        let fail = |e: RequestError| {
+            (State::Closed(CloseReason::HandshakeFailed(Box::new(e.clone()))), Err(e))
+        };
         let value = match outcome {
             Ok(value) => value,
             Err(e) => return fail(e),

@@ -40,7 +40,7 @@ use serde_json::{Value, json};
 use crate::frame::{IdSniffer, Oversized};
 use crate::jsonrpc::{self, DecodeError, ErrorObject, Id, RawDecoded, RawJson, RawMessage, codes};
 
-pub use error::{CloseReason, RequestError, Violation};
+pub use error::{CloseReason, Fault, IoFailure, RequestError, Violation};
 pub use inflight::RequestId;
 use inflight::{InFlight, Pending};
 use keepalive::{KeepAlive, Tick};

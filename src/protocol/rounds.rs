@@ -225,7 +225,7 @@ impl<T> Session<T> {
             self.state = State::Uninitialized;
             self.initialize(now, p.token);
         } else {
-            self.state = State::Closed(CloseReason::HandshakeFailed(error.to_string()));
+            self.state = State::Closed(CloseReason::HandshakeFailed(Box::new(error.clone())));
             self.events.push_back(Event::Completed { token: p.token, outcome: Err(error) });
         }
     }

@@ -91,13 +91,17 @@ pub enum TransportError {
         /// What its `WWW-Authenticate` said.
         challenge: super::oauth::Challenge,
     },
-    /// The OAuth flow failed at `step` (discovery, registration, authorization, token).
-    #[error("OAuth {step} failed: {reason}")]
+    /// The OAuth flow failed at `step`: what went wrong, and the error that caused it when
+    /// there is one (the HTTP client's, a URL's).
+    #[error("OAuth {step} failed: {}", oauth_cause(reason, source.as_deref()))]
     OAuth {
         /// The step.
-        step: &'static str,
-        /// Why.
+        step: OAuthStep,
+        /// What went wrong (may be empty when `source` says it all).
         reason: String,
+        /// The underlying error.
+        #[source]
+        source: Option<BoxError>,
     },
     /// The server answered with a non-success status.
     #[error("{method} answered HTTP {status}: {body}")]
@@ -168,5 +172,45 @@ fn scope_note(challenge: &super::oauth::Challenge) -> String {
     match &challenge.scope {
         Some(scope) => format!(", scope {scope:?}"),
         None => String::new(),
+    }
+}
+
+/// The steps of the OAuth flow (MCP authorization).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum OAuthStep {
+    /// Finding the protected resource's and the authorization server's metadata.
+    Discovery,
+    /// Making the PKCE verifier.
+    Pkce,
+    /// Dynamic client registration.
+    Registration,
+    /// The user's authorization (the redirect).
+    Authorization,
+    /// Exchanging the code for a token.
+    Token,
+}
+
+impl std::fmt::Display for OAuthStep {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            OAuthStep::Discovery => "discovery",
+            OAuthStep::Pkce => "pkce",
+            OAuthStep::Registration => "registration",
+            OAuthStep::Authorization => "authorization",
+            OAuthStep::Token => "token",
+        })
+    }
+}
+
+/// An OAuth failure's message: the reason, then its cause.
+fn oauth_cause(
+    reason: &str,
+    source: Option<&(dyn std::error::Error + Send + Sync + 'static)>,
+) -> String {
+    match (reason.is_empty(), source) {
+        (_, None) => reason.to_owned(),
+        (true, Some(e)) => e.to_string(),
+        (false, Some(e)) => format!("{reason}: {e}"),
     }
 }

@@ -65,7 +65,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use futures_channel::oneshot;
 
-pub use error::{BoxError, TransportError};
+pub use error::{BoxError, OAuthStep, TransportError};
 pub use wire::encode_header_value;
 
 use crate::jsonrpc::Id;

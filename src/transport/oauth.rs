@@ -20,6 +20,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::TransportError;
+use super::error::OAuthStep;
 
 /// The redirect URI used when none is configured (a loopback URI, as native apps use).
 pub const DEFAULT_REDIRECT_URI: &str = "http://127.0.0.1:8765/callback";
@@ -212,8 +213,18 @@ pub(crate) struct OAuthState {
     pub(crate) failed: Option<(Option<String>, String)>,
 }
 
-fn fail(step: &'static str, reason: impl Into<String>) -> TransportError {
-    TransportError::OAuth { step, reason: reason.into() }
+fn fail(step: OAuthStep, reason: impl Into<String>) -> TransportError {
+    TransportError::OAuth { step, reason: reason.into(), source: None }
+}
+
+/// A step that failed because of `source` (the HTTP client's, a URL's or a JSON error), with
+/// what was being done (may be empty).
+fn fail_with(
+    step: OAuthStep,
+    reason: impl Into<String>,
+    source: impl std::error::Error + Send + Sync + 'static,
+) -> TransportError {
+    TransportError::OAuth { step, reason: reason.into(), source: Some(Box::new(source)) }
 }
 
 #[derive(Deserialize)]
@@ -255,14 +266,17 @@ async fn get_json<T: serde::de::DeserializeOwned>(
         .header(reqwest::header::ACCEPT, "application/json")
         .send()
         .await
-        .map_err(|e| fail("discovery", format!("GET {url}: {e}")))?;
+        .map_err(|e| fail_with(OAuthStep::Discovery, format!("GET {url}"), e))?;
     if !response.status().is_success() {
         return Ok(None);
     }
-    let bytes = response.bytes().await.map_err(|e| fail("discovery", format!("GET {url}: {e}")))?;
+    let bytes = response
+        .bytes()
+        .await
+        .map_err(|e| fail_with(OAuthStep::Discovery, format!("GET {url}"), e))?;
     serde_json::from_slice(&bytes)
         .map(Some)
-        .map_err(|e| fail("discovery", format!("{url} is not the expected JSON: {e}")))
+        .map_err(|e| fail_with(OAuthStep::Discovery, format!("{url} is not the expected JSON"), e))
 }
 
 /// The first of `candidates` that serves the document, in order (discovery tries well-known
@@ -314,7 +328,7 @@ fn random_token(bytes: usize) -> Result<String, TransportError> {
     let mut buf = vec![0u8; bytes];
     ring::rand::SystemRandom::new()
         .fill(&mut buf)
-        .map_err(|_| fail("pkce", "no system randomness"))?;
+        .map_err(|_| fail(OAuthStep::Pkce, "no system randomness"))?;
     Ok(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(buf))
 }
 
@@ -372,9 +386,9 @@ async fn discover(
     let timeout = config.http_timeout;
     let mut candidates = Vec::new();
     if let Some(url) = &challenge.resource_metadata {
-        let url = resource_url
-            .join(url)
-            .map_err(|e| fail("discovery", format!("resource_metadata {url:?}: {e}")))?;
+        let url = resource_url.join(url).map_err(|e| {
+            fail_with(OAuthStep::Discovery, format!("resource_metadata {url:?}"), e)
+        })?;
         candidates.push(url);
     }
     candidates.push(well_known(resource_url, "oauth-protected-resource", true));
@@ -382,22 +396,22 @@ async fn discover(
     candidates.dedup();
     let prm = first_found::<ProtectedResource>(client, &candidates, timeout).await?;
     let prm = prm.ok_or_else(|| {
-        fail("discovery", format!("no protected-resource metadata for {resource_url}"))
+        fail(OAuthStep::Discovery, format!("no protected-resource metadata for {resource_url}"))
     })?;
     let resource = prm.resource.clone().unwrap_or_else(|| resource_url.to_string());
     if canonical(&resource) != canonical(resource_url.as_str())
         && !canonical(resource_url.as_str()).starts_with(&format!("{}/", canonical(&resource)))
     {
         return Err(fail(
-            "discovery",
+            OAuthStep::Discovery,
             format!("the protected-resource metadata is for {resource:?}, not {resource_url}"),
         ));
     }
     let issuer = prm.authorization_servers.first().cloned().ok_or_else(|| {
-        fail("discovery", "the protected-resource metadata names no authorization server")
+        fail(OAuthStep::Discovery, "the protected-resource metadata names no authorization server")
     })?;
-    let issuer_url =
-        Url::parse(&issuer).map_err(|e| fail("discovery", format!("issuer {issuer:?}: {e}")))?;
+    let issuer_url = Url::parse(&issuer)
+        .map_err(|e| fail_with(OAuthStep::Discovery, format!("issuer {issuer:?}"), e))?;
     let has_path = !issuer_url.path().trim_end_matches('/').is_empty();
     let mut as_candidates = vec![well_known(&issuer_url, "oauth-authorization-server", true)];
     as_candidates.push(well_known(&issuer_url, "openid-configuration", true));
@@ -410,23 +424,28 @@ async fn discover(
     }
     let meta = first_found::<AuthServerMetadata>(client, &as_candidates, timeout).await?;
     let meta = meta.ok_or_else(|| {
-        fail("discovery", format!("no authorization server metadata for {issuer}"))
+        fail(OAuthStep::Discovery, format!("no authorization server metadata for {issuer}"))
     })?;
     let declared = meta.issuer.clone().unwrap_or_default();
     if declared != issuer {
         return Err(fail(
-            "discovery",
+            OAuthStep::Discovery,
             format!("the authorization server metadata says issuer {declared:?}, not {issuer:?}"),
         ));
     }
     // MCP: without `code_challenge_methods_supported` listing S256 the client must not proceed
     // (absent means no PKCE).
     if !meta.code_challenge_methods_supported.iter().flatten().any(|m| m == "S256") {
-        return Err(fail("discovery", "the authorization server does not advertise PKCE S256"));
+        return Err(fail(
+            OAuthStep::Discovery,
+            "the authorization server does not advertise PKCE S256",
+        ));
     }
     let endpoint = |name: &'static str, value: &Option<String>| {
-        let value = value.as_deref().ok_or_else(|| fail("discovery", format!("no {name}")))?;
-        Url::parse(value).map_err(|e| fail("discovery", format!("{name} {value:?}: {e}")))
+        let value =
+            value.as_deref().ok_or_else(|| fail(OAuthStep::Discovery, format!("no {name}")))?;
+        Url::parse(value)
+            .map_err(|e| fail_with(OAuthStep::Discovery, format!("{name} {value:?}"), e))
     };
     let authorization_endpoint = endpoint("authorization_endpoint", &meta.authorization_endpoint)?;
     let token_endpoint = endpoint("token_endpoint", &meta.token_endpoint)?;
@@ -487,7 +506,7 @@ async fn register(
     }
     let Some(endpoint) = &meta.registration_endpoint else {
         return Err(fail(
-            "registration",
+            OAuthStep::Registration,
             "the authorization server offers no dynamic registration and no client id is configured",
         ));
     };
@@ -508,15 +527,15 @@ async fn register(
         .body(body.to_string())
         .send()
         .await
-        .map_err(|e| fail("registration", e.to_string()))?;
+        .map_err(|e| fail_with(OAuthStep::Registration, String::new(), e))?;
     let status = response.status();
-    let answer = json_body(response, "registration").await?;
+    let answer = json_body(response, OAuthStep::Registration).await?;
     if !status.is_success() {
-        return Err(fail("registration", format!("HTTP {status}: {answer}")));
+        return Err(fail(OAuthStep::Registration, format!("HTTP {status}: {answer}")));
     }
     let id = answer["client_id"]
         .as_str()
-        .ok_or_else(|| fail("registration", "no client_id in the registration answer"))?;
+        .ok_or_else(|| fail(OAuthStep::Registration, "no client_id in the registration answer"))?;
     let secret = answer["client_secret"].as_str().map(str::to_owned);
     let method = answer["token_endpoint_auth_method"]
         .as_str()
@@ -555,35 +574,42 @@ async fn code_flow(
             let step = tokio::task::spawn_blocking(move || visit(&target));
             tokio::time::timeout(config.user_timeout, step)
                 .await
-                .map_err(|_| fail("authorization", "the user did not come back in time"))?
-                .map_err(|e| fail("authorization", e.to_string()))?
-                .map_err(|e| fail("authorization", e))?
+                .map_err(|_| fail(OAuthStep::Authorization, "the user did not come back in time"))?
+                .map_err(|e| fail_with(OAuthStep::Authorization, String::new(), e))?
+                .map_err(|e| fail(OAuthStep::Authorization, e))?
         }
     };
     let callback = Url::parse(&callback)
-        .map_err(|e| fail("authorization", format!("redirect {callback:?}: {e}")))?;
+        .map_err(|e| fail_with(OAuthStep::Authorization, format!("redirect {callback:?}"), e))?;
     let param =
         |name: &str| callback.query_pairs().find(|(k, _)| k == name).map(|(_, v)| v.into_owned());
     if let Some(error) = param("error") {
-        return Err(fail("authorization", format!("the authorization server answered {error}")));
+        return Err(fail(
+            OAuthStep::Authorization,
+            format!("the authorization server answered {error}"),
+        ));
     }
     if param("state").as_deref() != Some(state.as_str()) {
-        return Err(fail("authorization", "the redirect's state is not the one sent"));
+        return Err(fail(OAuthStep::Authorization, "the redirect's state is not the one sent"));
     }
     // RFC 9207: when the server says it sends `iss`, it must, and it must be its issuer.
     match (param("iss"), server.iss_supported) {
         (Some(iss), _) if iss != server.issuer => {
             return Err(fail(
-                "authorization",
+                OAuthStep::Authorization,
                 format!("the redirect's iss {iss:?} is not the issuer {:?}", server.issuer),
             ));
         }
         (None, true) => {
-            return Err(fail("authorization", "the redirect lacks the iss the server promised"));
+            return Err(fail(
+                OAuthStep::Authorization,
+                "the redirect lacks the iss the server promised",
+            ));
         }
         _ => {}
     }
-    let code = param("code").ok_or_else(|| fail("authorization", "no code in the redirect"))?;
+    let code =
+        param("code").ok_or_else(|| fail(OAuthStep::Authorization, "no code in the redirect"))?;
     let mut form = vec![
         ("grant_type", "authorization_code".to_owned()),
         ("code", code),
@@ -606,21 +632,25 @@ async fn code_flow(
         }
         _ => form.push(("client_id", server.client_id.clone())),
     }
-    let response = request.form(&form).send().await.map_err(|e| fail("token", e.to_string()))?;
+    let response = request
+        .form(&form)
+        .send()
+        .await
+        .map_err(|e| fail_with(OAuthStep::Token, String::new(), e))?;
     let status = response.status();
-    let answer = json_body(response, "token").await?;
+    let answer = json_body(response, OAuthStep::Token).await?;
     if !status.is_success() {
-        return Err(fail("token", format!("HTTP {status}: {answer}")));
+        return Err(fail(OAuthStep::Token, format!("HTTP {status}: {answer}")));
     }
     answer["access_token"]
         .as_str()
         .map(str::to_owned)
-        .ok_or_else(|| fail("token", "no access_token in the token answer"))
+        .ok_or_else(|| fail(OAuthStep::Token, "no access_token in the token answer"))
 }
 
 /// A response's JSON body (an empty or non-JSON one reads as `null`).
-async fn json_body(response: Response, step: &'static str) -> Result<Value, TransportError> {
-    let bytes = response.bytes().await.map_err(|e| fail(step, e.to_string()))?;
+async fn json_body(response: Response, step: OAuthStep) -> Result<Value, TransportError> {
+    let bytes = response.bytes().await.map_err(|e| fail_with(step, String::new(), e))?;
     Ok(serde_json::from_slice(&bytes).unwrap_or(Value::Null))
 }
 
@@ -630,12 +660,15 @@ async fn follow_once(url: &Url, timeout: std::time::Duration) -> Result<String, 
         .redirect(reqwest::redirect::Policy::none())
         .timeout(timeout)
         .build()
-        .map_err(|e| fail("authorization", e.to_string()))?;
-    let response: Response =
-        client.get(url.clone()).send().await.map_err(|e| fail("authorization", e.to_string()))?;
+        .map_err(|e| fail_with(OAuthStep::Authorization, String::new(), e))?;
+    let response: Response = client
+        .get(url.clone())
+        .send()
+        .await
+        .map_err(|e| fail_with(OAuthStep::Authorization, String::new(), e))?;
     if !response.status().is_redirection() {
         return Err(fail(
-            "authorization",
+            OAuthStep::Authorization,
             format!(
                 "the authorization endpoint answered HTTP {} instead of a redirect",
                 response.status()
@@ -646,8 +679,11 @@ async fn follow_once(url: &Url, timeout: std::time::Duration) -> Result<String, 
         .headers()
         .get(LOCATION)
         .and_then(|v| v.to_str().ok())
-        .ok_or_else(|| fail("authorization", "a redirect without Location"))?;
-    Ok(url.join(location).map_err(|e| fail("authorization", e.to_string()))?.to_string())
+        .ok_or_else(|| fail(OAuthStep::Authorization, "a redirect without Location"))?;
+    Ok(url
+        .join(location)
+        .map_err(|e| fail_with(OAuthStep::Authorization, String::new(), e))?
+        .to_string())
 }
 
 /// The challenge of a 401/403 response.

@@ -200,7 +200,8 @@ impl Ctx {
             && *token == used
         {
             let reason = format!("an earlier attempt failed: {error}");
-            return Err(TransportError::OAuth { step: "authorization", reason });
+            let step = super::error::OAuthStep::Authorization;
+            return Err(TransportError::OAuth { step, reason, source: None });
         }
         match super::oauth::authorize(
             &self.client,
