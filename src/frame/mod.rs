@@ -177,65 +177,12 @@ impl LineFramer {
         if let Some(len) = self.spill_end.take() {
             return Some(FrameEvent::SpillEnd { len });
         }
-        if let Some(count) = &mut self.spilling {
-            let from_head = !self.head.is_empty();
-            let data: &[u8] = if from_head { &self.head } else { &self.buf };
-            if data.is_empty() {
-                return None;
-            }
-            let (take, ends) = match memchr::memchr(b'\n', data) {
-                Some(nl) => (nl, true),
-                None => (data.len(), false),
-            };
-            *count += take as u64;
-            let chunk = if from_head {
-                let chunk = self.head.split_to(take);
-                if ends {
-                    self.head.advance(1);
-                }
-                chunk
-            } else {
-                let chunk = self.buf.split_to(take).freeze();
-                if ends {
-                    self.buf.advance(1);
-                }
-                chunk
-            };
-            if ends {
-                self.spill_end = Some(*count);
-                self.spilling = None;
-                self.scanned = 0;
-            }
-            if chunk.is_empty() {
-                return self.next_event();
-            }
-            return Some(FrameEvent::SpillData(chunk));
+        if self.spilling.is_some() {
+            return self.next_spill_data();
         }
         loop {
-            if let Some((count, sniffer)) = &mut self.discard {
-                let data: &[u8] = if self.head.is_empty() { &self.buf } else { &self.head };
-                match memchr::memchr(b'\n', data) {
-                    None => {
-                        sniffer.feed(data);
-                        *count += data.len() as u64;
-                        self.head = Bytes::new();
-                        self.buf.clear();
-                        return None;
-                    }
-                    Some(nl) => {
-                        sniffer.feed(&data[..nl]);
-                        let len = *count + nl as u64;
-                        let id = sniffer.id().map(<[u8]>::to_vec);
-                        if self.head.is_empty() {
-                            self.buf.advance(nl + 1);
-                        } else {
-                            self.head.advance(nl + 1);
-                        }
-                        self.scanned = 0;
-                        self.discard = None;
-                        return Some(FrameEvent::Oversized(Oversized { len, id }));
-                    }
-                }
+            if self.discard.is_some() {
+                return self.skip_discarded();
             }
             if !self.head.is_empty() {
                 match memchr::memchr(b'\n', &self.head) {
@@ -283,6 +230,74 @@ impl LineFramer {
                     self.scanned = self.buf.len();
                     return None;
                 }
+            }
+        }
+    }
+
+    /// While a line is being spilled: its next piece, up to its newline (then the line ends
+    /// with [`FrameEvent::SpillEnd`]).
+    fn next_spill_data(&mut self) -> Option<FrameEvent> {
+        let count = self.spilling.as_mut().expect("called while spilling");
+        let from_head = !self.head.is_empty();
+        let data: &[u8] = if from_head { &self.head } else { &self.buf };
+        if data.is_empty() {
+            return None;
+        }
+        let (take, ends) = match memchr::memchr(b'\n', data) {
+            Some(nl) => (nl, true),
+            None => (data.len(), false),
+        };
+        *count += take as u64;
+        let count = *count;
+        let chunk = if from_head {
+            let chunk = self.head.split_to(take);
+            if ends {
+                self.head.advance(1);
+            }
+            chunk
+        } else {
+            let chunk = self.buf.split_to(take).freeze();
+            if ends {
+                self.buf.advance(1);
+            }
+            chunk
+        };
+        if ends {
+            self.spill_end = Some(count);
+            self.spilling = None;
+            self.scanned = 0;
+        }
+        if chunk.is_empty() {
+            return self.next_event();
+        }
+        Some(FrameEvent::SpillData(chunk))
+    }
+
+    /// While an oversized line is being discarded: counts it (sniffing its id) up to its
+    /// newline, then reports it as [`FrameEvent::Oversized`].
+    fn skip_discarded(&mut self) -> Option<FrameEvent> {
+        let (count, sniffer) = self.discard.as_mut().expect("called while discarding");
+        let data: &[u8] = if self.head.is_empty() { &self.buf } else { &self.head };
+        match memchr::memchr(b'\n', data) {
+            None => {
+                sniffer.feed(data);
+                *count += data.len() as u64;
+                self.head = Bytes::new();
+                self.buf.clear();
+                None
+            }
+            Some(nl) => {
+                sniffer.feed(&data[..nl]);
+                let len = *count + nl as u64;
+                let id = sniffer.id().map(<[u8]>::to_vec);
+                if self.head.is_empty() {
+                    self.buf.advance(nl + 1);
+                } else {
+                    self.head.advance(nl + 1);
+                }
+                self.scanned = 0;
+                self.discard = None;
+                Some(FrameEvent::Oversized(Oversized { len, id }))
             }
         }
     }

@@ -316,72 +316,23 @@ impl HostBuilder {
             Some(ParsePool::new(self.parse_threads, self.parser, deliver).map_err(Error::Reactor)?)
         };
         let (tx, rx) = channel();
-        let session_copy = self.session.clone();
+        let spill = self.spill_store()?;
+        let spill_store = spill.as_ref().map(|(_, store)| store.clone());
         let config = DriverConfig {
-            session: self.session,
+            session: self.session.clone(),
             stderr_capacity: self.stderr_capacity,
             read_size: self.read_size,
             pipe_size: sys::pipe_max_size(),
             offload_threshold: self.offload_threshold,
-            handler: None,
-            spill: match self.spill {
-                Some(Some(config)) => {
-                    let store = spilling::open_store(&config).map_err(Error::Spill)?;
-                    Some((config, store))
-                }
-                Some(None) => None,
-                None => {
-                    let config = SpillConfig::default();
-                    match spilling::open_store(&config) {
-                        Ok(store) => Some((config, store)),
-                        Err(e) => {
-                            tracing::warn!(
-                                "large answers will not be spilled: the default spill store \
-                                 cannot be opened: {e}"
-                            );
-                            None
-                        }
-                    }
-                }
-            },
+            handler: self.handler.clone().map(|shared| handler::HandlerSlot {
+                handler: shared.0,
+                answers: Arc::new(handler::AnswerQueue::new()),
+                wake: wake.clone(),
+            }),
+            spill,
         };
-        let spill_store = config.spill.as_ref().map(|(_, store)| store.clone());
-        let mut config = config;
-        config.handler = self.handler.clone().map(|shared| handler::HandlerSlot {
-            handler: shared.0,
-            answers: Arc::new(handler::AnswerQueue::new()),
-            wake: wake.clone(),
-        });
-        // The ring is built on the reactor thread itself: with SINGLE_ISSUER only the thread
-        // that created it may submit. Its outcome comes back before `build` returns.
-        let (entries, buffers) = (self.ring_entries, self.buffers);
-        let (ready_tx, ready_rx) = std::sync::mpsc::sync_channel(1);
-        let (driver_ready, driver_wake) = (ready.clone(), wake.clone());
-        let thread = std::thread::Builder::new()
-            .name("ringmcp-reactor".into())
-            .spawn(move || {
-                let ring = match Ring::new(entries, buffers) {
-                    Ok(ring) => ring,
-                    Err(e) => {
-                        let _ = ready_tx.send(Err(e));
-                        return;
-                    }
-                };
-                let _ = ready_tx.send(Ok(ring.features()));
-                Driver::new(ring, rx, driver_ready, parsed, pool, driver_wake, config).run();
-            })
-            .map_err(Error::Reactor)?;
-        let features = match ready_rx.recv() {
-            Ok(Ok(features)) => features,
-            Ok(Err(e)) => {
-                let _ = thread.join();
-                return Err(Error::Reactor(e));
-            }
-            Err(_) => {
-                let _ = thread.join();
-                return Err(Error::ReactorStopped);
-            }
-        };
+        let reactor_parts = (rx, ready.clone(), parsed, pool, wake.clone(), config);
+        let (thread, features) = self.start_reactor(reactor_parts)?;
         tracing::debug!(?features, "io_uring reactor running");
         let reactor = Arc::new(ReactorHandle { commands: tx, ready, wake });
         let spawner = match start_spawner(reactor.clone()) {
@@ -395,7 +346,7 @@ impl HostBuilder {
         Ok(Host {
             reactor,
             spawner: Some(spawner),
-            session: session_copy,
+            session: self.session,
             thread: Some(thread),
             next_id: AtomicU64::new(1),
             events_capacity: self.events_capacity,
@@ -408,7 +359,77 @@ impl HostBuilder {
             eras: Arc::default(),
         })
     }
+
+    /// The spill store the builder asked for: the one configured, none, or by default the
+    /// default store when it can be opened (a warning otherwise).
+    fn spill_store(&self) -> Result<Option<(SpillConfig, Arc<crate::spill::store::SpillStore>)>> {
+        match &self.spill {
+            Some(Some(config)) => {
+                let store = spilling::open_store(config).map_err(Error::Spill)?;
+                Ok(Some((config.clone(), store)))
+            }
+            Some(None) => Ok(None),
+            None => {
+                let config = SpillConfig::default();
+                match spilling::open_store(&config) {
+                    Ok(store) => Ok(Some((config, store))),
+                    Err(e) => {
+                        tracing::warn!(
+                            "large answers will not be spilled: the default spill store cannot \
+                             be opened: {e}"
+                        );
+                        Ok(None)
+                    }
+                }
+            }
+        }
+    }
+
+    /// Starts the reactor thread. The ring is built on that thread itself (with SINGLE_ISSUER
+    /// only the thread that created it may submit); its outcome comes back before this
+    /// returns.
+    fn start_reactor(&self, parts: ReactorParts) -> Result<(JoinHandle<()>, Features)> {
+        let (rx, ready, parsed, pool, wake, config) = parts;
+        let (entries, buffers) = (self.ring_entries, self.buffers);
+        let (ready_tx, ready_rx) = std::sync::mpsc::sync_channel(1);
+        let thread = std::thread::Builder::new()
+            .name("ringmcp-reactor".into())
+            .spawn(move || {
+                let ring = match Ring::new(entries, buffers) {
+                    Ok(ring) => ring,
+                    Err(e) => {
+                        let _ = ready_tx.send(Err(e));
+                        return;
+                    }
+                };
+                let _ = ready_tx.send(Ok(ring.features()));
+                Driver::new(ring, rx, ready, parsed, pool, wake, config).run();
+            })
+            .map_err(Error::Reactor)?;
+        match ready_rx.recv() {
+            Ok(Ok(features)) => Ok((thread, features)),
+            Ok(Err(e)) => {
+                let _ = thread.join();
+                Err(Error::Reactor(e))
+            }
+            Err(_) => {
+                let _ = thread.join();
+                Err(Error::ReactorStopped)
+            }
+        }
+    }
 }
+
+/// What the reactor thread starts with: its command channel, the ready list, the parse
+/// pool's output and the pool, the wake-up eventfd, its settings.
+type ReactorParts = (
+    std::sync::mpsc::Receiver<ReactorCommand>,
+    Arc<ReadyList<QueuedRequest>>,
+    Arc<ParsedQueue>,
+    Option<ParsePool>,
+    Arc<OwnedFd>,
+    DriverConfig,
+);
 
 /// Runs MCP servers: one reactor thread drives every server spawned from this host.
 ///

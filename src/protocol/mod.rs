@@ -18,7 +18,10 @@
 
 #![forbid(unsafe_code)]
 
+mod answers;
+mod config;
 mod error;
+mod event;
 mod handshake;
 mod inflight;
 mod keepalive;
@@ -38,9 +41,11 @@ use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use crate::frame::{IdSniffer, Oversized};
-use crate::jsonrpc::{self, DecodeError, ErrorObject, Id, RawDecoded, RawJson, RawMessage, codes};
+use crate::jsonrpc::{self, DecodeError, ErrorObject, Id, RawDecoded, RawJson};
 
+pub use config::{ClientFeatures, DEFAULT_REQUEST_TIMEOUT, SessionConfig};
 pub use error::{CloseReason, Fault, IoFailure, RequestError, Violation};
+pub use event::{Event, Progress, SessionStats};
 pub use inflight::RequestId;
 use inflight::{InFlight, Pending};
 use keepalive::{KeepAlive, Tick};
@@ -48,7 +53,6 @@ pub use lifecycle::ServerDetails;
 use lifecycle::State;
 pub use listen::ListenFilter;
 use listen::ListenStream;
-use modern::ResultKind;
 pub use modern::{Era, ParamHeader, param_header_value, param_headers};
 use rounds::Rounds;
 pub use transmit::{Transmit, TransmitKind};
@@ -58,155 +62,9 @@ pub use types::{
 };
 pub use version::{ProtocolVersion, UnsupportedVersion};
 
-/// Default per-request timeout (MCP leaves it to the client; 60 s is common practice).
-pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
-
-/// Settings of one session.
-#[derive(Debug, Clone)]
-pub struct SessionConfig {
-    /// Sent as `clientInfo`.
-    pub client_info: Implementation,
-    /// The revision offered in `initialize`.
-    pub offer: ProtocolVersion,
-    /// Deadline of requests that do not set their own.
-    pub request_timeout: Duration,
-    /// Most requests in flight at once; more are refused with [`RequestError::TooManyPending`].
-    pub max_pending: usize,
-    /// Frame limit in force (reported in [`RequestError::FrameTooLarge`]).
-    pub max_frame: usize,
-    /// Roots to answer `roots/list` with; `None` means the `roots` capability is not declared
-    /// and `roots/list` gets -32601.
-    pub roots: Option<Vec<Root>>,
-    /// The longest a request with progress may run, however often its deadline is pushed
-    /// back by progress notifications (default 10 minutes).
-    pub max_request_total: Duration,
-    /// Server→client requests the application answers (declared as capabilities, delivered
-    /// as [`Event::ServerRequest`], answered with [`Session::respond`]). Default: none. In
-    /// 2026-07-28 the same requests arrive inside `input_required` results and are delivered
-    /// the same way.
-    pub features: ClientFeatures,
-    /// How the revision is found: probe with `server/discover` and fall back to `initialize`
-    /// (the default), or only one of the two.
-    pub era: Era,
-    /// How long the `server/discover` probe of [`Era::Auto`] waits before falling back to
-    /// `initialize` (a legacy server may ignore a request it does not know). Default 5 s
-    /// (it includes the server's start-up). A modern server whose answer comes later still
-    /// ends up modern: it refuses the `initialize` with -32022, which is taken as its answer.
-    pub probe_timeout: Duration,
-    /// Keep-alive: after this long without a frame from the server, send `ping` (in
-    /// 2026-07-28, which has no ping: `server/discover`); no answer within the request timeout
-    /// raises [`Event::Unresponsive`]. Default: off.
-    pub keep_alive: Option<Duration>,
-}
-
-/// Which server→client requests the client answers (and so declares in `initialize`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ClientFeatures {
-    /// `sampling/createMessage`.
-    pub sampling: bool,
-    /// `elicitation/create` in form mode.
-    pub elicitation_form: bool,
-    /// `elicitation/create` in URL mode (2025-11-25).
-    pub elicitation_url: bool,
-}
-
-impl Default for SessionConfig {
-    fn default() -> Self {
-        SessionConfig {
-            client_info: Implementation::new("ringmcp", env!("CARGO_PKG_VERSION")),
-            offer: ProtocolVersion::LATEST,
-            request_timeout: DEFAULT_REQUEST_TIMEOUT,
-            max_pending: 65_536,
-            max_frame: crate::frame::DEFAULT_MAX_FRAME,
-            roots: None,
-            max_request_total: Duration::from_secs(600),
-            features: ClientFeatures::default(),
-            era: Era::Auto,
-            probe_timeout: Duration::from_secs(5),
-            keep_alive: None,
-        }
-    }
-}
-
-/// Something the driver must act on.
-#[derive(Debug)]
-pub enum Event<T> {
-    /// A request finished: answered, failed, timed out or abandoned. Exactly once per request.
-    Completed {
-        /// The token given to [`Session::request`] or [`Session::initialize`].
-        token: T,
-        /// The `result`, or why there is none.
-        outcome: Result<RawJson, RequestError>,
-    },
-    /// A notification from the server.
-    Notification(jsonrpc::Notification),
-    /// A server→client request the application answers (see [`ClientFeatures`]); reply with
-    /// [`Session::respond`] and this `id`. If the server cancels it first, the answer is
-    /// dropped (no response may follow a cancellation).
-    ServerRequest {
-        /// The server's request id.
-        id: Id,
-        /// `sampling/createMessage` or `elicitation/create`.
-        method: String,
-        /// Its params.
-        params: Option<Value>,
-    },
-    /// Progress of request `id` (sent with [`Session::request_with_progress`]).
-    Progress {
-        /// The request's id, as returned when it was queued.
-        id: RequestId,
-        /// What the server reported.
-        progress: Progress,
-    },
-    /// The server broke the protocol; the session carries on.
-    Violation(Violation),
-    /// A keep-alive ping ([`SessionConfig::keep_alive`]) went unanswered: nothing has come
-    /// from the server for `silent_for`. The session carries on (the application decides
-    /// whether to restart the server); the next ping follows after another interval.
-    Unresponsive {
-        /// Time since the server's last frame.
-        silent_for: Duration,
-    },
-}
-
-/// Counters, for diagnostics and tests.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct SessionStats {
-    /// Requests sent.
-    pub requests: u64,
-    /// Frames received.
-    pub frames: u64,
-    /// Protocol violations seen.
-    pub violations: u64,
-    /// Requests that timed out.
-    pub timeouts: u64,
-    /// Server→client requests answered.
-    pub server_requests: u64,
-    /// Requests cancelled by the client (their caller stopped waiting).
-    pub cancelled: u64,
-    /// Answers that arrived after their request was cancelled or timed out: discarded, never
-    /// delivered to anyone.
-    pub late_answers: u64,
-    /// Keep-alive pings sent.
-    pub keepalive_pings: u64,
-    /// Keep-alive pings that went unanswered ([`Event::Unresponsive`]).
-    pub keepalive_timeouts: u64,
-}
-
 /// The most `input_required` rounds one request may go through before it fails (a server
 /// that keeps asking is not going to finish).
 pub const MAX_INPUT_ROUNDS: u8 = 16;
-
-/// A `notifications/progress` for a request in flight.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Progress {
-    /// Progress so far (increases with each notification; may be fractional).
-    pub progress: f64,
-    /// The total, when the server knows it.
-    pub total: Option<f64>,
-    /// A human-readable message, when given.
-    pub message: Option<String>,
-}
 
 /// The client side of one MCP connection, without I/O. See the module docs for the contract.
 ///
@@ -784,147 +642,6 @@ impl<T> Session<T> {
     fn violation(&mut self, v: Violation) {
         self.stats.violations += 1;
         self.events.push_back(Event::Violation(v));
-    }
-
-    fn complete(&mut self, id: RequestId, outcome: Result<RawJson, RequestError>) {
-        let Some(p) = self.inflight.remove(id) else { return };
-        if matches!(self.state, State::Discovering { request, .. } if request == id) {
-            self.on_discover_answer(p, outcome);
-            return;
-        }
-        // `initialize` refused with -32022 naming a stateless revision: the server is a modern
-        // one after all (its answer to the probe came too late, and it now serves the era the
-        // probe opened). A recognised modern error means modern: ask again with that revision.
-        if let (State::Initializing { request, .. }, Err(RequestError::Rpc(e))) =
-            (&self.state, &outcome)
-            && *request == id
-            && self.config.era == Era::Auto
-            && e.code == codes::UNSUPPORTED_PROTOCOL_VERSION
-            && let Some(version) = modern::choose(&modern::supported_in_error(e.data.as_ref()))
-        {
-            let now = self.clock.unwrap_or(p.sent);
-            self.discover(now, p.token, version, false, true);
-            return;
-        }
-        let outcome = match (outcome, self.modern()) {
-            (Ok(result), Some(_)) => match modern::classify(&result) {
-                Ok(ResultKind::Complete) => Ok(result),
-                Ok(ResultKind::InputRequired { requests, state }) => {
-                    self.start_round(p, requests, state, None);
-                    return;
-                }
-                Err(reason) => {
-                    Err(RequestError::MalformedResult { method: p.method.to_string(), reason })
-                }
-            },
-            // 2025-11-25: the server needs the user to visit URLs first: offer
-            // them through the handler, then retry the request as it was.
-            (Err(RequestError::Rpc(e)), None)
-                if e.code == codes::URL_ELICITATION_REQUIRED
-                    && self.config.features.elicitation_url
-                    && p.line.is_some() =>
-            {
-                let listed = e.data.as_ref().and_then(|d| d.get("elicitations"));
-                let requests: serde_json::Map<String, Value> = listed
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                    .enumerate()
-                    .map(|(i, e)| {
-                        let mut params = e.clone();
-                        if params.get("mode").is_none() {
-                            params["mode"] = json!("url");
-                        }
-                        (i.to_string(), json!({"method": "elicitation/create", "params": params}))
-                    })
-                    .collect();
-                if requests.is_empty() {
-                    Err(RequestError::Rpc(e))
-                } else {
-                    self.start_round(p, requests, None, Some(e));
-                    return;
-                }
-            }
-            (outcome, _) => outcome,
-        };
-        if p.origin != id {
-            self.rounds.forget(p.origin);
-        }
-        let outcome = match &self.state {
-            State::Initializing { request, .. } if *request == id => {
-                let state = std::mem::replace(&mut self.state, State::Uninitialized);
-                let (state, outcome) = state.on_initialize_answer(outcome);
-                self.state = state;
-                if outcome.is_ok() {
-                    self.notify("notifications/initialized", None);
-                }
-                outcome
-            }
-            _ => outcome,
-        };
-        self.events.push_back(Event::Completed { token: p.token, outcome });
-    }
-
-    fn dispatch(&mut self, msg: RawMessage) {
-        if self.on_listen_message(&msg) {
-            return;
-        }
-        if let RawMessage::Response(resp) = &msg
-            && let Some(Id::Number(n)) = resp.id
-            && self.keepalive.settle(RequestId::new(n))
-        {
-            // Any answer, even an error, shows the server is alive.
-            return;
-        }
-        match msg {
-            RawMessage::Response(resp) => match resp.id {
-                Some(Id::Number(n)) if self.inflight.contains(RequestId::new(n)) => {
-                    self.complete(RequestId::new(n), resp.outcome.map_err(RequestError::Rpc));
-                }
-                Some(Id::Number(n)) if self.inflight.was_abandoned(RequestId::new(n)) => {
-                    self.stats.late_answers += 1;
-                }
-                Some(id) => self.violation(Violation::UnknownResponse(id)),
-                None => match resp.outcome {
-                    Err(e) => self.violation(Violation::ErrorWithoutId(e)),
-                    Ok(_) => {
-                        self.violation(Violation::InvalidMessage("result with null id".into()))
-                    }
-                },
-            },
-            RawMessage::Notification(n) if n.method == "notifications/progress" => {
-                // Progress for a token that is not ours (or a finished request) is dropped.
-                if let Some(now) = self.last_received {
-                    self.on_progress(n.params.as_ref(), now);
-                }
-            }
-            RawMessage::Notification(n) if n.method == "notifications/cancelled" => {
-                // The server withdrew one of its requests: no response may follow.
-                let id = n.params.as_ref().and_then(|p| p.get("requestId")).cloned();
-                if let Some(id) = id.and_then(|v| serde_json::from_value::<Id>(v).ok()) {
-                    self.delegated.remove(&id);
-                }
-                self.events.push_back(Event::Notification(n));
-            }
-            RawMessage::Notification(n) => self.events.push_back(Event::Notification(n)),
-            RawMessage::Request(req) if self.delegates(&req.method, req.params.as_ref()) => {
-                self.stats.server_requests += 1;
-                self.delegated.insert(req.id.clone());
-                let (id, method, params) = (req.id, req.method, req.params);
-                self.events.push_back(Event::ServerRequest { id, method, params });
-            }
-            RawMessage::Request(req) => {
-                self.stats.server_requests += 1;
-                let line = match self.answer(&req.method) {
-                    Ok(result) => {
-                        jsonrpc::encode_result(&req.id, result).expect("Value serialises")
-                    }
-                    Err(error) => jsonrpc::encode_error(Some(&req.id), &error),
-                };
-                let kind = TransmitKind::Response;
-                self.transmit.push_back(Transmit { bytes: line.into(), kind });
-            }
-        }
     }
 }
 

@@ -152,47 +152,9 @@ fn probe_code_written(config: &SandboxConfig) -> Result<Vec<Attempt>, String> {
 
 /// Probes every layer (and runs `/bin/true` confined).
 pub fn report() -> Report {
-    let mut layers = Vec::new();
     let config = SandboxConfig::standard();
-    let run = std::process::Command::new("/bin/true").status().is_ok();
-    let works = if run {
-        let launch = Launch {
-            program: "/bin/true".into(),
-            sandbox: Some(config.clone()),
-            ..Launch::default()
-        };
-        match super::spawn(&launch) {
-            Ok(mut s) => match s.child.wait() {
-                Ok(st) if st.success() => {
-                    layers.push(layer(
-                        "end to end",
-                        "enforced",
-                        "a sandboxed /bin/true ran and exited 0",
-                    ));
-                    true
-                }
-                Ok(st) => {
-                    layers.push(layer(
-                        "end to end",
-                        "unavailable",
-                        format!("a sandboxed /bin/true exited with {st}"),
-                    ));
-                    false
-                }
-                Err(e) => {
-                    layers.push(layer("end to end", "unavailable", e.to_string()));
-                    false
-                }
-            },
-            Err(e) => {
-                layers.push(layer("end to end", "unavailable", e.to_string()));
-                false
-            }
-        }
-    } else {
-        layers.push(layer("end to end", "unavailable", "/bin/true cannot be run"));
-        false
-    };
+    let (works, end_to_end) = end_to_end(&config);
+    let mut layers = vec![end_to_end];
     let userns = std::fs::read_to_string("/proc/sys/user/max_user_namespaces").unwrap_or_default();
     let userns_ok = userns.trim().parse::<u64>().is_ok_and(|n| n > 0);
     layers.push(layer(
@@ -210,6 +172,39 @@ pub fn report() -> Report {
     layers.push(limit("cpu limit", &report.cpu));
     layers.push(limit("pids limit", &report.pids));
     layers.push(limit("tree kill", &report.kill));
+    layers.extend(filter_layers());
+    if works {
+        layers.extend(code_written_layers(&config));
+    }
+    layers.push(io_uring_layer());
+    layers.push(identity_layer());
+    Report { works, layers }
+}
+
+/// Whether a sandboxed `/bin/true` runs and exits 0, and the row saying so.
+fn end_to_end(config: &SandboxConfig) -> (bool, Layer) {
+    let run = std::process::Command::new("/bin/true").status().is_ok();
+    if !run {
+        return (false, layer("end to end", "unavailable", "/bin/true cannot be run"));
+    }
+    let launch =
+        Launch { program: "/bin/true".into(), sandbox: Some(config.clone()), ..Launch::default() };
+    match super::spawn(&launch).map(|mut s| s.child.wait()) {
+        Ok(Ok(st)) if st.success() => {
+            (true, layer("end to end", "enforced", "a sandboxed /bin/true ran and exited 0"))
+        }
+        Ok(Ok(st)) => (
+            false,
+            layer("end to end", "unavailable", format!("a sandboxed /bin/true exited with {st}")),
+        ),
+        Ok(Err(e)) => (false, layer("end to end", "unavailable", e.to_string())),
+        Err(e) => (false, layer("end to end", "unavailable", e.to_string())),
+    }
+}
+
+/// The rows of the kernel's filters: seccomp, the exec gate, Landlock.
+fn filter_layers() -> Vec<Layer> {
+    let mut layers = Vec::new();
     let sc = seccomp::probe();
     layers.push(layer(
         "seccomp",
@@ -233,21 +228,27 @@ pub fn report() -> Report {
             "ABI {abi} (exec only beneath read-only runtime folders; ioctl on devices from ABI 5)"
         ),
     ));
-    if works {
-        layers.extend(code_written_layers(&config));
-    }
+    layers
+}
+
+/// io_uring, which seccomp denies.
+fn io_uring_layer() -> Layer {
     let uring = std::fs::read_to_string("/proc/sys/kernel/io_uring_disabled").ok();
-    layers.push(layer(
+    layer(
         "io_uring",
         "enforced",
         format!(
             "denied by seccomp (ENOSYS); kernel.io_uring_disabled = {}",
             uring.as_deref().map_or("absent", str::trim)
         ),
-    ));
+    )
+}
+
+/// Who the sandboxed server runs as.
+fn identity_layer() -> Layer {
     // SAFETY: getuid takes no arguments.
     let uid = unsafe { libc::getuid() };
-    layers.push(layer(
+    layer(
         "identity",
         "info",
         if uid == 0 {
@@ -256,6 +257,5 @@ pub fn report() -> Report {
         } else {
             format!("host uid {uid}: sandboxes run as it, seen as uid {} inside", launch::INNER_ID)
         },
-    ));
-    Report { works, layers }
+    )
 }

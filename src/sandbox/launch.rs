@@ -115,10 +115,50 @@ pub(crate) fn make_plan(launch: &Launch, config: &SandboxConfig) -> Result<Plan,
     let mounts = plan::mount_steps(config, &dirs, INNER_ID)?;
     // SAFETY: getuid takes no arguments.
     let uid = unsafe { libc::getuid() };
+    let (host_uid, host_gid, deny_setgroups) = identity(uid, config)?;
+    let (argv, envp) = command_line(launch, &program, config);
+    let filter = FilterOptions {
+        profile: match config.profile {
+            Profile::Strict => SeccompProfile::Strict,
+            _ => SeccompProfile::Standard,
+        },
+        network: config.network,
+        log_denials: false,
+    };
+    let prog = compiled(&filter)?;
+    let exec_gate = prog.as_ref().filter(|p| p.needs_exec_supervisor()).map(|_| 1);
+    let (landlock_exec, landlock_write) = landlock_paths(&mounts);
+    Ok(Plan {
+        program,
+        argv,
+        envp,
+        cwd,
+        mounts,
+        root_size: 1 << 20,
+        tmp_size: config.tmp_size.unwrap_or(plan::DEFAULT_TMP_SIZE),
+        hostname: "sandbox".into(),
+        host_uid,
+        host_gid,
+        inner_id: INNER_ID,
+        deny_setgroups,
+        network: config.network,
+        rlimits: rlimits(uid, config),
+        seccomp: prog.map(|p| p.to_bytes()),
+        exec_gate,
+        landlock_exec,
+        landlock_write,
+        landlock_read: vec![PathBuf::from("/etc")],
+        host_pid: std::process::id(),
+    })
+}
+
+/// The host ids the sandbox's user maps to (uid, gid) and whether `setgroups` is denied.
+/// Never the host's root: the workspace owner when it is writable (so the server can write
+/// there), else nobody; an unprivileged host maps its own ids.
+fn identity(uid: u32, config: &SandboxConfig) -> Result<(u32, u32, bool), SpawnError> {
     // SAFETY: getgid takes no arguments.
     let gid = unsafe { libc::getgid() };
-    let pid = std::process::id();
-    let (host_uid, host_gid, deny_setgroups) = if uid == 0 {
+    Ok(if uid == 0 {
         // Never the host's root: the workspace owner when it is writable (so the server can
         // write there), else nobody.
         match (&config.workspace, config.workspace_writable) {
@@ -133,7 +173,16 @@ pub(crate) fn make_plan(launch: &Launch, config: &SandboxConfig) -> Result<Plan,
         }
     } else {
         (uid, gid, true)
-    };
+    })
+}
+
+/// The server's argv and scrubbed environment (`KEY=value`), PATH pointing at the program's
+/// folder and the usual bin folders.
+fn command_line(
+    launch: &Launch,
+    program: &Path,
+    config: &SandboxConfig,
+) -> (Vec<Vec<u8>>, Vec<Vec<u8>>) {
     let mut path_dirs: Vec<PathBuf> = Vec::new();
     if let Some(d) = program.parent() {
         path_dirs.push(d.to_path_buf());
@@ -151,26 +200,27 @@ pub(crate) fn make_plan(launch: &Launch, config: &SandboxConfig) -> Result<Plan,
         env.iter().map(|(k, v)| [k.as_bytes(), b"=", v.as_bytes()].concat()).collect();
     let mut argv = vec![launch.program.as_bytes().to_vec()];
     argv.extend(launch.args.iter().map(|a| a.as_bytes().to_vec()));
-    let filter = FilterOptions {
-        profile: match config.profile {
-            Profile::Strict => SeccompProfile::Strict,
-            _ => SeccompProfile::Standard,
-        },
-        network: config.network,
-        log_denials: false,
-    };
-    let prog = compiled(&filter)?;
-    let exec_gate = prog.as_ref().filter(|p| p.needs_exec_supervisor()).map(|_| 1);
+    (argv, envp)
+}
+
+/// What Landlock lets the server execute (the read-only binds) and write (the writable
+/// binds, /tmp and /dev/shm).
+fn landlock_paths(mounts: &[MountStep]) -> (Vec<PathBuf>, Vec<PathBuf>) {
     let mut landlock_exec = Vec::new();
     let mut landlock_write = vec![PathBuf::from("/tmp"), PathBuf::from("/dev/shm")];
-    for step in &mounts {
+    for step in mounts {
         match step {
             MountStep::Bind { path, writable: true } => landlock_write.push(path.clone()),
             MountStep::Bind { path, writable: false } => landlock_exec.push(path.clone()),
             _ => {}
         }
     }
-    let tmp_size = config.tmp_size.unwrap_or(plan::DEFAULT_TMP_SIZE);
+    (landlock_exec, landlock_write)
+}
+
+/// The resource limits: open files, no core dumps, 4 GiB files, and (not as root, where the
+/// cgroup's pids limit does it) processes.
+fn rlimits(uid: u32, config: &SandboxConfig) -> Vec<(libc::__rlimit_resource_t, u64, u64)> {
     let nofile = config.nofile_max();
     let mut rlimits = vec![
         (libc::RLIMIT_NOFILE, nofile, nofile),
@@ -181,28 +231,7 @@ pub(crate) fn make_plan(launch: &Launch, config: &SandboxConfig) -> Result<Plan,
         let n = config.pids_max();
         rlimits.push((libc::RLIMIT_NPROC, n, n));
     }
-    Ok(Plan {
-        program,
-        argv,
-        envp,
-        cwd,
-        mounts,
-        root_size: 1 << 20,
-        tmp_size,
-        hostname: "sandbox".into(),
-        host_uid,
-        host_gid,
-        inner_id: INNER_ID,
-        deny_setgroups,
-        network: config.network,
-        rlimits,
-        seccomp: prog.map(|p| p.to_bytes()),
-        exec_gate,
-        landlock_exec,
-        landlock_write,
-        landlock_read: vec![PathBuf::from("/etc")],
-        host_pid: pid,
-    })
+    rlimits
 }
 
 /// The filter for `options`, compiled once per process (libseccomp takes milliseconds; the

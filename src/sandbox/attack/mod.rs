@@ -220,7 +220,16 @@ pub fn run(args: &ProbeArgs) -> Vec<Attempt> {
         if fds.is_empty() { "none".into() } else { format!("{fds:?}") },
         &["none"],
     );
-    // Filesystem.
+    filesystem(&mut r, args);
+    secrets(&mut r, args);
+    network(&mut r, args);
+    privilege(&mut r);
+    kernel(&mut r, args);
+    r.out
+}
+
+/// Filesystem: reading, writing and linking outside what the sandbox grants.
+fn filesystem(r: &mut Run, args: &ProbeArgs) {
     r.add(1, "open /etc/shadow", open("/etc/shadow", libc::O_RDONLY), &["ENOENT"]);
     for p in ["/root/.ssh/id_rsa", "/root/.aws/credentials", "/root/.config/gh/hosts.yml", "/home"]
     {
@@ -261,7 +270,7 @@ pub fn run(args: &ProbeArgs) -> Vec<Attempt> {
     for p in ["/dev/mem", "/dev/kmsg", "/dev/sda", "/dev/vda"] {
         r.add(8, format!("open {p}"), open(p, libc::O_RDONLY), &["ENOENT"]);
     }
-    run_code_written(&mut r, args);
+    run_code_written(r, args);
     r.add(10, "exec a setuid binary", setuid_exec(), &["unprivileged", "no setuid binary"]);
     r.add(
         11,
@@ -280,7 +289,10 @@ pub fn run(args: &ProbeArgs) -> Vec<Attempt> {
     r.add_harmful(12, "mount tmpfs on /tmp", mount, &["EPERM"]);
     r.add_harmful(13, "fill /tmp past its size", || fill("/tmp/fill", 1 << 40), &["ENOSPC"]);
     r.add(14, "write past RLIMIT_FSIZE", fsize(), &["EFBIG"]);
-    // Secrets and information.
+}
+
+/// Secrets and information about the host.
+fn secrets(r: &mut Run, args: &ProbeArgs) {
     if let Some(name) = &args.secret_env {
         let seen = std::env::var_os(name).is_some()
             || std::fs::read("/proc/self/environ")
@@ -345,7 +357,10 @@ pub fn run(args: &ProbeArgs) -> Vec<Attempt> {
     // SAFETY: a valid buffer and its length.
     let rename = || outcome(unsafe { libc::sethostname(c"pwned".as_ptr(), 5) }.into());
     r.add_harmful(20, "sethostname", rename, &["EPERM"]);
-    // Network and IPC.
+}
+
+/// Network and IPC.
+fn network(r: &mut Run, args: &ProbeArgs) {
     if let Some(port) = args.host_port {
         r.add(
             21,
@@ -396,7 +411,10 @@ pub fn run(args: &ProbeArgs) -> Vec<Attempt> {
         let ret = unsafe { libc::shmget(key, 0, 0) };
         r.add(26, format!("shmget(host key {key})"), outcome(ret.into()), &["ENOENT"]);
     }
-    // Privilege and namespaces.
+}
+
+/// Privilege and namespaces.
+fn privilege(r: &mut Run) {
     r.add_harmful(
         27,
         "unshare(CLONE_NEWUSER)",
@@ -476,7 +494,10 @@ pub fn run(args: &ProbeArgs) -> Vec<Attempt> {
         syscall6(libc::SYS_process_vm_readv, [1, 0, 0, 0, 0, 0]),
         &["EPERM"],
     );
-    // Kernel attack surface.
+}
+
+/// Kernel attack surface and resource limits.
+fn kernel(r: &mut Run, args: &ProbeArgs) {
     r.add(
         35,
         "keyctl(KEYCTL_GET_KEYRING_ID)",
@@ -539,7 +560,6 @@ pub fn run(args: &ProbeArgs) -> Vec<Attempt> {
         if sig == libc::SIGKILL { "SIGKILL".into() } else { format!("{sig}") },
         &["SIGKILL"],
     );
-    r.out
 }
 
 /// Only the attempts to run code the probe wrote at run time (items 9 and 53), for `ringmcp

@@ -20,7 +20,25 @@ pub(super) fn build_root(plan: &Plan, sources: &[Option<OwnedFd>]) -> Step<()> {
     let opts = format!("size={},mode=0755", plan.root_size);
     mount(Some("tmpfs"), root, Some("tmpfs"), libc::MS_NOSUID | libc::MS_NODEV, Some(&opts))
         .step(|| "mounting the root tmpfs".into())?;
-    // /dev: a tmpfs with the harmless nodes bound from the host.
+    mount_dev(root, plan)?;
+    mount_scratch_and_proc(root, plan)?;
+    // The binds last, so that one under /tmp (a workspace there, say) lands on the sandbox's
+    // /tmp rather than being hidden by it.
+    for (step, source) in plan.mounts.iter().zip(sources) {
+        mount_step(root, step, source.as_ref())?;
+    }
+    let host = CString::new(plan.hostname.as_str()).unwrap_or_default();
+    // SAFETY: a valid buffer and its length.
+    cvt(unsafe { libc::sethostname(host.as_ptr(), plan.hostname.len()) })
+        .step(|| "sethostname".into())?;
+    if plan.network {
+        loopback_up().step(|| "bringing lo up".into())?;
+    }
+    pivot_into(root)
+}
+
+/// /dev: a tmpfs with the harmless nodes bound from the host, the fd links and /dev/shm.
+fn mount_dev(root: &Path, plan: &Plan) -> Step<()> {
     let dev = root.join("dev");
     std::fs::create_dir_all(&dev).step(|| "mkdir /dev".into())?;
     mount(
@@ -49,17 +67,24 @@ pub(super) fn build_root(plan: &Plan, sources: &[Option<OwnedFd>]) -> Step<()> {
     let shm = dev.join("shm");
     std::fs::create_dir_all(&shm).step(|| "mkdir /dev/shm".into())?;
     let tmp_opts = format!("size={},mode=1777", plan.tmp_size);
-    let scratch = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
-    mount(Some("tmpfs"), &shm, Some("tmpfs"), scratch, Some(&tmp_opts))
-        .step(|| "mounting /dev/shm".into())?;
+    mount(Some("tmpfs"), &shm, Some("tmpfs"), SCRATCH, Some(&tmp_opts))
+        .step(|| "mounting /dev/shm".into())
+}
+
+/// Flags of the scratch file systems (/tmp, /dev/shm, /proc).
+const SCRATCH: libc::c_ulong = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
+
+/// /tmp, and the /proc of the new pid namespace with its dangerous parts read-only.
+fn mount_scratch_and_proc(root: &Path, plan: &Plan) -> Step<()> {
+    let tmp_opts = format!("size={},mode=1777", plan.tmp_size);
     let tmp = root.join("tmp");
     std::fs::create_dir_all(&tmp).step(|| "mkdir /tmp".into())?;
-    mount(Some("tmpfs"), &tmp, Some("tmpfs"), scratch, Some(&tmp_opts))
+    mount(Some("tmpfs"), &tmp, Some("tmpfs"), SCRATCH, Some(&tmp_opts))
         .step(|| "mounting /tmp".into())?;
     // /proc of the new pid namespace.
     let proc_ = root.join("proc");
     std::fs::create_dir_all(&proc_).step(|| "mkdir /proc".into())?;
-    mount(Some("proc"), &proc_, Some("proc"), scratch, None).step(|| "mounting /proc".into())?;
+    mount(Some("proc"), &proc_, Some("proc"), SCRATCH, None).step(|| "mounting /proc".into())?;
     for sub in ["sys", "sysrq-trigger", "irq", "bus"] {
         let p = proc_.join(sub);
         if p.exists() {
@@ -68,46 +93,43 @@ pub(super) fn build_root(plan: &Plan, sources: &[Option<OwnedFd>]) -> Step<()> {
                 .step(|| format!("covering /proc/{sub} read-only"))?;
         }
     }
-    // The binds last, so that one under /tmp (a workspace there, say) lands on the sandbox's
-    // /tmp rather than being hidden by it.
-    for (step, source) in plan.mounts.iter().zip(sources) {
-        match step {
-            MountStep::Bind { path, writable } => {
-                let target = inside(root, path);
-                let attach = match source {
-                    Some(tree) => attach_tree(tree, &target),
-                    None => open_no_symlinks(path).and_then(|fd| bind_from_fd(&fd, &target)),
-                };
-                attach
-                    .and_then(|()| set_bind_flags(&target, *writable))
-                    .step(|| format!("binding {}", path.display()))?;
+    Ok(())
+}
+
+/// One bind, symlink or file of the plan, inside `root`.
+fn mount_step(root: &Path, step: &MountStep, source: Option<&OwnedFd>) -> Step<()> {
+    match step {
+        MountStep::Bind { path, writable } => {
+            let target = inside(root, path);
+            let attach = match source {
+                Some(tree) => attach_tree(tree, &target),
+                None => open_no_symlinks(path).and_then(|fd| bind_from_fd(&fd, &target)),
+            };
+            attach
+                .and_then(|()| set_bind_flags(&target, *writable))
+                .step(|| format!("binding {}", path.display()))?;
+        }
+        MountStep::Symlink { path, target } => {
+            let link = inside(root, path);
+            if let Some(parent) = link.parent() {
+                std::fs::create_dir_all(parent).step(|| format!("mkdir {}", parent.display()))?;
             }
-            MountStep::Symlink { path, target } => {
-                let link = inside(root, path);
-                if let Some(parent) = link.parent() {
-                    std::fs::create_dir_all(parent)
-                        .step(|| format!("mkdir {}", parent.display()))?;
-                }
-                std::os::unix::fs::symlink(target, &link)
-                    .step(|| format!("symlink {}", path.display()))?;
+            std::os::unix::fs::symlink(target, &link)
+                .step(|| format!("symlink {}", path.display()))?;
+        }
+        MountStep::File { path, contents } => {
+            let file = inside(root, path);
+            if let Some(parent) = file.parent() {
+                std::fs::create_dir_all(parent).step(|| format!("mkdir {}", parent.display()))?;
             }
-            MountStep::File { path, contents } => {
-                let file = inside(root, path);
-                if let Some(parent) = file.parent() {
-                    std::fs::create_dir_all(parent)
-                        .step(|| format!("mkdir {}", parent.display()))?;
-                }
-                std::fs::write(&file, contents).step(|| format!("writing {}", path.display()))?;
-            }
+            std::fs::write(&file, contents).step(|| format!("writing {}", path.display()))?;
         }
     }
-    let host = CString::new(plan.hostname.as_str()).unwrap_or_default();
-    // SAFETY: a valid buffer and its length.
-    cvt(unsafe { libc::sethostname(host.as_ptr(), plan.hostname.len()) })
-        .step(|| "sethostname".into())?;
-    if plan.network {
-        loopback_up().step(|| "bringing lo up".into())?;
-    }
+    Ok(())
+}
+
+/// Makes `root` the root (the old one detached) and remounts it read-only.
+fn pivot_into(root: &Path) -> Step<()> {
     let root_c = cstr(root).step(|| "root".into())?;
     // pivot_root(".", ".") stacks the old root under the new one, and the detach below
     // removes it (the documented idiom of pivot_root(2)).

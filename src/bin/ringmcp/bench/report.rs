@@ -160,9 +160,6 @@ impl Report {
             payload.unwrap_or_default(),
             format_bytes(s.request_bytes as u64),
         );
-        let row = |t: &mut String, label: &str, value: String| {
-            let _ = writeln!(t, "  {label:<15} {value}");
-        };
         row(
             &mut t,
             "calls/s",
@@ -210,10 +207,18 @@ impl Report {
             self.errors.iter().map(|(k, n)| format!("{k}: {n}")).collect::<Vec<_>>().join(", ")
         };
         row(&mut t, "errors", errors);
+        self.baseline_rows(&mut t);
+        self.extra_rows(&mut t);
+        t
+    }
+
+    /// The raw-pipe baseline's rows, when it ran.
+    fn baseline_rows(&self, t: &mut String) {
+        let s = &self.setup;
         if let Some(b) = &self.baseline {
             let ratio = self.ratio_p50().map_or_else(|| "n/a".to_owned(), |r| format!("{r:.2}×"));
             row(
-                &mut t,
+                t,
                 "raw pipe (cat)",
                 format!(
                     "p50 {}  p99 {} µs{}",
@@ -222,11 +227,11 @@ impl Report {
                     if b.writer_thread { "  (writer thread)" } else { "" }
                 ),
             );
-            row(&mut t, "ringmcp / raw", format!("p50 ratio {ratio}  (P1 goal ≤ 1.2×)"));
+            row(t, "ringmcp / raw", format!("p50 ratio {ratio}  (goal ≤ 1.2×)"));
             let answer = self.host_bytes_received.map(|b| b / self.calls().max(1));
             if let Some(answer) = answer.filter(|&a| a > 4 * s.request_bytes as u64) {
                 row(
-                    &mut t,
+                    t,
                     "",
                     format!(
                         "(answers average {} but the raw pipe bounces only the {} request line)",
@@ -236,9 +241,13 @@ impl Report {
                 );
             }
         }
+    }
+
+    /// The idle-servers and fd-limit rows, when they apply.
+    fn extra_rows(&self, t: &mut String) {
         if let Some(i) = &self.idle {
             row(
-                &mut t,
+                t,
                 "idle servers",
                 format!(
                     "{} extra, started in {} s; host CPU {}% over {} s; RSS {}",
@@ -251,10 +260,14 @@ impl Report {
             );
         }
         if let Some(f) = self.fd_limit.filter(|f| f.soft != f.soft_before) {
-            row(&mut t, "fd limit", format!("raised {} → {}", f.soft_before, f.soft));
+            row(t, "fd limit", format!("raised {} → {}", f.soft_before, f.soft));
         }
-        t
     }
+}
+
+/// One labelled row of the text report.
+fn row(t: &mut String, label: &str, value: String) {
+    let _ = writeln!(t, "  {label:<15} {value}");
 }
 
 fn idle_json(i: &Idle) -> Value {

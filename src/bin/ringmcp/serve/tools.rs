@@ -130,22 +130,7 @@ impl<E: Write> Server<E> {
                 let text = format!("wrote {len} bytes to stderr");
                 write_result(out, &id, &text_result(text, false))?;
             }
-            Call::Children(n) => {
-                // Start up to n `sleep 2` children at once; report how many started.
-                let mut kids = Vec::new();
-                for _ in 0..n {
-                    match std::process::Command::new("sleep").arg("2").spawn() {
-                        Ok(child) => kids.push(child),
-                        Err(_) => break,
-                    }
-                }
-                let started = kids.len();
-                for mut kid in kids {
-                    let _ = kid.kill();
-                    let _ = kid.wait();
-                }
-                write_result(out, &id, &text_result(format!("started {started} of {n}"), false))?;
-            }
+            Call::Children(n) => write_result(out, &id, &text_result(children(n), false))?,
             Call::StallBlob(len, ms) => return Ok(Some(Deferred::StallBlob { id, len, ms })),
             Call::Cancelled => {
                 let ids = Value::Array(self.cancelled.clone()).to_string();
@@ -162,39 +147,11 @@ impl<E: Write> Server<E> {
                 write_result(out, &id, &text_result(format!("froze {ms} ms"), false))?;
             }
             Call::Touch(times) => {
-                // 2026-07-28: the URIs of the `subscriptions/listen` stream, tagged with its id.
-                let (uris, tag) = match &self.listen {
-                    Some((listen, filter)) => (filter.resource_uris(), Some(listen.clone())),
-                    None => (self.subscribed.iter().cloned().collect(), None),
-                };
-                for _ in 0..times {
-                    for uri in &uris {
-                        let mut params = json!({"uri": uri});
-                        if let Some(tag) = &tag {
-                            params["_meta"] = json!({SUBSCRIPTION_ID: tag});
-                        }
-                        write_notification(out, "notifications/resources/updated", Some(params))?;
-                    }
-                }
-                let text = format!("touched {} resources {times} times", uris.len());
+                let text = self.touch(out, times)?;
                 write_result(out, &id, &text_result(text, false))?;
             }
             Call::Notify => {
-                match &self.listen {
-                    // 2026-07-28: only what the stream asked for, tagged with its id.
-                    Some((listen, filter)) => {
-                        if filter.0["toolsListChanged"] == true {
-                            let params = json!({"_meta": {SUBSCRIPTION_ID: listen}});
-                            let method = "notifications/tools/list_changed";
-                            write_notification(out, method, Some(params))?;
-                        }
-                    }
-                    None => {
-                        write_notification(out, "notifications/tools/list_changed", None)?;
-                        let params = json!({"level": "info", "data": "hello"});
-                        write_notification(out, "notifications/message", Some(params))?;
-                    }
-                }
+                self.notify(out)?;
                 write_result(out, &id, &text_result("notified", false))?;
             }
             Call::AskRoots => {
@@ -207,6 +164,61 @@ impl<E: Write> Server<E> {
         }
         Ok(None)
     }
+
+    /// `touch`: `notifications/resources/updated` for each subscribed resource, `times`
+    /// times (2026-07-28: the URIs of the `subscriptions/listen` stream, tagged with its id).
+    fn touch(&self, out: &mut impl Write, times: u64) -> io::Result<String> {
+        let (uris, tag) = match &self.listen {
+            Some((listen, filter)) => (filter.resource_uris(), Some(listen.clone())),
+            None => (self.subscribed.iter().cloned().collect(), None),
+        };
+        for _ in 0..times {
+            for uri in &uris {
+                let mut params = json!({"uri": uri});
+                if let Some(tag) = &tag {
+                    params["_meta"] = json!({SUBSCRIPTION_ID: tag});
+                }
+                write_notification(out, "notifications/resources/updated", Some(params))?;
+            }
+        }
+        Ok(format!("touched {} resources {times} times", uris.len()))
+    }
+
+    /// `notify`: `tools/list_changed` and a log message (2026-07-28: only what the listen
+    /// stream asked for, tagged with its id).
+    fn notify(&self, out: &mut impl Write) -> io::Result<()> {
+        match &self.listen {
+            Some((listen, filter)) => {
+                if filter.0["toolsListChanged"] == true {
+                    let params = json!({"_meta": {SUBSCRIPTION_ID: listen}});
+                    write_notification(out, "notifications/tools/list_changed", Some(params))?;
+                }
+            }
+            None => {
+                write_notification(out, "notifications/tools/list_changed", None)?;
+                let params = json!({"level": "info", "data": "hello"});
+                write_notification(out, "notifications/message", Some(params))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `children`: starts up to `n` `sleep 2` children at once; reports how many started.
+fn children(n: u64) -> String {
+    let mut kids = Vec::new();
+    for _ in 0..n {
+        match std::process::Command::new("sleep").arg("2").spawn() {
+            Ok(child) => kids.push(child),
+            Err(_) => break,
+        }
+    }
+    let started = kids.len();
+    for mut kid in kids {
+        let _ = kid.kill();
+        let _ = kid.wait();
+    }
+    format!("started {started} of {n}")
 }
 
 /// `tools/call` params.
