@@ -1,4 +1,4 @@
-//! P3b (issue 4): one large `blob` answer received by ringmcp, and by the official Rust SDK
+//! PERFORMANCE.md, "P3b": one large `blob` answer received by ringmcp, and by the official Rust SDK
 //! client rmcp, from the same `ringmcp serve`; one call per process.
 //!
 //! `scripts/big-answers.sh` runs this next to `benches/big_answers/client.mjs` (TypeScript SDK) and

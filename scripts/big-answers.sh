@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# P3b (issue 4): one 10 MB / 100 MB / 1 GiB `blob` answer from the same `ringmcp serve`, received
+# PERFORMANCE.md, "P3b": one 10 MB / 100 MB / 1 GiB `blob` answer from the same `ringmcp serve`, received
 # by ringmcp, rmcp (Rust SDK), the TypeScript SDK and the Python SDK, interleaved in one run.
 #
 #   scripts/big-answers.sh [DRIVER ARGS...]     e.g. --sizes 10MB,100MB --reps 5 --limit 120

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""P6: server start-up (spawn -> initialized, measured inside `ringmcp bench --spawn-only`),
+"""PERFORMANCE.md, "P6": server start-up (spawn -> initialized, measured inside `ringmcp bench --spawn-only`),
 sandboxed vs unsandboxed vs bwrap, same server, variants interleaved round by round.
 
 Usage: scripts/spawn-cost.py [ROUNDS] [BINARY]. Servers: `ringmcp serve`, and server-everything (node)

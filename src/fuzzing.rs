@@ -108,6 +108,188 @@ pub fn sse(data: &[u8]) {
     assert_eq!(got, oracle(input));
 }
 
+/// The client session driven by a script of operations decoded from `data`: requests (with
+/// and without progress), answers of every kind to the ids in flight (results, errors,
+/// `input_required`, -32042, garbage), notifications, server requests, cancellations, time
+/// passing, the listen stream, and finally the connection's end. The first byte picks the era
+/// (legacy, modern) and the features. Panics when the session breaks its contract: a token
+/// completed twice, or one never handed back once the connection is over (every accepted
+/// request completes exactly once, or its token comes back from `cancel`).
+pub fn session(data: &[u8]) {
+    use crate::protocol::{
+        ClientFeatures, CloseReason, Event, ListenFilter, RequestId, Session, SessionConfig,
+    };
+    use serde_json::{Value, json};
+    use std::collections::BTreeSet;
+    use std::time::Duration;
+
+    let [ctl, script @ ..] = data else { return };
+    let modern = ctl & 1 == 1;
+    let features = ClientFeatures {
+        sampling: ctl & 2 != 0,
+        elicitation_form: ctl & 4 != 0,
+        elicitation_url: ctl & 8 != 0,
+    };
+    let config = SessionConfig {
+        features,
+        era: if modern { crate::protocol::Era::Modern } else { crate::protocol::Era::Legacy },
+        keep_alive: (ctl & 16 != 0).then_some(Duration::from_secs(3)),
+        max_pending: 8,
+        roots: (ctl & 32 != 0).then(Vec::new),
+        ..SessionConfig::default()
+    };
+    let mut s: Session<u32> = Session::new(config);
+    let mut now = epoch();
+    let mut open: BTreeSet<u32> = BTreeSet::new(); // accepted, not yet completed
+    let mut done: BTreeSet<u32> = BTreeSet::new();
+    let mut ids: Vec<RequestId> = Vec::new();
+    let mut inputs: Vec<crate::jsonrpc::Id> = Vec::new();
+    let mut next_token = 1u32;
+    let feed = |s: &mut Session<u32>, v: Value, now| {
+        s.handle_frame(&bytes::Bytes::from(v.to_string()), now);
+    };
+    let drain = |s: &mut Session<u32>,
+                 open: &mut BTreeSet<u32>,
+                 done: &mut BTreeSet<u32>,
+                 inputs: &mut Vec<crate::jsonrpc::Id>| {
+        while s.poll_transmit().is_some() {}
+        while let Some(event) = s.poll_event() {
+            match event {
+                Event::Completed { token, .. } => {
+                    assert!(done.insert(token), "token {token} completed twice");
+                    assert!(token == 0 || open.remove(&token), "token {token} was never open");
+                }
+                Event::ServerRequest { id, .. } => inputs.push(id),
+                _ => {}
+            }
+        }
+    };
+    s.handshake(now, 0);
+    let answer = if modern {
+        json!({"jsonrpc": "2.0", "id": 1, "result": {"resultType": "complete",
+            "supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}},
+            "serverInfo": {"name": "f", "version": "1"}}})
+    } else {
+        json!({"jsonrpc": "2.0", "id": 1, "result": {"protocolVersion": "2025-11-25",
+            "capabilities": {"tools": {}}, "serverInfo": {"name": "f", "version": "1"}}})
+    };
+    feed(&mut s, answer, now);
+    drain(&mut s, &mut open, &mut done, &mut inputs);
+    let mut bytes = script.iter().copied();
+    while let Some(op) = bytes.next() {
+        let arg = bytes.next().unwrap_or(0);
+        let pick = |v: &[RequestId]| v.get(usize::from(arg) % v.len().max(1)).copied();
+        match op % 12 {
+            0 | 1 => {
+                let token = next_token;
+                next_token += 1;
+                let method =
+                    ["tools/call", "tools/list", "ping", "logging/setLevel"][usize::from(arg % 4)];
+                let params = serde_json::value::RawValue::from_string(
+                    json!({"name": "t", "level": "info"}).to_string(),
+                )
+                .expect("JSON");
+                let sent = if op % 12 == 0 {
+                    s.request(method, Some(&params), now, None, token)
+                } else {
+                    s.request_with_progress(method, Some(&params), now, None, token)
+                };
+                match sent {
+                    Ok(id) => {
+                        open.insert(token);
+                        ids.push(id);
+                    }
+                    Err((back, _)) => assert_eq!(back, token, "the refused token comes back"),
+                }
+            }
+            2 => {
+                if let Some(id) = pick(&ids) {
+                    feed(
+                        &mut s,
+                        json!({"jsonrpc": "2.0", "id": id, "result": {"content": []}}),
+                        now,
+                    );
+                }
+            }
+            3 => {
+                if let Some(id) = pick(&ids) {
+                    let error = json!({"code": -32603 + i64::from(arg % 3), "message": "m"});
+                    feed(&mut s, json!({"jsonrpc": "2.0", "id": id, "error": error}), now);
+                }
+            }
+            4 => {
+                if let Some(id) = pick(&ids) {
+                    let ask = json!({"resultType": "input_required", "requestState": "st",
+                        "inputRequests": {"a": {"method": "sampling/createMessage", "params": {}},
+                                          "b": {"method": "roots/list"},
+                                          "c": {"method": "elicitation/create",
+                                                "params": {"mode": "form"}}}});
+                    feed(&mut s, json!({"jsonrpc": "2.0", "id": id, "result": ask}), now);
+                }
+            }
+            5 => {
+                if let Some(id) = pick(&ids) {
+                    let data = json!({"elicitations": [{"mode": "url", "url": "https://x",
+                        "elicitationId": "e", "message": "go"}]});
+                    let error = json!({"code": -32042, "message": "url", "data": data});
+                    feed(&mut s, json!({"jsonrpc": "2.0", "id": id, "error": error}), now);
+                }
+            }
+            6 => {
+                if let Some(id) = pick(&ids) {
+                    let params = json!({"progressToken": id, "progress": f64::from(arg)});
+                    let n = json!({"jsonrpc": "2.0", "method": "notifications/progress",
+                        "params": params});
+                    feed(&mut s, n, now);
+                }
+            }
+            7 => {
+                let method = ["sampling/createMessage", "roots/list", "elicitation/create", "x/y"]
+                    [usize::from(arg % 4)];
+                let r = json!({"jsonrpc": "2.0", "id": format!("s{arg}"), "method": method,
+                    "params": {}});
+                feed(&mut s, r, now);
+            }
+            8 => {
+                if !inputs.is_empty() {
+                    let id = inputs.remove(usize::from(arg) % inputs.len());
+                    let outcome = match arg % 3 {
+                        0 => Ok(json!({"action": "accept", "content": {}})),
+                        1 => Ok(json!({"action": "decline"})),
+                        _ => Err(crate::jsonrpc::ErrorObject::new(-1, "no")),
+                    };
+                    s.respond(&id, outcome, now);
+                }
+            }
+            9 => {
+                if let Some(id) = pick(&ids)
+                    && let Some(token) = s.cancel(id, "fuzz")
+                {
+                    assert!(open.remove(&token), "cancel handed back token {token}, not open");
+                    assert!(done.insert(token), "token {token} completed twice");
+                }
+            }
+            10 => {
+                now += Duration::from_millis(u64::from(arg) * 500);
+                s.handle_timeout(now);
+            }
+            _ => match arg % 3 {
+                0 => s.listen(ListenFilter { tools_list_changed: true, ..Default::default() }, now),
+                1 => s.handle_frame(
+                    &bytes::Bytes::copy_from_slice(&script[..script.len().min(usize::from(arg))]),
+                    now,
+                ),
+                _ => s.handle_truncated(u64::from(arg)),
+            },
+        }
+        drain(&mut s, &mut open, &mut done, &mut inputs);
+    }
+    s.handle_closed(CloseReason::Shutdown);
+    drain(&mut s, &mut open, &mut done, &mut inputs);
+    assert!(open.is_empty(), "tokens never completed: {open:?}");
+    assert_eq!(s.pending(), 0);
+}
+
 /// The epoch of the protocol simulator's virtual clock: tests take one real instant as time
 /// zero and then only add durations to it, so the session under test never reads a clock.
 pub fn epoch() -> std::time::Instant {
@@ -121,6 +303,13 @@ mod tests {
         super::framer(b"\x05\x03{\"id\":1}\n\r\n{\"id\":123456789,\"x\":1}\npartial");
         super::framer(b"\x85\x03{\"id\":1}\n\r\n{\"id\":123456789,\"x\":1}\npartial");
         super::framer(b"");
+        for script in [
+            &b"\x00\x00\x01\x04\x02\x08\x00\x09\x00"[..],
+            b"\x3f\x00\x00\x04\x00\x08\x00\x08\x01\x08\x02\x0a\x09",
+            b"\x01\x01\x00\x05\x00\x0a\xff\x0b\x00\x0b\x04",
+        ] {
+            super::session(script);
+        }
         super::jsonrpc_decode(br#"{"jsonrpc":"2.0","id":1,"result":{"a":[1,2]}}"#);
         super::jsonrpc_decode(br#"{"jsonrpc":"2.0","id":null,"error":{"code":1,"message":"m"}}"#);
         super::jsonrpc_decode(b"\xff\xfe");

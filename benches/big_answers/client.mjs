@@ -1,4 +1,4 @@
-// P3b (issue 4): one large `blob` answer received by the official TypeScript SDK client
+// PERFORMANCE.md, "P3b": one large `blob` answer received by the official TypeScript SDK client
 // (`@modelcontextprotocol/sdk`, StdioClientTransport, default settings) from `ringmcp serve`.
 //
 //   node benches/big_answers/client.mjs --server PATH --bytes N [--timeout SECS] [--node-modules DIR]

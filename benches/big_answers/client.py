@@ -1,4 +1,4 @@
-"""P3b (issue 4): one large `blob` answer received by the official Python SDK client.
+"""PERFORMANCE.md, "P3b": one large `blob` answer received by the official Python SDK client.
 
     .deps/venv/bin/python benches/big_answers/client.py --server PATH --bytes N [--timeout SECS]
 

@@ -1,4 +1,4 @@
-"""P3b (issue 4) driver: run the four clients on one machine state and tabulate them.
+"""PERFORMANCE.md, "P3b", driver: run the four clients on one machine state and tabulate them.
 
 Called by scripts/big-answers.sh (which builds the binaries and installs the deps); stdlib only.
 

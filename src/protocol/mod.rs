@@ -647,5 +647,3 @@ impl<T> Session<T> {
 
 #[cfg(test)]
 mod tests;
-#[cfg(test)]
-mod tests_modern;

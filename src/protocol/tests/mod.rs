@@ -4,6 +4,8 @@ use super::*;
 use bytes::Bytes;
 use serde_json::json;
 
+mod modern;
+
 type TestSession = Session<u32>;
 
 fn raw(v: Value) -> Box<RawValue> {
@@ -12,11 +14,11 @@ fn raw(v: Value) -> Box<RawValue> {
 
 /// The lines the session wants written, each checked against what its [`Transmit`] says it
 /// is (so every test of the session also tests the typed transmits).
-pub(super) fn sent(s: &mut TestSession) -> Vec<Value> {
+fn sent(s: &mut TestSession) -> Vec<Value> {
     std::iter::from_fn(|| s.poll_transmit()).map(checked).collect()
 }
 
-pub(super) fn checked(t: Transmit) -> Value {
+fn checked(t: Transmit) -> Value {
     let b = &t.bytes;
     assert_eq!(b.last(), Some(&b'\n'));
     assert!(!b[..b.len() - 1].contains(&b'\n'));

@@ -1,25 +1,13 @@
 //! The 2026-07-28 (stateless) side of the session, simulated: the `server/discover` probe and
 //! its fallback, `_meta` on every request, `resultType`, and `input_required` rounds.
 
-use super::modern::META_PROTOCOL_VERSION;
-use super::modern::{META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_LOG_LEVEL};
-use super::*;
+use super::super::modern::META_PROTOCOL_VERSION;
+use super::super::modern::{META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_LOG_LEVEL};
+use super::super::*;
 use bytes::Bytes;
 use serde_json::json;
 
-type TestSession = Session<u32>;
-
-fn sent(s: &mut TestSession) -> Vec<Value> {
-    std::iter::from_fn(|| s.poll_transmit()).map(super::tests::checked).collect()
-}
-
-fn events(s: &mut TestSession) -> Vec<Event<u32>> {
-    std::iter::from_fn(|| s.poll_event()).collect()
-}
-
-fn feed(s: &mut TestSession, v: Value, now: Instant) {
-    s.handle_frame(&Bytes::from(v.to_string()), now);
-}
+use super::{TestSession, events, feed, sent};
 
 fn reply(s: &mut TestSession, id: &Value, result: Value, now: Instant) {
     feed(s, json!({"jsonrpc": "2.0", "id": id, "result": result}), now);
