@@ -32,6 +32,7 @@ pub mod frame;
 pub mod host;
 pub mod jsonrpc;
 pub mod parse;
+pub mod policy;
 pub mod protocol;
 pub mod queue;
 pub mod sandbox;

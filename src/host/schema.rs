@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::protocol::Tool;
 
 /// A compiled `outputSchema`, or why it cannot be used.
-pub(crate) type Compiled = Result<jsonschema::Validator, String>;
+pub(crate) type Compiled = crate::policy::schema::Compiled;
 
 /// The output schemas of one tool list, compiled once each, on first use: a new list (a new
 /// tool-list epoch, after `list_changed`) starts afresh. The list is held, so its address is
@@ -43,10 +43,10 @@ impl OutputSchemas {
     }
 }
 
-/// Compiles `schema` (2020-12 unless its `$schema` names another draft; no resolver).
+/// Compiles `schema` (2020-12 unless its `$schema` names another draft; bounded, no
+/// resolver, linear-time patterns: `policy::schema`).
 pub(crate) fn compile(schema: &Value) -> Compiled {
-    jsonschema::validator_for(schema)
-        .map_err(|e| format!("the tool's outputSchema cannot be used: {e}"))
+    crate::policy::schema::compile(schema, "outputSchema")
 }
 
 /// Why `instance` does not match the compiled schema, or why the schema cannot be used; `None`

@@ -1,0 +1,113 @@
+//! The `"policy"` objects of an `mcpServers` config: one at the top level (the default for every
+//! server) and one per server. Keys are camelCase, unknown keys are refused (a typo in a
+//! security setting must not be silently ignored).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+/// What to do with a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Action {
+    /// Send it.
+    Allow,
+    /// Refuse it (it is never written to the server).
+    Deny,
+    /// Send it only once a person (the [`Approver`](crate::policy::Approver)) agrees.
+    Ask,
+}
+
+impl std::fmt::Display for Action {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Action::Allow => "allow",
+            Action::Deny => "deny",
+            Action::Ask => "ask",
+        })
+    }
+}
+
+/// A server's policy, as written in its `"policy"` key (every key optional).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PolicyConfig {
+    /// The action for a tool no `tools` rule and no annotation decides.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default: Option<Action>,
+    /// Per tool name or glob (`*` any run of characters, `?` one): the most specific match
+    /// wins (an exact name, then the pattern with the most literal characters).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub tools: BTreeMap<String, Action>,
+    /// Folders path arguments must stay beneath (absent: the roots offered to the server).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub roots: Option<Vec<PathBuf>>,
+    /// Argument names that are paths, besides those recognised from their name or schema.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub path_args: Vec<String>,
+    /// Argument names that are shell-like commands, besides `command`, `cmd`, `shell`,
+    /// `script`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub command_args: Vec<String>,
+    /// Argument names that are SQL (checked for statement separators and comments).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sql_args: Vec<String>,
+    /// Metacharacters command-like arguments may hold after all (e.g. `"|"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow_metachars: Option<String>,
+    /// Most calls per minute, per tool name or glob.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub rate_limits: BTreeMap<String, u32>,
+    /// Deny calls to tools whose definition the poisoning scan flags.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block_poisoned: Option<bool>,
+}
+
+/// The top-level `"policy"`: the default action for every server, and defaults for the
+/// per-server keys.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct GlobalPolicy {
+    /// The action when neither a server's rules, its annotations nor its default decide.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default: Option<Action>,
+    /// Deny calls to tools whose definition the poisoning scan flags (every server).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block_poisoned: Option<bool>,
+}
+
+/// The top-level `"audit"` object.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AuditConfig {
+    /// The log file (JSON Lines).
+    pub path: PathBuf,
+    /// When records reach the disk: `"always"` (each record, the default), `"interval"`
+    /// (at most once a second) or `"never"` (left to the OS).
+    #[serde(default)]
+    pub fsync: FsyncPolicy,
+    /// Record the arguments' values (default: only their digest). Values of arguments whose
+    /// name suggests a secret are always replaced by their digest.
+    #[serde(default)]
+    pub include_arguments: bool,
+    /// Rotate when the file reaches this many bytes (the chain carries over). Default: never.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_bytes: Option<u64>,
+    /// A checkpoint record every this many records (default 100).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpoint_every: Option<u64>,
+}
+
+/// When audit records are synced to the disk.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FsyncPolicy {
+    /// After every record.
+    #[default]
+    Always,
+    /// At most once a second.
+    Interval,
+    /// Never explicitly.
+    Never,
+}
