@@ -73,6 +73,8 @@ pub(crate) struct ClientInner {
     pub(crate) details: ServerDetails,
     pub(crate) reactor: Arc<dyn RequestSink>,
     pub(crate) events: EventStream,
+    /// The security gateway, when the host has a policy: every request passes it first.
+    pub(crate) gate: Option<Arc<super::gate::Gate>>,
 }
 
 impl Drop for ClientInner {
@@ -252,20 +254,41 @@ impl Client {
         params: Option<Value>,
         timeout: Option<Duration>,
     ) -> ResponseFuture {
-        let raw = self.send(method, params, timeout, None);
+        self.request_via(method, params, timeout, false)
+    }
+
+    /// [`request`](Self::request), `gated` when the gate already decided it.
+    pub(crate) fn request_via(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        timeout: Option<Duration>,
+        gated: bool,
+    ) -> ResponseFuture {
+        let raw = self.send(method, params, timeout, None, gated);
         let spilled = self.inner.spilled.clone();
         ResponseFuture { raw, spilled, method: method.into(), parser: self.inner.parser }
     }
 
-    /// Queues a request; the future yields its raw `result`.
+    /// Queues a request; the future yields its raw `result`. Every request of this client goes
+    /// through here, and so past the gate: a `tools/call` already decided by [`ToolCall`]'s
+    /// gate comes with `gated`; one sent raw is decided here against the cached tool list (it
+    /// cannot wait for an approval: that is `Client::call`'s).
     fn send(
         &self,
         method: &str,
         params: Option<Value>,
         timeout: Option<Duration>,
         progress: Option<async_channel::Sender<Progress>>,
+        gated: bool,
     ) -> RawFuture {
         let server = self.inner.name.clone();
+        if let Some(gate) = &self.inner.gate
+            && let Err(denial) = self.pass_gate(gate, method, params.as_ref(), gated)
+        {
+            let error = Error::Policy { server: server.clone(), denial };
+            return RawFuture { state: Waiting::Refused(Some(error)), server };
+        }
         let params = match params.map(|p| serialise_params(&p)).transpose() {
             Ok(p) => p,
             Err(e) => return RawFuture { state: Waiting::Refused(Some(e)), server },
@@ -301,6 +324,52 @@ impl Client {
         RawFuture { state: Waiting::Reply(rx, cancel), server }
     }
 
+    /// The gate's decision on a request [`send`](Self::send) is about to queue.
+    fn pass_gate(
+        &self,
+        gate: &super::gate::Gate,
+        method: &str,
+        params: Option<&Value>,
+        gated: bool,
+    ) -> std::result::Result<(), crate::policy::Denial> {
+        use crate::policy::{Denial, DenialKind, Verdict};
+        if method != "tools/call" {
+            return gate.check_request(method, params);
+        }
+        if gated {
+            return Ok(());
+        }
+        let name = params.and_then(|p| p.get("name")).and_then(Value::as_str).unwrap_or_default();
+        let arguments = params.and_then(|p| p.get("arguments")).cloned().unwrap_or(json!({}));
+        let verdict = match self.cached_tools() {
+            Some(list) => gate.decide(&list, name, &arguments),
+            None => Verdict::Deny(Denial::new(
+                "unlisted",
+                DenialKind::Unlisted,
+                "a raw tools/call is checked against the server's tool list, which was not fetched yet: \
+                 call Client::tools first, or use Client::call",
+            )),
+        };
+        gate.audit_decision(name, &arguments, &verdict, None);
+        match verdict {
+            Verdict::Allow { .. } => gate.admit(name),
+            Verdict::Ask { rule } => Err(Denial::new(
+                rule,
+                DenialKind::NotApproved,
+                format!(
+                    "tool {name:?} needs approval, which a raw request cannot wait for: use Client::call"
+                ),
+            )),
+            Verdict::Deny(d) => Err(d),
+        }
+    }
+
+    /// The cached tool list, if one was fetched.
+    pub(crate) fn cached_tools(&self) -> Option<Arc<Vec<Tool>>> {
+        let cache = self.inner.cache.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        cache.tools.as_ref().map(|c| c.list.clone())
+    }
+
     /// Replaces the roots this client answers `roots/list` with, and tells the server
     /// (`notifications/roots/list_changed`). Only for hosts built with
     /// [`roots`](super::HostBuilder::roots): without them the capability was not declared and
@@ -323,7 +392,7 @@ impl Client {
         params: Result<Value>,
         timeout: Option<Duration>,
     ) -> impl Future<Output = Result<T>> + Send + 'static {
-        self.typed_with_progress(method, params, timeout, None)
+        self.typed_with_progress(method, params, timeout, None, false)
     }
 
     fn typed_with_progress<T: DeserializeOwned>(
@@ -332,8 +401,9 @@ impl Client {
         params: Result<Value>,
         timeout: Option<Duration>,
         progress: Option<async_channel::Sender<Progress>>,
+        gated: bool,
     ) -> impl Future<Output = Result<T>> + Send + 'static {
-        let sent = params.map(|p| self.send(method, Some(p), timeout, progress));
+        let sent = params.map(|p| self.send(method, Some(p), timeout, progress, gated));
         let (server, parser) = (self.inner.name.clone(), self.inner.parser);
         let spilled = self.inner.spilled.clone();
         async move {

@@ -39,6 +39,9 @@ pub struct ServerSpec {
     ///
     /// [`HostBuilder::era`]: super::HostBuilder::era
     pub era: Option<crate::protocol::Era>,
+    /// The security gateway's rules for this server (its `"policy"` config), applied when the
+    /// host has a policy ([`HostBuilder::policy`](super::HostBuilder::policy)).
+    pub policy: Option<crate::policy::PolicyConfig>,
     /// The first builder call that did not apply to this kind of server.
     misuse: Option<&'static str>,
 }
@@ -70,8 +73,15 @@ impl ServerSpec {
             request_timeout: None,
             max_request_bytes: None,
             era: None,
+            policy: None,
             misuse: None,
         }
+    }
+
+    /// This server's policy rules (see [`PolicyConfig`](crate::policy::PolicyConfig)).
+    pub fn policy(mut self, policy: crate::policy::PolicyConfig) -> Self {
+        self.policy = Some(policy);
+        self
     }
 
     /// The command line, for a server the host starts.
@@ -260,6 +270,8 @@ struct Entry {
     era: Option<crate::protocol::Era>,
     /// OAuth for an HTTP server (`{}` for dynamic registration and the defaults).
     oauth: Option<OAuthEntry>,
+    /// The security gateway's rules for this server.
+    policy: Option<crate::policy::PolicyConfig>,
     /// Other keys (`url`, `type`, `disabled`, ...), kept for later layers.
     #[serde(flatten)]
     _other: BTreeMap<String, Value>,
@@ -299,6 +311,12 @@ impl OAuthEntry {
 pub struct Config {
     #[serde(rename = "mcpServers")]
     servers: BTreeMap<String, Entry>,
+    /// The top-level `"policy"`: defaults for every server.
+    #[serde(default)]
+    policy: crate::policy::GlobalPolicy,
+    /// The top-level `"audit"`: where the audit trail goes.
+    #[serde(default)]
+    audit: Option<crate::policy::AuditConfig>,
 }
 
 impl Config {
@@ -318,6 +336,16 @@ impl Config {
     /// When the JSON does not have the `mcpServers` shape.
     pub fn parse(json: &[u8]) -> Result<Config, serde_json::Error> {
         serde_json::from_slice(json)
+    }
+
+    /// The top-level `"policy"`.
+    pub fn policy(&self) -> &crate::policy::GlobalPolicy {
+        &self.policy
+    }
+
+    /// The top-level `"audit"`, when the config keeps an audit trail.
+    pub fn audit(&self) -> Option<&crate::policy::AuditConfig> {
+        self.audit.as_ref()
     }
 
     /// The server names, sorted.
@@ -340,6 +368,7 @@ impl Config {
                 spec = spec.header(k, v);
             }
             spec.era = entry.era;
+            spec.policy = entry.policy.clone();
             if let Some(oauth) = &entry.oauth {
                 spec = spec.oauth(oauth.config());
             }
@@ -358,6 +387,7 @@ impl Config {
             spec = spec.sandbox(Some(sandbox.clone()));
         }
         spec.era = entry.era;
+        spec.policy = entry.policy.clone();
         Ok(spec)
     }
 }

@@ -48,6 +48,15 @@ pub enum Error {
         #[source]
         source: SpawnError,
     },
+    /// The host's policy refused the request: it was not sent to the server.
+    #[error("server {server:?}: {denial}")]
+    Policy {
+        /// The server's name.
+        server: Arc<str>,
+        /// The rule and the reason.
+        #[source]
+        denial: crate::policy::Denial,
+    },
     /// An argument could not be used (e.g. it does not serialise to a JSON object).
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
@@ -88,6 +97,7 @@ impl Error {
             Error::Server { source, .. } => source.fault(),
             Error::Handshake(failure) => failure.source.fault(),
             Error::Spawn { source, .. } => spawn_fault(source),
+            Error::Policy { .. } => Fault::Policy,
             Error::InvalidArgument(_) | Error::Config(_) => Fault::Caller,
             Error::Spill(_) | Error::Reactor(_) | Error::ReactorStopped => Fault::Internal,
         }
@@ -171,6 +181,10 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 impl From<&Error> for ErrorObject {
     /// The JSON-RPC error a gateway forwards to its own client for this failure.
     fn from(e: &Error) -> Self {
+        if let Error::Policy { denial, .. } = e {
+            return ErrorObject::new(denial.code(), e.to_string())
+                .with_data(json!({ "rule": denial.rule, "reason": denial.reason }));
+        }
         let code = match e.request_error() {
             Some(RequestError::Rpc(obj)) => return obj.clone(),
             Some(RequestError::QueueFull { retry_after, .. }) => {

@@ -17,14 +17,17 @@
 
 #![forbid(unsafe_code)]
 
+pub mod audit;
 mod client;
 mod config;
 mod conn;
 mod driver;
 mod error;
 mod events;
+pub mod gate;
 mod handler;
 mod inbound;
+pub mod pins;
 mod pump;
 mod remote;
 mod schema;
@@ -58,6 +61,7 @@ pub use config::{Config, ConfigError, Endpoint, ServerSpec};
 pub use error::{Error, Result, STDERR_LINE_MAX, STDERR_LINES, StartFailure};
 use events::EventSink;
 pub use events::{EventStream, ServerEvent};
+pub use gate::{Approval, ApprovalRequest, ApproveMatching, Approver, PolicySettings};
 pub use handler::ClientHandler;
 pub use remote::RemoteSpec;
 pub use spilling::SpillConfig;
@@ -132,6 +136,7 @@ pub struct HostBuilder {
     /// `None`: the default store, and no spilling if it cannot be opened.
     spill: Option<Option<SpillConfig>>,
     handler: Option<handler::SharedHandler>,
+    policy: Option<PolicySettings>,
 }
 
 impl Default for HostBuilder {
@@ -150,6 +155,7 @@ impl Default for HostBuilder {
             max_request: DEFAULT_MAX_REQUEST,
             spill: None,
             handler: None,
+            policy: None,
         }
     }
 }
@@ -290,6 +296,15 @@ impl HostBuilder {
         self
     }
 
+    /// Puts the security gateway in every client's path: each request is decided by its
+    /// server's rules ([`ServerSpec::policy`]; the built-in policy when it has none: allow,
+    /// except annotated destructive or open-world tools, which ask) before it is sent, with
+    /// approvals, pins and the audit trail as `settings` say (docs/policy.md).
+    pub fn policy(mut self, settings: PolicySettings) -> Self {
+        self.policy = Some(settings);
+        self
+    }
+
     /// The `clientInfo` sent in `initialize`.
     pub fn client_info(mut self, info: Implementation) -> Self {
         self.session.client_info = info;
@@ -356,6 +371,7 @@ impl HostBuilder {
             max_request: self.max_request,
             spill_store,
             handler: self.handler,
+            policy: self.policy,
             eras: Arc::default(),
         })
     }
@@ -454,6 +470,8 @@ pub struct Host {
     /// The application's answers to server requests, for HTTP servers (stdio ones go through
     /// the reactor's copy).
     handler: Option<handler::SharedHandler>,
+    /// The security gateway's settings, when the host has a policy.
+    policy: Option<PolicySettings>,
     /// The era each server spoke at its last start (true: 2026-07-28), by
     /// [`ServerSpec::identity`] (the era is cached per server).
     eras: Arc<std::sync::Mutex<std::collections::HashMap<String, bool>>>,
@@ -540,6 +558,7 @@ impl Host {
         // A server known to be legacy skips the probe; a modern one is probed anyway (the
         // probe is its first request), with the fallback, in case it changed.
         let identity = spec.identity();
+        let (pin_key, policy) = (identity.clone(), spec.policy.clone());
         let eras = self.eras.clone();
         let known =
             eras.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(&identity).copied();
@@ -588,6 +607,16 @@ impl Host {
         let reactor = backend;
         let parser = self.parser;
         let store = self.spill_store.clone();
+        let gate = self.policy.clone().map(|settings| {
+            let roots: Vec<std::path::PathBuf> = self
+                .session
+                .roots
+                .iter()
+                .flatten()
+                .filter_map(|r| r.uri.strip_prefix("file://").map(std::path::PathBuf::from))
+                .collect();
+            (settings, pin_key, policy, roots)
+        });
         Either::Right(async move {
             let details = rx.await.map_err(|_| Error::ReactorStopped)?;
             let mut eras = eras.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -603,6 +632,17 @@ impl Host {
                 }
                 e
             })?;
+            let gate = gate.map(|(settings, pin_key, policy, roots)| {
+                let instructions = details.init.instructions.clone();
+                Arc::new(gate::Gate::new(
+                    name.clone(),
+                    pin_key,
+                    policy.as_ref(),
+                    &roots,
+                    instructions,
+                    settings,
+                ))
+            });
             Ok(Client::new(ClientInner {
                 id,
                 queue,
@@ -618,6 +658,7 @@ impl Host {
                 lists,
                 cache: std::sync::Mutex::default(),
                 output_schemas: schema::OutputSchemas::default(),
+                gate,
             }))
         })
     }

@@ -117,7 +117,8 @@ impl Client {
             )));
         }
         let params = json!({ "name": name, "arguments": arguments, "task": {} });
-        let created: Value = self.request("tools/call", Some(params), None).await?;
+        // Only reached from `ToolCall::send`, whose gate decided the call already.
+        let created: Value = self.request_via("tools/call", Some(params), None, true).await?;
         let Some(task) = created.get("task") else {
             // The server ran it at once after all: that is the result.
             return serde_json::from_value(created)

@@ -178,6 +178,11 @@ impl ToolTable {
     }
 }
 
+/// Whether tool name `name` matches `pattern` (`*` any run of characters, `?` one).
+pub fn glob_matches(pattern: &str, name: &str) -> bool {
+    glob::Pattern::new(pattern).matches(name)
+}
+
 /// One server's compiled policy.
 #[derive(Debug)]
 pub struct Policy {

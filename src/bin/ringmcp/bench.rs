@@ -244,7 +244,7 @@ fn bench(args: &Args) -> Result<(), Failure> {
     let raw = if args.baseline {
         let bar = progress(Some(outcome.calls()), "raw pipe");
         let raw = baseline::run(&line, args.warmup, outcome.calls(), bar.as_ref())
-            .map_err(|e| Failure { code: exit::TRANSPORT, message: e.to_string() })?;
+            .map_err(|e| Failure { code: exit::TRANSPORT, message: e.to_string(), json: None })?;
         if let Some(bar) = bar {
             bar.finish_and_clear();
         }
@@ -334,6 +334,7 @@ fn write_plot(
     let svg = plot::svg(&title, &curves).map_err(|e| Failure {
         code: exit::TRANSPORT,
         message: format!("drawing {}: {e}", path.display()),
+        json: None,
     })?;
     let text = match format {
         plot::Format::Svg => svg,

@@ -27,6 +27,8 @@ pub(crate) struct Args {
     save: Option<PathBuf>,
     #[command(flatten)]
     server: ServerArgs,
+    #[command(flatten)]
+    policy: crate::policy::PolicyArgs,
 }
 
 pub(crate) fn run(args: Args) -> ExitCode {
@@ -35,7 +37,14 @@ pub(crate) fn run(args: Args) -> ExitCode {
             print_result(&result, args.json);
             ExitCode::from(if result.is_error { exit::TOOL_ERROR } else { exit::OK })
         }
-        Err(f) => f.report(),
+        Err(f) => {
+            if args.json
+                && let Some(json) = &f.json
+            {
+                println!("{}", serde_json::to_string_pretty(json).expect("values serialise"));
+            }
+            f.report()
+        }
     }
 }
 
@@ -49,7 +58,7 @@ fn call(args: &Args) -> Result<CallToolResult, Failure> {
         return Err(Failure::usage(format!("ARGS_JSON must be a JSON object, got {arguments}")));
     }
     let spec = args.server.spec()?;
-    let host = args.server.host()?;
+    let host = args.server.host_with(Some(args.policy.settings(&args.server)?))?;
     let client = host.spawn_blocking(spec)?;
     let result = client.blocking().call_tool(&args.tool, arguments)?;
     if let Some(dir) = &args.save {

@@ -285,7 +285,7 @@ fn minimal_arguments(schema: &Value) -> Value {
 }
 
 fn failure(message: String) -> Failure {
-    Failure { code: exit::TRANSPORT, message }
+    Failure { code: exit::TRANSPORT, message, json: None }
 }
 
 fn require_tool(client: &Client, name: &str) -> Result<(), Failure> {
@@ -308,6 +308,7 @@ fn print(result: &CallToolResult) -> Result<(), Failure> {
         return Err(Failure {
             code: exit::TOOL_ERROR,
             message: "the tool reported isError".into(),
+            json: None,
         });
     }
     Ok(())

@@ -16,6 +16,55 @@ pub(crate) struct Args {
     json: bool,
     #[command(flatten)]
     server: ServerArgs,
+    #[command(flatten)]
+    policy: crate::policy::PolicyArgs,
+}
+
+/// What the security gateway makes of each listed tool: its action and rule, what the
+/// poisoning scan found, how the listing differs from the pins.
+struct Review {
+    actions: Vec<(String, String)>,
+    findings: Vec<(String, Vec<ringmcp::policy::poison::Finding>)>,
+    pins: Vec<String>,
+}
+
+fn review(
+    args: &Args,
+    spec: &ringmcp::host::ServerSpec,
+    settings: &ringmcp::host::PolicySettings,
+    client: &Client,
+    tools: &[Tool],
+) -> Review {
+    use ringmcp::policy::{Policy, ToolFacts};
+    let _ = args;
+    let config = spec.policy.clone().unwrap_or_default();
+    let policy = Policy::new(&spec.name, &config, &settings.global, &[], &*settings.resolver);
+    let actions = tools
+        .iter()
+        .map(|t| {
+            let facts = ToolFacts::of(t);
+            let (action, rule) = policy.action_for(&t.name, Some(&facts));
+            (action.to_string(), rule)
+        })
+        .collect();
+    let findings = tools
+        .iter()
+        .map(|t| (t.name.clone(), ringmcp::policy::poison::scan_tool(t)))
+        .filter(|(_, f)| !f.is_empty())
+        .collect();
+    let pins = settings
+        .pins
+        .as_ref()
+        .and_then(|store| store.get(&spec.identity()))
+        .map(|pinned| {
+            let now = ringmcp::policy::pins::ServerPins::of(
+                tools,
+                client.server_info().instructions.as_deref(),
+            );
+            pinned.diff(&now).lines()
+        })
+        .unwrap_or_default();
+    Review { actions, findings, pins }
 }
 
 struct Inventory {
@@ -50,9 +99,11 @@ pub(crate) fn run(args: Args) -> ExitCode {
 
 fn inspect(args: &Args) -> Result<(), Failure> {
     let spec = args.server.spec()?;
-    let host = args.server.host()?;
-    let client = host.spawn_blocking(spec)?;
+    let settings = args.policy.settings(&args.server)?;
+    let host = args.server.host_with(Some(settings.clone()))?;
+    let client = host.spawn_blocking(spec.clone())?;
     let inv = inventory(&client)?;
+    let review = review(args, &spec, &settings, &client, &inv.tools);
     let info = client.server_info();
     if args.json {
         let out = json!({
@@ -63,16 +114,23 @@ fn inspect(args: &Args) -> Result<(), Failure> {
             "tools": inv.tools,
             "resources": inv.resources,
             "prompts": inv.prompts,
+            "policy": inv.tools.iter().zip(&review.actions)
+                .map(|(t, (action, rule))| (t.name.clone(), json!({"action": action, "rule": rule})))
+                .collect::<serde_json::Map<String, Value>>(),
+            "findings": review.findings.iter()
+                .map(|(name, f)| (name.clone(), json!(f)))
+                .collect::<serde_json::Map<String, Value>>(),
+            "pins": review.pins,
         });
         println!("{}", serde_json::to_string_pretty(&out).expect("JSON values serialise"));
     } else {
-        print_text(&client, &inv);
+        print_text(&client, &inv, &review);
     }
     client.blocking().shutdown();
     Ok(())
 }
 
-fn print_text(client: &Client, inv: &Inventory) {
+fn print_text(client: &Client, inv: &Inventory, review: &Review) {
     let info = client.server_info();
     let si = &info.server_info;
     let title = si.title.as_deref().map(|t| format!(" ({t})")).unwrap_or_default();
@@ -88,11 +146,27 @@ fn print_text(client: &Client, inv: &Inventory) {
         println!("instructions: {}", instructions.trim());
     }
     println!("\ntools ({}):", inv.tools.len());
-    for tool in &inv.tools {
+    for (tool, (action, rule)) in inv.tools.iter().zip(&review.actions) {
         println!("  {}{}", tool.name, describe(tool.description.as_deref()));
         let args = arguments(&tool.input_schema);
         if !args.is_empty() {
             println!("      args: {args}");
+        }
+        println!("      policy: {action} ({rule})");
+        for (name, findings) in &review.findings {
+            if name == &tool.name {
+                for f in findings {
+                    println!("      warning: possible tool poisoning in {f}");
+                }
+            }
+        }
+    }
+    if !review.pins.is_empty() {
+        println!(
+            "\npins: the tools differ from their pins (`ringmcp pins diff`, `ringmcp pins accept`):"
+        );
+        for line in &review.pins {
+            println!("  {line}");
         }
     }
     println!("\nresources ({}):", inv.resources.len());

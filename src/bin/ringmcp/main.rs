@@ -11,6 +11,7 @@ mod bench;
 mod call;
 mod conformance;
 mod inspect;
+mod policy;
 mod sandbox;
 mod serve;
 mod size;
@@ -39,6 +40,10 @@ enum Command {
     Serve(serve::Args),
     /// Measure calls/s, latency, CPU per call and memory against one or more servers.
     Bench(bench::Args),
+    /// Verify or show an audit trail.
+    Audit(policy::AuditArgs),
+    /// Show, diff or accept a server's pinned tool definitions.
+    Pins(policy::PinsArgs),
     /// Check which sandbox layers this machine can enforce, or run a command confined.
     Sandbox(sandbox::Args),
     /// Run one scenario of the official MCP conformance suite against URL (scripts/conformance.sh).
@@ -64,6 +69,8 @@ fn main() -> ExitCode {
         Command::Inspect(args) => return inspect::run(args),
         Command::Call(args) => return call::run(args),
         Command::Bench(args) => return bench::run(args),
+        Command::Audit(args) => return policy::audit(args),
+        Command::Pins(args) => return policy::pins(args),
         Command::Sandbox(args) => return sandbox::run(args),
         Command::SandboxProbe(args) => return sandbox::probe(args),
         Command::ConformanceClient(args) => return conformance::run(args),

@@ -110,8 +110,11 @@ fn run_confined(args: RunArgs) -> Result<ExitCode, Failure> {
         cwd: None,
         sandbox: Some(config),
     };
-    let mut spawned = sandbox::spawn(&launch)
-        .map_err(|e| Failure { code: exit::TRANSPORT, message: e.to_string() })?;
+    let mut spawned = sandbox::spawn(&launch).map_err(|e| Failure {
+        code: exit::TRANSPORT,
+        message: e.to_string(),
+        json: None,
+    })?;
     if let Some(guard) = &spawned.sandbox {
         eprintln!("ringmcp: sandbox limits: {}\nnofile: {}", guard.limits, guard.nofile);
     }
@@ -141,10 +144,11 @@ fn run_confined(args: RunArgs) -> Result<ExitCode, Failure> {
     };
     let a = pump(stdout, || Box::new(std::io::stdout()));
     let b = pump(stderr, || Box::new(std::io::stderr()));
-    let status = spawned
-        .child
-        .wait()
-        .map_err(|e| Failure { code: exit::TRANSPORT, message: e.to_string() })?;
+    let status = spawned.child.wait().map_err(|e| Failure {
+        code: exit::TRANSPORT,
+        message: e.to_string(),
+        json: None,
+    })?;
     let _ = a.join();
     let _ = b.join();
     if let Some(guard) = &spawned.sandbox

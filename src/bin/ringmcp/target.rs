@@ -21,6 +21,8 @@ pub(crate) mod exit {
     pub(crate) const USAGE: u8 = 2;
     /// The server could not be started or broke the protocol, or a request failed.
     pub(crate) const TRANSPORT: u8 = 3;
+    /// The host's policy refused the call (it was not sent).
+    pub(crate) const POLICY: u8 = 4;
 }
 
 /// How to pick the server: `--config FILE --server NAME`, or `-- CMD ARGS...`, or neither
@@ -85,11 +87,13 @@ pub(crate) enum EraArg {
 pub(crate) struct Failure {
     pub(crate) code: u8,
     pub(crate) message: String,
+    /// The error as JSON, for `--json` output (a policy refusal: its JSON-RPC error).
+    pub(crate) json: Option<serde_json::Value>,
 }
 
 impl Failure {
     pub(crate) fn usage(message: impl Into<String>) -> Self {
-        Failure { code: exit::USAGE, message: message.into() }
+        Failure { code: exit::USAGE, message: message.into(), json: None }
     }
 
     pub(crate) fn report(self) -> ExitCode {
@@ -102,13 +106,21 @@ impl From<Error> for Failure {
     fn from(e: Error) -> Self {
         let code = match e {
             Error::Config(_) | Error::InvalidArgument(_) => exit::USAGE,
+            Error::Policy { .. } => exit::POLICY,
             _ => exit::TRANSPORT,
         };
-        Failure { code, message: e.to_string() }
+        let json = matches!(e, Error::Policy { .. })
+            .then(|| serde_json::json!({ "error": ringmcp::jsonrpc::ErrorObject::from(&e) }));
+        Failure { code, message: e.to_string(), json }
     }
 }
 
 impl ServerArgs {
+    /// The config file, when the server comes from one.
+    pub(crate) fn config_file(&self) -> Option<&std::path::Path> {
+        self.config.as_deref()
+    }
+
     /// The spec of the chosen server.
     pub(crate) fn spec(&self) -> Result<ServerSpec, Failure> {
         if !(self.timeout.is_finite() && self.timeout > 0.0) {
@@ -163,6 +175,14 @@ impl ServerArgs {
     /// threshold are streamed to a spill store rather than buffered, so `call` and `bench`
     /// handle results of any size in flat memory.
     pub(crate) fn host(&self) -> Result<Host, Failure> {
+        self.host_with(None)
+    }
+
+    /// [`host`](Self::host), with the security gateway's settings when given.
+    pub(crate) fn host_with(
+        &self,
+        policy: Option<ringmcp::host::PolicySettings>,
+    ) -> Result<Host, Failure> {
         let spill = match (self.no_spill, self.spill_threshold) {
             (true, _) => None,
             (false, threshold) => {
@@ -180,11 +200,14 @@ impl ServerArgs {
             EraArg::Legacy => Era::Legacy,
             EraArg::Modern => Era::Modern,
         };
-        Ok(Host::builder()
+        let mut builder = Host::builder()
             .era(era)
             .request_timeout(Duration::from_secs_f64(self.timeout))
             .max_frame(DEFAULT_MAX_FRAME)
-            .spill(spill)
-            .build()?)
+            .spill(spill);
+        if let Some(policy) = policy {
+            builder = builder.policy(policy);
+        }
+        Ok(builder.build()?)
     }
 }

@@ -1,6 +1,7 @@
 //! The one road of a `tools/call`: [`ToolCall`], which every way of calling a tool ends in
 //! ([`Client::call_tool`] and its variants, the blocking view, the CLI), so that a check added
-//! here (task routing, the output-schema check, and the policy gate to come) applies to all.
+//! here (the policy gate and its approval, task routing, the output-schema check) applies to
+//! all.
 
 use std::future::{Future, IntoFuture};
 use std::pin::Pin;
@@ -9,9 +10,11 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::policy::{Denial, Verdict};
 use crate::protocol::{CallToolResult, RequestError};
 
 use super::super::error::{Error, Result};
+use super::super::gate::{ApprovalRequest, Gate};
 use super::{Client, PROGRESS_BACKLOG, ProgressStream, call_params};
 
 /// Whether a call runs as a task (MCP 2025-11-25 tasks: created, polled, its result fetched).
@@ -110,47 +113,30 @@ impl ToolCall {
     /// tool cannot run; otherwise as [`Client::request`].
     pub fn send(self) -> CallFuture {
         let ToolCall { client, name, arguments, timeout, progress, task } = self;
-        // The tool's last known definition (never fetched just for this): its taskSupport and
-        // outputSchema.
-        let tool = client.cached_tool(&name);
-        let required = tool
-            .as_ref()
-            .is_some_and(|t| super::super::tasks::task_support(&t.extra) == "required");
-        let as_task = match task {
-            TaskMode::Always => true,
-            TaskMode::Never => false,
-            TaskMode::Auto => required && client.supports_tool_tasks(),
-        };
-        let call: Pin<Box<dyn Future<Output = Result<CallToolResult>> + Send>> = if as_task {
-            let (client, name) = (client.clone(), name.clone());
-            Box::pin(async move { client.run_as_task(&name, arguments, timeout).await })
-        } else {
-            Box::pin(client.typed_with_progress(
-                "tools/call",
-                call_params(&name, arguments),
-                timeout,
-                progress,
-            ))
-        };
-        CallFuture(Box::pin(async move {
-            let (server, schemas) = (&client.inner.name, &client.inner.output_schemas);
-            let mut result: CallToolResult = call.await?;
-            let schema = tool.as_ref().and_then(|t| schemas.get(&t.list, t.index));
-            if let Some(schema) = schema
-                && !result.is_error
-            {
-                result.output_schema_error = match &result.structured_content {
-                    Some(content) => super::super::schema::output_error_compiled(&schema, content),
-                    None => Some(
-                        "no structuredContent, although the tool declares an outputSchema".into(),
-                    ),
-                };
-                if let Some(e) = &result.output_schema_error {
-                    tracing::warn!(server = &**server, tool = name.as_str(), "{e}");
-                }
+        match client.inner.gate.clone() {
+            None => {
+                CallFuture(Box::pin(dispatch(client, name, arguments, timeout, progress, task)))
             }
-            Ok(result)
-        }))
+            Some(gate) => CallFuture(Box::pin(async move {
+                decide(&gate, &client, &name, &arguments).await?;
+                let args = gate.audits().then(|| arguments.clone());
+                let started = std::time::Instant::now();
+                let result =
+                    dispatch(client, name.clone(), arguments, timeout, progress, task).await;
+                if let Some(args) = args {
+                    let value =
+                        result.as_ref().map(|r| serde_json::to_value(r).unwrap_or(Value::Null));
+                    let error = result.as_ref().err().map(ToString::to_string);
+                    let outcome = match (&value, &error) {
+                        (Ok(v), _) => Ok(v),
+                        (_, Some(e)) => Err(e.as_str()),
+                        (Err(_), None) => unreachable!("an error has a message"),
+                    };
+                    gate.audit_completion(&name, &args, outcome, started.elapsed());
+                }
+                result
+            })),
+        }
     }
 
     /// Sends the call and waits for its result on this thread.
@@ -159,6 +145,96 @@ impl ToolCall {
     /// As [`send`](Self::send).
     pub fn blocking(self) -> Result<CallToolResult> {
         super::block_on(self.send())
+    }
+}
+
+/// The gate's decision on a call, with the approval when one is needed; recorded in the
+/// audit trail. `Err` is the refusal: nothing is sent.
+async fn decide(gate: &Gate, client: &Client, name: &str, arguments: &Value) -> Result<()> {
+    let server = client.inner.name.clone();
+    let refuse = |denial: Denial| {
+        gate.audit_decision(name, arguments, &Verdict::Deny(denial.clone()), None);
+        Err(Error::Policy { server: server.clone(), denial })
+    };
+    // A call is decided against the listing (fetched once, then cached): an unlisted tool is
+    // refused, and the definition's schema, annotations and pins count.
+    let list = client.tools().await?;
+    let verdict = gate.decide(&list, name, arguments);
+    let approver = match &verdict {
+        Verdict::Deny(d) => return refuse(d.clone()),
+        Verdict::Allow { .. } => None,
+        Verdict::Ask { rule } => {
+            let description =
+                list.iter().find(|t| t.name == name).and_then(|t| t.description.clone());
+            let request = ApprovalRequest {
+                server: server.to_string(),
+                tool: name.to_owned(),
+                arguments: arguments.clone(),
+                rule: rule.clone(),
+                description,
+            };
+            match gate.approve(request).await {
+                Ok(who) => Some(who),
+                Err(d) => return refuse(d),
+            }
+        }
+    };
+    if let Err(d) = gate.admit(name) {
+        return refuse(d);
+    }
+    gate.audit_decision(name, arguments, &verdict, approver.as_deref());
+    Ok(())
+}
+
+/// Sends a call (past the gate, if there is one) and checks its structured result.
+fn dispatch(
+    client: Client,
+    name: String,
+    arguments: Value,
+    timeout: Option<Duration>,
+    progress: Option<async_channel::Sender<crate::protocol::Progress>>,
+    task: TaskMode,
+) -> impl Future<Output = Result<CallToolResult>> + Send + 'static {
+    // The tool's last known definition (never fetched just for this): its taskSupport and
+    // outputSchema.
+    let tool = client.cached_tool(&name);
+    let required =
+        tool.as_ref().is_some_and(|t| super::super::tasks::task_support(&t.extra) == "required");
+    let as_task = match task {
+        TaskMode::Always => true,
+        TaskMode::Never => false,
+        TaskMode::Auto => required && client.supports_tool_tasks(),
+    };
+    let call: Pin<Box<dyn Future<Output = Result<CallToolResult>> + Send>> = if as_task {
+        let (client, name) = (client.clone(), name.clone());
+        Box::pin(async move { client.run_as_task(&name, arguments, timeout).await })
+    } else {
+        Box::pin(client.typed_with_progress(
+            "tools/call",
+            call_params(&name, arguments),
+            timeout,
+            progress,
+            true,
+        ))
+    };
+    async move {
+        let (server, schemas) = (&client.inner.name, &client.inner.output_schemas);
+        let mut result: CallToolResult = call.await?;
+        let schema = tool.as_ref().and_then(|t| schemas.get(&t.list, t.index));
+        if let Some(schema) = schema
+            && !result.is_error
+        {
+            result.output_schema_error = match &result.structured_content {
+                Some(content) => super::super::schema::output_error_compiled(&schema, content),
+                None => {
+                    Some("no structuredContent, although the tool declares an outputSchema".into())
+                }
+            };
+            if let Some(e) = &result.output_schema_error {
+                tracing::warn!(server = &**server, tool = name.as_str(), "{e}");
+            }
+        }
+        Ok(result)
     }
 }
 

@@ -1,0 +1,353 @@
+//! The security gateway on the command line: `--approve`, `--audit`, `--pins`, `--pin-mode`
+//! for `call` and `inspect`, the terminal approver, and the `audit` and `pins` subcommands.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use ringmcp::host::audit::{AuditLog, head_path};
+use ringmcp::host::pins::{PinMode, PinStore};
+use ringmcp::host::{Approval, ApprovalRequest, ApproveMatching, Approver, Config, PolicySettings};
+use ringmcp::policy::AuditConfig;
+use ringmcp::policy::audit::verify;
+use ringmcp::policy::pins::ServerPins;
+use serde_json::Value;
+
+use crate::target::{Failure, ServerArgs, exit};
+
+/// `--pin-mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub(crate) enum PinModeArg {
+    /// Trust a server's tools the first time they are listed.
+    #[default]
+    Tofu,
+    /// Trust nothing until `ringmcp pins accept`.
+    Strict,
+}
+
+/// The gateway's flags of `call` and `inspect`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct PolicyArgs {
+    /// Approve calls to this tool without asking (a name or glob; repeatable). Without a
+    /// terminal, a call that needs approval is refused unless its tool is named here.
+    #[arg(long = "approve", value_name = "TOOL")]
+    approve: Vec<String>,
+    /// Keep a tamper-evident audit trail in this file (JSON Lines; the config's "audit" key
+    /// otherwise).
+    #[arg(long, value_name = "FILE")]
+    audit: Option<PathBuf>,
+    /// The tool pins (default: beside the config, <config>.pins.json).
+    #[arg(long, value_name = "FILE")]
+    pins: Option<PathBuf>,
+    /// tofu: pin a server's tools when first listed; strict: refuse them until `ringmcp pins
+    /// accept`.
+    #[arg(long, value_enum, default_value_t = PinModeArg::Tofu)]
+    pin_mode: PinModeArg,
+}
+
+/// Asks on the terminal: allow once, always for this session, or deny.
+struct Terminal {
+    preapproved: ApproveMatching,
+    globs: bool,
+}
+
+impl Approver for Terminal {
+    fn approve(&self, request: &ApprovalRequest) -> Approval {
+        if self.globs && self.preapproved.approve(request) == Approval::Once {
+            return Approval::Once;
+        }
+        let mut err = std::io::stderr().lock();
+        let args = serde_json::to_string_pretty(&request.arguments).unwrap_or_default();
+        let _ = writeln!(
+            err,
+            "\nringmcp: server {:?} wants to run tool {:?} ({}):\n{args}\nAllow? [y]es once / [a]lways this session / [N]o: ",
+            request.server, request.tool, request.rule
+        );
+        let _ = err.flush();
+        let mut line = String::new();
+        if std::io::stdin().lock().read_line(&mut line).is_err() {
+            return Approval::Deny;
+        }
+        match line.trim().to_ascii_lowercase().as_str() {
+            "y" | "yes" => Approval::Once,
+            "a" | "always" => Approval::Always,
+            _ => Approval::Deny,
+        }
+    }
+
+    fn name(&self) -> String {
+        "terminal".into()
+    }
+}
+
+/// The default pins file of a config: beside it, `<name>.pins.json`.
+pub(crate) fn default_pins(config: &Path) -> PathBuf {
+    let stem = config
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "mcp".into());
+    config.with_file_name(format!("{stem}.pins.json"))
+}
+
+impl PolicyArgs {
+    /// The gateway's settings for this invocation (the config's top-level policy and audit,
+    /// overridden by the flags).
+    pub(crate) fn settings(&self, server: &ServerArgs) -> Result<PolicySettings, Failure> {
+        let config = server
+            .config_file()
+            .map(Config::load)
+            .transpose()
+            .map_err(|e| Failure::usage(e.to_string()))?;
+        let mut settings = PolicySettings::default();
+        if let Some(c) = &config {
+            settings.global = c.policy().clone();
+        }
+        let audit = match (&self.audit, config.as_ref().and_then(Config::audit)) {
+            (Some(path), base) => {
+                Some(AuditConfig { path: path.clone(), ..base.cloned().unwrap_or_default() })
+            }
+            (None, Some(base)) => Some(base.clone()),
+            (None, None) => None,
+        };
+        if let Some(audit) = audit {
+            let log = AuditLog::open(audit).map_err(|e| Failure::usage(e.to_string()))?;
+            settings.audit = Some(Arc::new(log));
+        }
+        let pins = self.pins.clone().or_else(|| server.config_file().map(default_pins));
+        if let Some(path) = pins {
+            let mode = match self.pin_mode {
+                PinModeArg::Tofu => PinMode::TrustOnFirstUse,
+                PinModeArg::Strict => PinMode::Strict,
+            };
+            let store = PinStore::open(&path, mode).map_err(|e| Failure::usage(e.to_string()))?;
+            settings.pins = Some(Arc::new(store));
+        }
+        let preapproved = ApproveMatching::new(self.approve.clone());
+        settings.approver =
+            Some(if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
+                Arc::new(Terminal { preapproved, globs: !self.approve.is_empty() })
+            } else {
+                Arc::new(preapproved)
+            });
+        Ok(settings)
+    }
+}
+
+/// `ringmcp audit`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct AuditArgs {
+    #[command(subcommand)]
+    command: AuditCommand,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum AuditCommand {
+    /// Check a trail: exit 0 when intact, 1 with the first bad line for an edit, insertion,
+    /// deletion, reordering or truncation.
+    Verify {
+        /// The log file.
+        file: PathBuf,
+    },
+    /// Print a trail readably.
+    Show {
+        /// The log file.
+        file: PathBuf,
+        /// Only this server's records.
+        #[arg(long)]
+        server: Option<String>,
+        /// Only this tool's records.
+        #[arg(long)]
+        tool: Option<String>,
+    },
+}
+
+pub(crate) fn audit(args: AuditArgs) -> ExitCode {
+    match args.command {
+        AuditCommand::Verify { file } => {
+            let log = match std::fs::read(&file) {
+                Ok(b) => b,
+                Err(e) => {
+                    return Failure::usage(format!("reading {}: {e}", file.display())).report();
+                }
+            };
+            let head = std::fs::read(head_path(&file)).ok();
+            match verify(&log, head.as_deref(), None) {
+                Ok(v) => {
+                    for w in &v.warnings {
+                        eprintln!("ringmcp: note: {w}");
+                    }
+                    println!(
+                        "{}: intact, {} records, head {}",
+                        file.display(),
+                        v.records,
+                        v.chain.head
+                    );
+                    ExitCode::from(exit::OK)
+                }
+                Err(t) => {
+                    eprintln!("ringmcp: {}: {t}", file.display());
+                    ExitCode::from(1)
+                }
+            }
+        }
+        AuditCommand::Show { file, server, tool } => {
+            let text = match std::fs::read_to_string(&file) {
+                Ok(t) => t,
+                Err(e) => {
+                    return Failure::usage(format!("reading {}: {e}", file.display())).report();
+                }
+            };
+            for line in text.lines() {
+                let Ok(r) = serde_json::from_str::<Value>(line) else { continue };
+                let field = |k: &str| r.get(k).and_then(Value::as_str).unwrap_or("");
+                if server.as_deref().is_some_and(|s| field("server") != s)
+                    || tool.as_deref().is_some_and(|t| field("tool") != t)
+                {
+                    continue;
+                }
+                println!("{}", show(&r));
+            }
+            ExitCode::from(exit::OK)
+        }
+    }
+}
+
+/// One record as one line of text.
+fn show(r: &Value) -> String {
+    let field = |k: &str| r.get(k).and_then(Value::as_str).unwrap_or("");
+    let seq = r.get("seq").and_then(Value::as_u64).unwrap_or(0);
+    let head = format!("#{seq:<5} {}", field("time"));
+    match field("type") {
+        "decision" => {
+            let approver = r
+                .get("approver")
+                .and_then(Value::as_str)
+                .map(|a| format!(" by {a}"))
+                .unwrap_or_default();
+            let reason = r
+                .get("reason")
+                .and_then(Value::as_str)
+                .map(|a| format!(": {a}"))
+                .unwrap_or_default();
+            format!(
+                "{head}  {}/{}  {} ({}){approver}{reason}",
+                field("server"),
+                field("tool"),
+                field("verdict"),
+                field("rule")
+            )
+        }
+        "call" => {
+            let took = r.get("durationMs").and_then(Value::as_f64).unwrap_or(0.0);
+            let outcome = match r.get("error").and_then(Value::as_str) {
+                Some(e) => format!("failed: {e}"),
+                None => format!(
+                    "{} bytes, sha256 {}{}",
+                    r.get("resultBytes").and_then(Value::as_u64).unwrap_or(0),
+                    &field("resultDigest")[..field("resultDigest").len().min(12)],
+                    if r.get("isError").and_then(Value::as_bool) == Some(true) {
+                        " (isError)"
+                    } else {
+                        ""
+                    }
+                ),
+            };
+            format!(
+                "{head}  {}/{}  completed in {took:.1} ms, {outcome}",
+                field("server"),
+                field("tool")
+            )
+        }
+        other => format!("{head}  [{other}]"),
+    }
+}
+
+/// `ringmcp pins`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct PinsArgs {
+    #[command(subcommand)]
+    command: PinsCommand,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum PinsCommand {
+    /// Print what is pinned for a server.
+    Show(PinTarget),
+    /// List the server's tools now and show how they differ from the pins.
+    Diff(PinTarget),
+    /// Pin the server's current tools and instructions (accepting any change).
+    Accept(PinTarget),
+}
+
+#[derive(Debug, clap::Args)]
+struct PinTarget {
+    /// The pins file (default: beside the config).
+    #[arg(long, value_name = "FILE")]
+    pins: Option<PathBuf>,
+    #[command(flatten)]
+    server: ServerArgs,
+}
+
+pub(crate) fn pins(args: PinsArgs) -> ExitCode {
+    let run = || -> Result<ExitCode, Failure> {
+        let target = match &args.command {
+            PinsCommand::Show(t) | PinsCommand::Diff(t) | PinsCommand::Accept(t) => t,
+        };
+        let path = target
+            .pins
+            .clone()
+            .or_else(|| target.server.config_file().map(default_pins))
+            .ok_or_else(|| {
+                Failure::usage("give --pins FILE, or --config FILE to use the pins beside it")
+            })?;
+        let spec = target.server.spec()?;
+        let key = spec.identity();
+        let store =
+            PinStore::open(&path, PinMode::Strict).map_err(|e| Failure::usage(e.to_string()))?;
+        if let PinsCommand::Show(_) = args.command {
+            match store.get(&key) {
+                None => println!("nothing pinned for {:?} in {}", spec.name, path.display()),
+                Some(p) => {
+                    println!("{} ({}):", spec.name, path.display());
+                    for (name, tool) in &p.tools {
+                        println!("  {name}  sha256 {}", &tool.digest[..16]);
+                    }
+                    if let Some(i) = &p.instructions {
+                        println!("  instructions  sha256 {}", &i[..16]);
+                    }
+                }
+            }
+            return Ok(ExitCode::from(exit::OK));
+        }
+        let host = target.server.host()?;
+        let client = host.spawn_blocking(spec)?;
+        let tools = client.blocking().list_tools()?;
+        let current = ServerPins::of(&tools, client.server_info().instructions.as_deref());
+        client.blocking().shutdown();
+        let diff = store.get(&key).unwrap_or_default().diff(&current);
+        match args.command {
+            PinsCommand::Diff(_) => {
+                if diff.is_empty() {
+                    println!("no change since the pins");
+                } else {
+                    for line in diff.lines() {
+                        println!("{line}");
+                    }
+                }
+                Ok(ExitCode::from(if diff.is_empty() { exit::OK } else { 1 }))
+            }
+            _ => {
+                store.accept(&key, current).map_err(|e| Failure::usage(e.to_string()))?;
+                println!(
+                    "pinned {} tools of {:?} in {}",
+                    tools.len(),
+                    client.name(),
+                    path.display()
+                );
+                Ok(ExitCode::from(exit::OK))
+            }
+        }
+    };
+    run().unwrap_or_else(Failure::report)
+}
