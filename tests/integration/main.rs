@@ -8,6 +8,7 @@ mod everything;
 mod faults;
 mod json_suite;
 mod leaks;
+mod policy;
 mod python_sdk;
 mod reference;
 mod sandbox;

@@ -179,6 +179,13 @@ fn fault_tool_defs() -> Vec<Value> {
             &[],
         ),
         tool(
+            "calls",
+            "Test only: the names of the tools/call requests this server received, in order, as \
+             a JSON array (its own trace of what reached it).",
+            json!({}),
+            &[],
+        ),
+        tool(
             "fds",
             "Test only: lists the file descriptors beyond 0-2 that were open when the server \
              started (none, unless its host leaked some).",

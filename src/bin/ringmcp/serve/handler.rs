@@ -130,6 +130,8 @@ pub(crate) struct Server<E> {
     /// The `requestId`s of every `notifications/cancelled` received (the `cancelled` fault
     /// tool's answer: what the server was told, whatever the host counted).
     pub(super) cancelled: Vec<Value>,
+    /// The name of every `tools/call` received (the `calls` fault tool's answer).
+    pub(super) calls: Vec<Value>,
 }
 
 impl<E: Write> Server<E> {
@@ -149,6 +151,7 @@ impl<E: Write> Server<E> {
             confirms: 0,
             listen: None,
             cancelled: Vec::new(),
+            calls: Vec::new(),
         }
     }
 

@@ -196,6 +196,7 @@ fn tools_list_has_schemas_and_fault_tools_only_on_request() {
             "add",
             "stall_blob",
             "cancelled",
+            "calls",
             "fds",
             "freeze",
             "children",
@@ -231,7 +232,7 @@ fn lists_paginate_with_opaque_cursors() {
             None => break,
         }
     }
-    assert_eq!((names.len(), pages), (18, 9));
+    assert_eq!((names.len(), pages), (19, 10));
     let answer = ask(&mut server, 1, "tools/list", json!({"cursor": "bogus"}));
     assert_eq!(error_code(&answer), -32602);
     let resources = ask(&mut server, 2, "resources/list", json!({}))["result"].clone();

@@ -84,6 +84,7 @@ enum Call {
     Freeze(u64),
     Fds,
     Cancelled,
+    Calls,
     StallBlob(u64, u64),
 }
 
@@ -95,6 +96,9 @@ impl<E: Write> Server<E> {
         params: Option<Value>,
         out: &mut impl Write,
     ) -> io::Result<Option<Deferred>> {
+        if let Some(name) = params.as_ref().and_then(|p| p.get("name")) {
+            self.calls.push(name.clone());
+        }
         let call = parse::<CallParams>("tools/call", params)
             .and_then(|p| validate(&p.name, p.arguments, self.fault_tools));
         let call = match call {
@@ -135,6 +139,10 @@ impl<E: Write> Server<E> {
             Call::Cancelled => {
                 let ids = Value::Array(self.cancelled.clone()).to_string();
                 write_result(out, &id, &text_result(ids, false))?;
+            }
+            Call::Calls => {
+                let names = Value::Array(self.calls.clone()).to_string();
+                write_result(out, &id, &text_result(names, false))?;
             }
             Call::Fds => {
                 let fds = FDS_AT_START.get().map_or_else(Vec::new, Clone::clone);
@@ -319,6 +327,7 @@ fn validate(name: &str, args: Map<String, Value>, fault_tools: bool) -> Result<C
         "freeze" if fault_tools => Call::Freeze(arguments::<SlowArgs>(name, args)?.ms),
         "fds" if fault_tools => arguments::<NoArgs>(name, args).map(|_| Call::Fds)?,
         "cancelled" if fault_tools => arguments::<NoArgs>(name, args).map(|_| Call::Cancelled)?,
+        "calls" if fault_tools => arguments::<NoArgs>(name, args).map(|_| Call::Calls)?,
         "stall_blob" if fault_tools => {
             let a = arguments::<StallArgs>(name, args)?;
             Call::StallBlob(a.bytes, a.ms)

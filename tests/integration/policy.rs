@@ -1,0 +1,369 @@
+//! The security gateway against real servers: what it refuses never reaches the server (the
+//! reference server's own `calls` trace, the file system server's effects on disk), and the
+//! caller gets a policy error naming the rule.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use ringmcp::host::pins::{PinMode, PinStore};
+use ringmcp::host::{
+    Approval, ApprovalRequest, Approver, Client, Error, Fault, Host, PolicySettings, ServerSpec,
+};
+use ringmcp::policy::{DenialKind, PolicyConfig};
+use serde_json::{Value, json};
+
+use crate::util::{deps_dir, faulty, python3, require, ringmcp_bin};
+
+/// A temporary folder, removed on drop.
+struct Temp(PathBuf);
+
+impl Temp {
+    fn new(name: &str) -> Temp {
+        let dir =
+            std::env::temp_dir().join(format!("ringmcp-policy-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Temp(std::fs::canonicalize(&dir).unwrap())
+    }
+}
+
+impl Drop for Temp {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Records what it was asked and answers as told.
+struct Scripted {
+    answer: Approval,
+    asked: Mutex<Vec<(String, String)>>,
+}
+
+impl Approver for Scripted {
+    fn approve(&self, request: &ApprovalRequest) -> Approval {
+        self.asked.lock().unwrap().push((request.tool.clone(), request.rule.clone()));
+        self.answer
+    }
+}
+
+fn host_with(settings: PolicySettings) -> Host {
+    Host::builder().request_timeout(Duration::from_secs(30)).policy(settings).build().unwrap()
+}
+
+fn policy(v: Value) -> PolicyConfig {
+    serde_json::from_value(v).unwrap()
+}
+
+/// The refusal inside a policy error.
+fn denial(e: Error) -> ringmcp::policy::Denial {
+    assert_eq!(e.fault(), Fault::Policy, "{e}");
+    match e {
+        Error::Policy { denial, .. } => denial,
+        other => panic!("not a policy error: {other}"),
+    }
+}
+
+/// The tool calls the reference server received.
+fn trace(client: &Client) -> Vec<String> {
+    let text = client.blocking().call_tool("calls", json!({})).unwrap().text();
+    serde_json::from_str(&text).unwrap()
+}
+
+#[test]
+fn refused_calls_never_reach_the_server() {
+    let approver = Arc::new(Scripted { answer: Approval::Deny, asked: Mutex::default() });
+    let settings = PolicySettings { approver: Some(approver.clone()), ..PolicySettings::default() };
+    let host = host_with(settings);
+    let spec = faulty("ref").sandbox(None).policy(policy(json!({
+        "tools": {"fail": "deny", "add": "ask", "calls": "allow"},
+        "commandArgs": ["text"]
+    })));
+    let client = host.spawn_blocking(spec).unwrap();
+    let b = client.blocking();
+    assert_eq!(b.call_tool("echo", json!({"text": "hello"})).unwrap().text(), "hello");
+    let d = denial(b.call_tool("fail", json!({})).unwrap_err());
+    assert_eq!((d.rule.as_str(), d.kind), ("tools[\"fail\"]", DenialKind::Rule));
+    let d = denial(b.call_tool("no_such_tool", json!({})).unwrap_err());
+    assert_eq!(d.kind, DenialKind::Unlisted);
+    let d = denial(b.call_tool("echo", json!({"text": 5})).unwrap_err());
+    assert_eq!((d.kind, d.code()), (DenialKind::InvalidArguments, -32602));
+    let d = denial(b.call_tool("echo", json!({"text": "hi; rm -rf ~"})).unwrap_err());
+    assert_eq!((d.rule.as_str(), d.kind), ("commandArgs", DenialKind::Metacharacters));
+    let d = denial(b.call_tool("add", json!({"a": 1, "b": 2})).unwrap_err());
+    assert_eq!(d.kind, DenialKind::NotApproved);
+    assert_eq!(
+        approver.asked.lock().unwrap().as_slice(),
+        [("add".to_owned(), "tools[\"add\"]".to_owned())]
+    );
+    // A raw request is gated too.
+    let raw = b.request("tools/call", Some(json!({"name": "fail", "arguments": {}})), None);
+    assert_eq!(denial(raw.unwrap_err()).kind, DenialKind::Rule);
+    assert_eq!(trace(&client), ["echo", "calls"], "only the allowed calls reached the server");
+    let object = ringmcp::jsonrpc::ErrorObject::from(&b.call_tool("fail", json!({})).unwrap_err());
+    assert_eq!(
+        (object.code, object.data.unwrap()["rule"].clone()),
+        (-32001, json!("tools[\"fail\"]"))
+    );
+}
+
+#[test]
+fn approvals_once_always_and_timeouts() {
+    struct Counting(AtomicUsize, Approval);
+    impl Approver for Counting {
+        fn approve(&self, _: &ApprovalRequest) -> Approval {
+            self.0.fetch_add(1, Ordering::SeqCst);
+            self.1
+        }
+    }
+    let always = Arc::new(Counting(AtomicUsize::new(0), Approval::Always));
+    let host =
+        host_with(PolicySettings { approver: Some(always.clone()), ..PolicySettings::default() });
+    let spec = faulty("ref").sandbox(None).policy(policy(json!({"tools": {"add": "ask"}})));
+    let client = host.spawn_blocking(spec).unwrap();
+    for _ in 0..3 {
+        assert_eq!(
+            client.blocking().call_tool("add", json!({"a": 1, "b": 2})).unwrap().text(),
+            "3"
+        );
+    }
+    assert_eq!(always.0.load(Ordering::SeqCst), 1, "always: asked once for the session");
+    struct Slow;
+    impl Approver for Slow {
+        fn approve(&self, _: &ApprovalRequest) -> Approval {
+            std::thread::sleep(Duration::from_secs(5));
+            Approval::Once
+        }
+    }
+    let settings = PolicySettings {
+        approver: Some(Arc::new(Slow)),
+        approval_timeout: Duration::from_millis(200),
+        ..PolicySettings::default()
+    };
+    let host = host_with(settings);
+    let spec = faulty("ref").sandbox(None).policy(policy(json!({"tools": {"add": "ask"}})));
+    let client = host.spawn_blocking(spec).unwrap();
+    let d = denial(client.blocking().call_tool("add", json!({"a": 1, "b": 2})).unwrap_err());
+    assert!(d.reason.contains("no approval within"), "{}", d.reason);
+    assert_eq!(trace(&client), ["calls"], "the call waiting for approval was never sent");
+}
+
+#[test]
+fn paths_are_confined_to_the_roots_of_the_file_system_server() {
+    let Some(entry) = require(
+        deps_dir().join("npm/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"),
+        "@modelcontextprotocol/server-filesystem",
+    ) else {
+        return;
+    };
+    let root = Temp::new("fsroot");
+    let outside = Temp::new("fsoutside");
+    std::fs::write(root.0.join("inside.txt"), "inside").unwrap();
+    std::fs::write(outside.0.join("secret.txt"), "secret").unwrap();
+    std::os::unix::fs::symlink(&outside.0, root.0.join("link")).unwrap();
+    let approver = Arc::new(Scripted { answer: Approval::Once, asked: Mutex::default() });
+    let host = host_with(PolicySettings { approver: Some(approver), ..PolicySettings::default() });
+    // The server itself is allowed both folders: only the policy keeps the calls inside one.
+    let r = root.0.to_str().unwrap().to_owned();
+    let o = outside.0.to_str().unwrap().to_owned();
+    let spec = ServerSpec::new("fs", "node").arg(&entry).arg(&r).arg(&o).sandbox(None).policy(
+        policy(json!({
+            "roots": [r.clone()]
+        })),
+    );
+    let client = host.spawn_blocking(spec).unwrap();
+    let b = client.blocking();
+    let read = b.call_tool("read_text_file", json!({"path": format!("{r}/inside.txt")})).unwrap();
+    assert_eq!(read.text(), "inside");
+    let escapes = [
+        format!("{r}/../{}/secret.txt", outside.0.file_name().unwrap().to_str().unwrap()),
+        format!("{o}/secret.txt"),
+        format!("{r}/link/secret.txt"),
+        format!("file://{o}/secret.txt"),
+        format!("{r}/%2e%2e/%2e%2e{o}/secret.txt"),
+        format!("{r}/\u{FF0E}\u{FF0E}/\u{FF0E}\u{FF0E}{o}/secret.txt"),
+        format!("{r}/inside.txt\0"),
+    ];
+    for path in &escapes {
+        let d = denial(b.call_tool("read_text_file", json!({"path": path})).unwrap_err());
+        assert_eq!(d.kind, DenialKind::Path, "{path:?}: {d}");
+    }
+    let d = denial(
+        b.call_tool(
+            "read_multiple_files",
+            json!({"paths": [format!("{r}/inside.txt"), format!("{o}/secret.txt")]}),
+        )
+        .unwrap_err(),
+    );
+    assert!(d.reason.contains("/paths/1"), "{}", d.reason);
+    // A write outside is refused, so the file is never created.
+    let target = outside.0.join("planted.txt");
+    let write =
+        b.call_tool("write_file", json!({"path": target.to_str().unwrap(), "content": "x"}));
+    assert_eq!(denial(write.unwrap_err()).kind, DenialKind::Path);
+    assert!(!target.exists(), "the server never received the write");
+    let moved = b.call_tool(
+        "move_file",
+        json!({"source": format!("{r}/inside.txt"), "destination": format!("{o}/moved.txt")}),
+    );
+    assert_eq!(denial(moved.unwrap_err()).kind, DenialKind::Path);
+    assert!(root.0.join("inside.txt").exists() && !outside.0.join("moved.txt").exists());
+    // Inside, writes go through.
+    b.call_tool("write_file", json!({"path": format!("{r}/new.txt"), "content": "ok"})).unwrap();
+    assert_eq!(std::fs::read_to_string(root.0.join("new.txt")).unwrap(), "ok");
+}
+
+fn rugpull() -> Option<ServerSpec> {
+    let python = python3()?;
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/servers/scripted.py");
+    Some(ServerSpec::new("rugpull", python).arg(script).arg("rugpull").sandbox(None))
+}
+
+#[test]
+fn a_changed_tool_definition_is_blocked_until_accepted() {
+    let Some(spec) = rugpull() else { return };
+    let dir = Temp::new("pins");
+    let pins =
+        Arc::new(PinStore::open(&dir.0.join("pins.json"), PinMode::TrustOnFirstUse).unwrap());
+    let settings = PolicySettings { pins: Some(pins.clone()), ..PolicySettings::default() };
+    let host = host_with(settings);
+    let client = host.spawn_blocking(spec.clone()).unwrap();
+    let b = client.blocking();
+    assert_eq!(b.call_tool("read", json!({})).unwrap().text(), "read ran");
+    assert_eq!(b.call_tool("mutate", json!({})).unwrap().text(), "mutated");
+    // After list_changed the listing is fetched again: `read` changed, `exfil` is new.
+    let (mut refused, mut ran) = (None, 0);
+    for _ in 0..50 {
+        match b.call_tool("read", json!({})) {
+            Err(e) => {
+                refused = Some(denial(e));
+                break;
+            }
+            Ok(_) => {
+                ran += 1;
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+    }
+    let d = refused.expect("the changed tool is blocked");
+    assert_eq!(d.kind, DenialKind::Pinned);
+    assert!(d.reason.contains("description"), "{}", d.reason);
+    assert_eq!(denial(b.call_tool("exfil", json!({})).unwrap_err()).kind, DenialKind::Pinned);
+    let seen = b.call_tool("calls", json!({})).unwrap().text();
+    let seen: Vec<String> = serde_json::from_str(&seen).unwrap();
+    let reads = seen.iter().filter(|n| *n == "read").count();
+    assert_eq!(reads, 1 + ran, "no refused read reached the server: {seen:?}");
+    assert!(!seen.contains(&"exfil".to_owned()), "{seen:?}");
+    // The user accepts: the pins are rewritten, and a new client trusts the new listing; a
+    // policy that blocks poisoned tools still refuses the rewritten `read`.
+    let tools = b.list_tools().unwrap();
+    let current = ringmcp::policy::pins::ServerPins::of(&tools, None);
+    pins.accept(&spec.identity(), current).unwrap();
+    drop(client);
+    let host = host_with(PolicySettings { pins: Some(pins), ..PolicySettings::default() });
+    let client = host.spawn_blocking(spec.clone()).unwrap();
+    client.blocking().call_tool("mutate", json!({})).unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(client.blocking().call_tool("exfil", json!({})).unwrap().text(), "exfil ran");
+    // The model's own `confirm: true` is not consent: without an approver, still refused.
+    let asking = spec.clone().policy(policy(json!({"tools": {"read": "ask"}})));
+    let host = host_with(PolicySettings::default());
+    let client = host.spawn_blocking(asking).unwrap();
+    let d = denial(client.blocking().call_tool("read", json!({"confirm": true})).unwrap_err());
+    assert_eq!(d.kind, DenialKind::NotApproved);
+    let strict = spec.policy(policy(json!({"blockPoisoned": true})));
+    let host = host_with(PolicySettings::default());
+    let client = host.spawn_blocking(strict).unwrap();
+    client.blocking().call_tool("mutate", json!({})).unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    let mut poisoned = None;
+    for _ in 0..50 {
+        if let Err(e) = client.blocking().call_tool("read", json!({})) {
+            poisoned = Some(denial(e));
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(poisoned.expect("blocked").kind, DenialKind::Poisoned);
+}
+
+/// `ringmcp call` applies the config's policy: exit 4 and the rule for a refusal (in the
+/// `--json` output too); `--audit` keeps a trail `ringmcp audit verify` accepts, and any edit
+/// or truncation makes it exit 1 with the line.
+#[test]
+fn the_cli_refuses_with_exit_4_and_keeps_a_verifiable_trail() {
+    let dir = Temp::new("cli");
+    let config = dir.0.join("mcp.json");
+    let bin = ringmcp_bin();
+    std::fs::write(
+        &config,
+        json!({"policy": {"default": "allow"}, "mcpServers": {"ref": {
+            "command": bin, "args": ["serve", "--fault-tools"], "sandbox": {"profile": "off"},
+            "policy": {"tools": {"fail": "deny", "add": "ask"}}}}})
+        .to_string(),
+    )
+    .unwrap();
+    let audit = dir.0.join("audit.jsonl");
+    let call = |args: &[&str]| {
+        std::process::Command::new(&bin)
+            .args([
+                "call",
+                "--config",
+                config.to_str().unwrap(),
+                "--server",
+                "ref",
+                "--audit",
+                audit.to_str().unwrap(),
+            ])
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap()
+    };
+    assert_eq!(call(&["echo", r#"{"text":"hi"}"#]).status.code(), Some(0));
+    assert_eq!(call(&["echo"]).status.code(), Some(4), "no text: refused by the inputSchema");
+    let out = call(&["--json", "fail"]);
+    assert_eq!(out.status.code(), Some(4));
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["error"]["data"]["rule"], "tools[\"fail\"]");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("denied by policy (tools[\"fail\"])"));
+    let add = r#"{"a":1,"b":2}"#;
+    let out = call(&["add", add]);
+    assert_eq!(out.status.code(), Some(4), "no terminal, no --approve");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--approve \"add\""),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(call(&["--approve", "ad*", "add", add]).status.code(), Some(0));
+    let verify = || {
+        std::process::Command::new(&bin)
+            .args(["audit", "verify", audit.to_str().unwrap()])
+            .output()
+            .unwrap()
+    };
+    assert_eq!(verify().status.code(), Some(0), "{}", String::from_utf8_lossy(&verify().stderr));
+    let text = std::fs::read_to_string(&audit).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines.len() >= 6, "{text}");
+    let edited = text.replacen("\"deny\"", "\"allow\"", 1);
+    std::fs::write(&audit, &edited).unwrap();
+    let out = verify();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("line "),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let truncated: String = lines[..lines.len() - 1].iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&audit, truncated).unwrap();
+    let out = verify();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("removed from the end"));
+    let show = std::process::Command::new(&bin)
+        .args(["audit", "show", audit.to_str().unwrap(), "--tool", "fail"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&show.stdout).contains("ref/fail  deny"));
+}
