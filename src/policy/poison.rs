@@ -83,6 +83,10 @@ fn rules() -> &'static [(Signal, u32, Regex)] {
             let (s, _, re) = r(s, p);
             (s, 3, re)
         };
+        let weighted = |s: Signal, weight: u32, p: &str| {
+            let (s, _, re) = r(s, p);
+            (s, weight, re)
+        };
         vec![
             r(Signal::HiddenCharacters, "[\u{200B}-\u{200F}\u{202A}-\u{202E}\u{2060}-\u{2064}\u{2066}-\u{2069}\u{FEFF}\u{E0000}-\u{E007F}]"),
             r(Signal::Concealment, r"\b(do\s+not|don'?t|never|must\s+not|should\s+not)\s+(tell|inform|mention|reveal|disclose|notify|alert|show|let)\b[^.]{0,40}\b(user|human|them|anyone)"),
@@ -92,7 +96,8 @@ fn rules() -> &'static [(Signal, u32, Regex)] {
             r(Signal::Concealment, r"\b(keep|hide)\s+(this|it|that)\s+(secret|hidden|private)|\b(hidden|secret)\s+(instruction|step|requirement)"),
             r(Signal::Concealment, r"\bdo\s+not\s+(mention|reveal|disclose|explain)\b"),
             strong(Signal::Override, r"\b(ignore|disregard|forget|override)\s+(all\s+|any\s+)?(the\s+)?(previous|prior|above|earlier|other|your)\s+(instructions?|rules|directions|guidelines|prompts?)"),
-            r(Signal::Override, r"</?\s*(important|system|instructions?|admin|critical|secret)\s*>"),
+            r(Signal::Override, r"</?\s*(important|system|instructions?|information|admin|critical|secret)\s*>"),
+            weighted(Signal::Override, 3, r"\bimportant\s+message\s+from\s+(the\s+)?user\b|\bbefore\s+you\s+can\s+solve\s+the\s+task\b|###\s*instruction|\bsystem\s+enhancement\b"),
             strong(Signal::Override, r"\b(system\s+(prompt|message|override)|you\s+are\s+now\b|new\s+instructions?\s*:)"),
             r(Signal::SensitivePath, r"(~|\$home|/home/\w+|/root)/\.(ssh|aws|gnupg|kube|docker|config/gh|netrc|npmrc|pypirc|git-credentials|bash_history|zsh_history)"),
             r(Signal::SensitivePath, r"\b(id_rsa|id_ed25519|id_ecdsa|authorized_keys|known_hosts)\b|\.aws/credentials|/etc/(passwd|shadow|sudoers)|\bmcp\.json\b|claude_desktop_config|\.cursor/|\bwallet\.dat\b|\bseed\s+phrase|\bprivate[\s_-]keys?\b|(^|[\s'`\x22(/])\.env\b"),
@@ -104,31 +109,52 @@ fn rules() -> &'static [(Signal, u32, Regex)] {
             r(Signal::Exfiltration, r"\b(pass|include|put|add|append|embed|insert)\b[^.]{0,40}\b(content|contents|text|output|result|data|value|key|token|conversation|history)s?\b[^.]{0,40}\b(as|in|into)\s+(the\s+)?[`'\x22]?(sidenote|note|notes|comment|metadata|context|extra|feedback|param\w*|argument|field|url)"),
             r(Signal::Exfiltration, r"\b(read|cat|open|access)\b[^.]{0,30}(~/|/etc/|\.env|credential|secret|password|token)"),
             r(Signal::Preference, r"\b(world'?s\s+best|best\s+tool|most\s+(reliable|trusted|accurate)|used\s+by\s+\d+%|trusted\s+by\s+(experts|millions)|industry[-\s]standard|always\s+(use|prefer|choose|select)\s+this|prefer\s+this\s+tool|instead\s+of\s+(any|other)\b|ai[-\s]optimi[sz]ed)"),
+            weighted(Signal::Preference, 3, r"\bbest\s+tool\s+in\s+the\s+world|\bworld'?s\s+best\b|\bthe\s+ultimate\b[^.]{0,40}\btool|\brecommended\s+by\s+(top|leading|expert)|\bused\s+by\s+\d+\s*%|\btrusted\s+by\s+(experts|professionals|millions|top)|\b100\s*%\s+(reliab|accura|guarantee)|\bindustry[-\s]leading\b|\bsuperior\s+(performance|data|capabilit|accuracy|results)|\bmost\s+comprehensive\b|\badvanced\s+version\b|\bmachine\s+learning\s+enhanced|\bai[-\s]optimi[sz]ed"),
+            // An order that names another tool in quotes or backticks: `when using 'x'`,
+            // `call \`x\` first`, `use 'x' instead`.
+            weighted(Signal::OtherTools, 2, r"\b(when|whenever|before|after|instead\s+of|prior\s+to)\s+(using|calling|invoking|running|replying|sending|creating|deleting|generating|executing|you\s+(use|call|invoke))\b[^.]{0,40}[`'\x22][\w./:-]{3,}[`'\x22]"),
+            weighted(Signal::OtherTools, 2, r"\b(call|use|invoke|run|trigger|execute)\s+(the\s+)?[`'\x22][\w./:-]{3,}[`'\x22]\s*(tool\s*)?(first|before|instead|with|for|to)\b"),
+            weighted(Signal::OtherTools, 2, r"\b(must|should|always|need\s+to)\s+(first\s+|also\s+|then\s+|automatically\s+)?(call|use|invoke|run|trigger)\s+(the\s+)?[`'\x22][\w./:-]{3,}[`'\x22]"),
+            // Tampering with another call's arguments.
+            weighted(Signal::OtherTools, 3, r"\b(must|should|always|automatically)\s+(\w+\s+){0,2}(append|prepend|modify|change|replace|set|add|insert|override|include)\b[^.]{0,80}\b(argument|parameter|param|field|prompt|message|query|recipient|destination|address|path|url|the\s+user'?s)\b"),
+            weighted(Signal::OtherTools, 2, r"\b(when|whenever|before|after|prior\s+to)\s+(using|calling|invoking|running|creating|executing|retrieving|listing|searching|deleting|sending|checking)\s+(the\s+|any\s+)?[a-z0-9]+[_-][a-z0-9_-]+"),
+            weighted(Signal::OtherTools, 1, r"\b(before|after)\s+\w+ing\b[^.]{0,30},?\s+(you\s+)?(must\s+|should\s+|need\s+to\s+)?(first\s+)?(call|use|invoke|run|execute)\b"),
+            weighted(Signal::OtherTools, 3, r"\b(must|should|always|automatically)\s+(\w+\s+){0,2}(append|prepend|modify|change|replace|set|add|insert|override|include|join)\b[^.]{0,80}\b(description|value|content|body|title|key|text|table|queries|query|subject|amount|email_id|id)\b"),
+            weighted(Signal::OtherTools, 3, r"\b(replace|change|modify|override|set)\s+the\s+[\w-]+\s+(parameter|argument|field|value)\s+(with|to)\b"),
+            weighted(Signal::Override, 3, r"\b(must|should|need\s+to)\s+(execute|run)\s+the\s+following\b|\bsudo\s+rm\s+-rf\b|&&\s*echo\s+['\x22]"),
+            weighted(Signal::Preference, 3, r"\bmost\s+advanced\b|\baward[-\s]winning\b|\bfortune\s+500\b|\b\d+(\.\d+)?\s*%\s+(accuracy|reliability|success)|\btrusted\s+by\s+\w+\s+(professionals|experts|developers)"),
+            weighted(Signal::Override, 3, r"\b(priority\s+is\s+higher\s+than|higher\s+priority\s+than|takes\s+precedence\s+over|overrides?)\s+(the\s+|any\s+|all\s+)?(user|other|previous|system)"),
+            weighted(Signal::Override, 3, r"\bdisregard\s+(any|all|the)\s+(other|user|previous)"),
+            weighted(Signal::OtherTools, 1, r"\bdue\s+to\s+security\s+vulnerabilit|\bnew\s+secure\s+tool\b|\bfor\s+all\s+[\w\s]{0,30}requests,?\s+you\s+must\b"),
+            weighted(Signal::OtherTools, 2, r"\bdeprecated\b[^.]{0,120}(\.[^.]{0,160})?\b(redirect|use|switch|migrate)\b[^.]{0,60}\b(instead|new\s+secure|tool)\b"),
+            weighted(Signal::Override, 3, r"<!--[^>]{0,400}\b(must|call|use|send|before|ignore|instead|always|never)\b"),
+            weighted(Signal::Exfiltration, 3, r"\b(name|identity|version)\s+of\s+the\s+(llm|ai|model|assistant)\b|\b(your|the)\s+system\s+prompt\b|\b(full|entire|whole)\s+(conversation|chat)\b|\b(conversation|chat)\s+history\b|\bprevious\s+messages\b"),
+            weighted(Signal::Exfiltration, 3, r"\b(curl|wget)\s+https?://|\$\((basename|cat|whoami|env|pwd)"),
+            weighted(Signal::Exfiltration, 2, r"\b(send|email|mail|post|forward)\b[^.]{0,30}\bto\s+[\w.+-]+@[\w-]+\.[\w.]+"),
         ]
     })
 }
 
-/// The signals in `text` with the weight each reached, and the first match's text.
+/// The signals in `text`, each with its weight (the weights of the rules of one signal that
+/// match add up, to at most 3), and the first match's text.
 pub fn signals(text: &str) -> (Vec<(Signal, u32)>, Option<String>) {
     let mut found: Vec<(Signal, u32)> = Vec::new();
     let mut excerpt = None;
     for (signal, weight, re) in rules() {
-        if found.iter().any(|(s, w)| s == signal && w >= weight) {
-            continue;
+        let Some(m) = re.find(text) else { continue };
+        match found.iter_mut().find(|(s, _)| s == signal) {
+            Some((_, w)) => *w = (*w + weight).min(3),
+            None => found.push((*signal, *weight)),
         }
-        if let Some(m) = re.find(text) {
-            found.retain(|(s, _)| s != signal);
-            found.push((*signal, *weight));
-            excerpt.get_or_insert_with(|| {
-                let s = m.as_str();
-                let escaped: String = s.chars().flat_map(char::escape_default).take(120).collect();
-                if s.chars().any(|c| !c.is_ascii() || c.is_control()) {
-                    escaped
-                } else {
-                    s.chars().take(120).collect()
-                }
-            });
-        }
+        excerpt.get_or_insert_with(|| {
+            let s = m.as_str();
+            let escaped: String = s.chars().flat_map(char::escape_default).take(120).collect();
+            if s.chars().any(|c| !c.is_ascii() || c.is_control()) {
+                escaped
+            } else {
+                s.chars().take(120).collect()
+            }
+        });
     }
     (found, excerpt)
 }
@@ -250,6 +276,8 @@ mod tests {
             "DO NOT execute this on production databases.",
             "Returns the user's calendar events for the given range.",
             "Search the web. Args: query: The search query string.",
+            "Reads a file. DEPRECATED: use read_text instead.",
+            "Before returning results, skip `offset` entries.",
         ];
         for text in clean {
             assert_eq!(scan_text("description", text, &[]), None, "{text:?} flagged");

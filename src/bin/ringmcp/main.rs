@@ -44,6 +44,8 @@ enum Command {
     Audit(policy::AuditArgs),
     /// Show, diff or accept a server's pinned tool definitions.
     Pins(policy::PinsArgs),
+    /// Look for tool poisoning (hidden instructions) in tool definitions (exit 1 if any).
+    Scan(policy::ScanArgs),
     /// Check which sandbox layers this machine can enforce, or run a command confined.
     Sandbox(sandbox::Args),
     /// Run one scenario of the official MCP conformance suite against URL (scripts/conformance.sh).
@@ -71,6 +73,7 @@ fn main() -> ExitCode {
         Command::Bench(args) => return bench::run(args),
         Command::Audit(args) => return policy::audit(args),
         Command::Pins(args) => return policy::pins(args),
+        Command::Scan(args) => return policy::scan(args),
         Command::Sandbox(args) => return sandbox::run(args),
         Command::SandboxProbe(args) => return sandbox::probe(args),
         Command::ConformanceClient(args) => return conformance::run(args),

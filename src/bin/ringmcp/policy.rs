@@ -351,3 +351,73 @@ pub(crate) fn pins(args: PinsArgs) -> ExitCode {
     };
     run().unwrap_or_else(Failure::report)
 }
+
+/// `ringmcp scan`: look for tool poisoning in tool definitions.
+#[derive(Debug, clap::Args)]
+pub(crate) struct ScanArgs {
+    /// A JSON file of tool definitions: a `tools/list` result, an array of tools, or JSON Lines
+    /// (each line a tool, or an object with a `tool` member).
+    file: PathBuf,
+    /// One JSON object per tool (its index, name and findings) instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+/// The tools in a file, as `scan` reads them.
+fn tools_in(text: &str) -> Result<Vec<Value>, String> {
+    let pick = |v: Value| match v.get("tool") {
+        Some(t) if t.is_object() => t.clone(),
+        _ => v,
+    };
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Array(items)) => Ok(items.into_iter().map(pick).collect()),
+        Ok(v) if v.get("tools").is_some_and(Value::is_array) => {
+            Ok(v["tools"].as_array().cloned().unwrap_or_default())
+        }
+        Ok(v) => Ok(vec![pick(v)]),
+        Err(_) => text
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| {
+                serde_json::from_str::<Value>(l).map(pick).map_err(|e| format!("not JSON: {e}"))
+            })
+            .collect(),
+    }
+}
+
+pub(crate) fn scan(args: ScanArgs) -> ExitCode {
+    let text = match std::fs::read_to_string(&args.file) {
+        Ok(t) => t,
+        Err(e) => return Failure::usage(format!("reading {}: {e}", args.file.display())).report(),
+    };
+    let tools = match tools_in(&text) {
+        Ok(t) => t,
+        Err(e) => return Failure::usage(format!("{}: {e}", args.file.display())).report(),
+    };
+    let mut flagged = 0;
+    for (i, raw) in tools.iter().enumerate() {
+        let mut raw = raw.clone();
+        if raw.get("inputSchema").is_none() && raw.is_object() {
+            raw["inputSchema"] = serde_json::json!({"type": "object"});
+        }
+        let findings = match serde_json::from_value::<ringmcp::protocol::Tool>(raw.clone()) {
+            Ok(tool) => ringmcp::policy::poison::scan_tool(&tool),
+            Err(_) => Vec::new(),
+        };
+        let name = raw.get("name").and_then(Value::as_str).unwrap_or("?");
+        if !findings.is_empty() {
+            flagged += 1;
+        }
+        if args.json {
+            println!("{}", serde_json::json!({"index": i, "name": name, "findings": findings}));
+        } else {
+            for f in &findings {
+                println!("{name}: {f}");
+            }
+        }
+    }
+    if !args.json {
+        println!("{flagged} of {} tools flagged", tools.len());
+    }
+    ExitCode::from(if flagged > 0 { 1 } else { exit::OK })
+}
