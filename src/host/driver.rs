@@ -421,6 +421,7 @@ impl Driver {
         if let Some(era) = spec.era {
             session_config.era = era;
         }
+        super::gate::scope_roots(&mut session_config, &spec);
         let parts = ConnParts {
             id,
             name: name.clone(),

@@ -21,6 +21,23 @@ use crate::protocol::Tool;
 use super::audit::AuditLog;
 use super::pins::PinStore;
 
+/// Each server sees only its own world: a server whose policy names `roots` is offered those
+/// (in `roots/list`) instead of the host's, when the host declares roots at all.
+pub(crate) fn scope_roots(session: &mut crate::protocol::SessionConfig, spec: &super::ServerSpec) {
+    let Some(roots) = spec.policy.as_ref().and_then(|p| p.roots.as_ref()) else { return };
+    if session.roots.is_some() {
+        session.roots = Some(
+            roots
+                .iter()
+                .map(|r| crate::protocol::Root {
+                    uri: format!("file://{}", r.display()),
+                    name: None,
+                })
+                .collect(),
+        );
+    }
+}
+
 /// A person's answer to a call that needs approval.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Approval {
@@ -296,6 +313,10 @@ impl Gate {
         match (method, params) {
             ("resources/read" | "resources/subscribe", Some(p)) => {
                 let uri = p.get("uri").and_then(Value::as_str).unwrap_or_default();
+                if uri.starts_with(&format!("{}://", crate::spill::store::URI_SCHEME)) {
+                    let reason = "a ringmcp-spill:// URI names a payload the host holds for another server's answer; it is never sent to a server";
+                    return Err(Denial::new("scope", DenialKind::Rule, reason));
+                }
                 match self.policy.check_resource(uri, resolver) {
                     Verdict::Deny(d) => Err(d),
                     _ => Ok(()),

@@ -583,6 +583,7 @@ impl Host {
                     session.request_timeout = t;
                 }
                 session.era = era;
+                gate::scope_roots(&mut session, &spec);
                 remote::start(remote::RemoteParts {
                     id,
                     name: name.clone(),

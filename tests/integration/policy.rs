@@ -367,3 +367,50 @@ fn the_cli_refuses_with_exit_4_and_keeps_a_verifiable_trail() {
         .unwrap();
     assert!(String::from_utf8_lossy(&show.stdout).contains("ref/fail  deny"));
 }
+
+/// No confused deputy: one server's spilled payload is not readable through another's client
+/// (nor sent to that server to read), and a server whose policy names roots is offered only
+/// those in `roots/list`, not the host's.
+#[test]
+fn each_server_sees_only_its_own_world() {
+    use ringmcp::host::SpillConfig;
+    use ringmcp::protocol::{Content, Root};
+    use ringmcp::spill::store::StoreConfig;
+    let dir = Temp::new("scope");
+    let spill = SpillConfig {
+        line_threshold: 256 << 10,
+        string_threshold: 64 << 10,
+        store: StoreConfig::new().base_dir(dir.0.join("spill")),
+    };
+    let host = Host::builder()
+        .spill(Some(spill))
+        .roots(vec![Root { uri: "file:///host/shared".into(), name: None }])
+        .request_timeout(Duration::from_secs(30))
+        .policy(PolicySettings::default())
+        .build()
+        .unwrap();
+    let a = host.spawn_blocking(faulty("a").sandbox(None)).unwrap();
+    let b = host
+        .spawn_blocking(faulty("b").sandbox(None).policy(policy(json!({"roots": ["/srv/b-only"]}))))
+        .unwrap();
+    let big = a.blocking().call_tool("blob", json!({"bytes": 1 << 20})).unwrap();
+    let uri = big
+        .content
+        .iter()
+        .find_map(|c| match c {
+            Content::Other { raw, .. } => raw.get("uri").and_then(Value::as_str).map(str::to_owned),
+            _ => None,
+        })
+        .expect("the blob was spilled");
+    assert!(uri.starts_with("ringmcp-spill://"), "{uri}");
+    assert!(a.read_spilled(&uri, 0, 16).is_ok());
+    assert!(b.read_spilled(&uri, 0, 16).is_err(), "not readable through another server's client");
+    let fetched = futures::executor::block_on(b.fetch_resource(&uri));
+    assert!(matches!(fetched, Err(Error::Spill(_))), "{fetched:?}");
+    let read = b.blocking().read_resource(&uri);
+    assert_eq!(denial(read.unwrap_err()).rule, "scope", "never sent to b");
+    let roots_of = |c: &Client| c.blocking().call_tool("ask_roots", json!({})).unwrap().text();
+    assert!(roots_of(&a).contains("/host/shared"));
+    let b_roots = roots_of(&b);
+    assert!(b_roots.contains("/srv/b-only") && !b_roots.contains("/host/shared"), "{b_roots}");
+}

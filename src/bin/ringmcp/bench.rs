@@ -32,6 +32,10 @@ use report::{BaselineResult, Report, Setup};
 /// Measure calls/s, latency percentiles, CPU per call and memory through one host.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
+    /// Put the security gateway in the path (the server's policy from the config, else the
+    /// built-in one): each call is decided (schema, paths, rules) before it is sent.
+    #[arg(long)]
+    policy: bool,
     /// Copies of the server to start on the one host; calls are spread round-robin.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
     servers: u64,
@@ -205,7 +209,7 @@ fn bench(args: &Args) -> Result<(), Failure> {
             None
         }
     };
-    let host = args.server.host()?;
+    let host = args.server.host_with(args.policy.then(ringmcp::host::PolicySettings::default))?;
     if args.spawn_only {
         return spawn_bench(args, &host, &spec);
     }

@@ -51,9 +51,17 @@ impl Client {
         uri: &str,
     ) -> impl Future<Output = Result<SpillFile>> + Send + 'static {
         let known = self.spilled(uri);
+        // A spill URI is the host's, never a server's: one this client did not receive (another
+        // server's payload) is not sent to this server to read.
+        let foreign =
+            known.is_none() && uri.starts_with(&format!("{}://", crate::spill::store::URI_SCHEME));
+        if foreign {
+            let error = Error::Spill(SpillError::NotFound(uri.into()));
+            return futures::future::Either::Left(std::future::ready(Err(error)));
+        }
         let read = known.is_none().then(|| self.read_resource(uri));
         let (client, uri) = (self.clone(), uri.to_owned());
-        async move {
+        futures::future::Either::Right(async move {
             if let Some(file) = known {
                 return Ok(file);
             }
@@ -92,7 +100,7 @@ impl Client {
             let file = writer.finish().map_err(Error::Spill)?;
             client.inner.spilled.insert(vec![file.clone()]);
             Ok(file)
-        }
+        })
     }
 
     /// Lets go of a spilled payload: its file is removed once no handle to it is left.
