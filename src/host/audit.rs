@@ -22,7 +22,8 @@ pub struct AuditLog {
 
 #[derive(Debug)]
 struct Inner {
-    file: File,
+    /// Locked exclusively while open: two writers would fork the chain.
+    file: nix::fcntl::Flock<File>,
     chain: Chain,
     bytes: u64,
     since_checkpoint: u64,
@@ -40,6 +41,14 @@ pub enum AuditError {
         /// The OS error.
         #[source]
         source: std::io::Error,
+    },
+    /// Another process has the trail open.
+    #[error(
+        "audit log {path} is in use by another process (only one writer may append to a trail)"
+    )]
+    Busy {
+        /// The file.
+        path: PathBuf,
     },
     /// The existing file does not verify: new records would not chain to it.
     #[error(
@@ -103,15 +112,18 @@ impl AuditLog {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(io)?;
         }
-        let mut file =
+        let file =
             OpenOptions::new().read(true).append(true).create(true).open(&path).map_err(io)?;
+        let mut file = nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusiveNonblock)
+            .map_err(|_| AuditError::Busy { path: path.clone() })?;
         let mut existing = Vec::new();
         file.read_to_end(&mut existing).map_err(io)?;
         let inner = if existing.is_empty() {
             let (chain, genesis) = Chain::genesis(&random_hex(16), &now_rfc3339());
+            let head = chain.clone();
             let mut inner =
                 Inner { file, chain, bytes: 0, since_checkpoint: 0, last_sync: Instant::now() };
-            write_line(&mut inner, &path, &genesis, true).map_err(io)?;
+            write_line(&mut inner, &path, &genesis, true, &head).map_err(io)?;
             inner
         } else {
             let head = std::fs::read(head_path(&path)).ok();
@@ -140,13 +152,19 @@ impl AuditLog {
     }
 
     /// Appends one record (`time` is added); returns once it is written (and synced, per
-    /// the fsync policy). A failure to write is logged, never turned into a failed call.
-    pub fn record(&self, mut record: Map<String, Value>) {
+    /// the fsync policy).
+    ///
+    /// # Errors
+    /// When the record cannot be written; the log is left as it was (the chain does not move
+    /// on, a partial line is cut off), so later records still chain.
+    pub fn record(&self, mut record: Map<String, Value>) -> std::io::Result<()> {
         record.insert("time".into(), Value::String(now_rfc3339()));
         let mut inner = self.inner.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Err(e) = self.append(&mut inner, record) {
+        let result = self.append(&mut inner, record);
+        if let Err(e) = &result {
             tracing::error!("audit log {}: {e}", self.config.path.display());
         }
+        result
     }
 
     fn append(&self, inner: &mut Inner, record: Map<String, Value>) -> std::io::Result<()> {
@@ -154,13 +172,12 @@ impl AuditLog {
         if self.config.max_bytes.is_some_and(|max| inner.bytes >= max) {
             self.rotate(inner)?;
         }
-        let line = inner.chain.seal(record);
         let sync = match self.config.fsync {
             FsyncPolicy::Always => true,
             FsyncPolicy::Interval => inner.last_sync.elapsed().as_secs() >= 1,
             FsyncPolicy::Never => false,
         };
-        write_line(inner, path, &line, sync)?;
+        commit(inner, path, record, sync)?;
         inner.since_checkpoint += 1;
         if inner.since_checkpoint >= self.config.checkpoint_every.unwrap_or(100) {
             inner.since_checkpoint = 0;
@@ -168,8 +185,7 @@ impl AuditLog {
             c.insert("type".into(), "checkpoint".into());
             c.insert("records".into(), Value::from(inner.chain.next_seq));
             c.insert("time".into(), Value::String(now_rfc3339()));
-            let line = inner.chain.seal(c);
-            write_line(inner, path, &line, true)?;
+            commit(inner, path, c, true)?;
         }
         Ok(())
     }
@@ -184,7 +200,9 @@ impl AuditLog {
         let aside = PathBuf::from(aside);
         std::fs::rename(path, &aside)?;
         let _ = std::fs::rename(head_path(path), head_path(&aside));
-        inner.file = OpenOptions::new().read(true).append(true).create(true).open(path)?;
+        let file = OpenOptions::new().read(true).append(true).create(true).open(path)?;
+        inner.file = nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusiveNonblock)
+            .map_err(|(_, e)| std::io::Error::from(e))?;
         inner.bytes = 0;
         let mut c = Map::new();
         c.insert("type".into(), "continued".into());
@@ -195,24 +213,54 @@ impl AuditLog {
             ),
         );
         c.insert("time".into(), Value::String(now_rfc3339()));
-        let line = inner.chain.seal(c);
-        write_line(inner, path, &line, true)
+        commit(inner, path, c, true)
     }
 }
 
-/// Writes `line` and a newline, then the head file; syncs both when `sync`.
-fn write_line(inner: &mut Inner, path: &Path, line: &str, sync: bool) -> std::io::Result<()> {
+/// Seals `record` as the chain's next line and writes it; the chain moves on only once the
+/// line is written, and a partial line is cut off, so a failure leaves the log consistent.
+fn commit(
+    inner: &mut Inner,
+    path: &Path,
+    record: Map<String, Value>,
+    sync: bool,
+) -> std::io::Result<()> {
+    let mut next = inner.chain.clone();
+    let line = next.seal(record);
+    let before = inner.bytes;
+    match write_line(inner, path, &line, sync, &next) {
+        Ok(()) => {
+            inner.chain = next;
+            Ok(())
+        }
+        Err(e) => {
+            let _ = inner.file.set_len(before);
+            inner.bytes = before;
+            Err(e)
+        }
+    }
+}
+
+/// Writes `line` and a newline; when `sync`, syncs it and then writes the head file (`chain`
+/// is the chain after this line). The head is only ever written for data on disk, so it never
+/// runs ahead of the log: a crash leaves it behind at worst, which verification accepts.
+fn write_line(
+    inner: &mut Inner,
+    path: &Path,
+    line: &str,
+    sync: bool,
+    chain: &Chain,
+) -> std::io::Result<()> {
     let mut buf = Vec::with_capacity(line.len() + 1);
     buf.extend_from_slice(line.as_bytes());
     buf.push(b'\n');
     inner.file.write_all(&buf)?;
     inner.bytes += buf.len() as u64;
-    if sync {
-        inner.file.sync_data()?;
-        inner.last_sync = Instant::now();
+    if !sync {
+        return Ok(());
     }
-    // The head goes after the record: a crash between the two leaves a head one record
-    // behind, which verification accepts (and says so).
+    inner.file.sync_data()?;
+    inner.last_sync = Instant::now();
     let head = head_path(path);
     let tmp = {
         let mut t = head.as_os_str().to_owned();
@@ -220,10 +268,8 @@ fn write_line(inner: &mut Inner, path: &Path, line: &str, sync: bool) -> std::io
         PathBuf::from(t)
     };
     let mut f = File::create(&tmp)?;
-    f.write_all(inner.chain.head_text().as_bytes())?;
-    if sync {
-        f.sync_data()?;
-    }
+    f.write_all(chain.head_text().as_bytes())?;
+    f.sync_data()?;
     std::fs::rename(&tmp, &head)?;
     Ok(())
 }
@@ -253,7 +299,7 @@ mod tests {
             AuditConfig { path: path.clone(), checkpoint_every: Some(3), ..AuditConfig::default() };
         let log = AuditLog::open(config.clone()).unwrap();
         for n in 0..4 {
-            log.record(rec(n));
+            log.record(rec(n)).unwrap();
         }
         drop(log);
         // A crash mid-write: a torn last line.
@@ -261,7 +307,7 @@ mod tests {
         f.write_all(br#"{"n":99,"pre"#).unwrap();
         drop(f);
         let log = AuditLog::open(config.clone()).unwrap();
-        log.record(rec(4));
+        log.record(rec(4)).unwrap();
         drop(log);
         let bytes = std::fs::read(&path).unwrap();
         let head = std::fs::read(head_path(&path)).unwrap();
@@ -272,7 +318,7 @@ mod tests {
         // Rotation carries the chain over.
         let small = AuditConfig { max_bytes: Some(1), ..config };
         let log = AuditLog::open(small).unwrap();
-        log.record(rec(5));
+        log.record(rec(5)).unwrap();
         drop(log);
         let rotated = PathBuf::from(format!("{}.7", path.display()));
         let old = std::fs::read(&rotated).unwrap();
@@ -291,8 +337,8 @@ mod tests {
         let path = temp("tampered");
         let config = AuditConfig { path: path.clone(), ..AuditConfig::default() };
         let log = AuditLog::open(config.clone()).unwrap();
-        log.record(rec(1));
-        log.record(rec(2));
+        log.record(rec(1)).unwrap();
+        log.record(rec(2)).unwrap();
         drop(log);
         let text = std::fs::read_to_string(&path).unwrap().replace("\"n\":1", "\"n\":7");
         std::fs::write(&path, text).unwrap();

@@ -341,7 +341,7 @@ impl Client {
         }
         let name = params.and_then(|p| p.get("name")).and_then(Value::as_str).unwrap_or_default();
         let arguments = params.and_then(|p| p.get("arguments")).cloned().unwrap_or(json!({}));
-        let verdict = match self.cached_tools() {
+        let verdict = match self.fresh_cached_tools() {
             Some(list) => gate.decide(&list, name, &arguments),
             None => Verdict::Deny(Denial::new(
                 "unlisted",
@@ -350,9 +350,16 @@ impl Client {
                  call Client::tools first, or use Client::call",
             )),
         };
-        gate.audit_decision(name, &arguments, &verdict, None);
+        let verdict = match verdict {
+            Verdict::Allow { rule } => match gate.admit(name) {
+                Ok(()) => Verdict::Allow { rule },
+                Err(d) => Verdict::Deny(d),
+            },
+            v => v,
+        };
+        gate.audit_decision(name, &arguments, &verdict, None)?;
         match verdict {
-            Verdict::Allow { .. } => gate.admit(name),
+            Verdict::Allow { .. } => Ok(()),
             Verdict::Ask { rule } => Err(Denial::new(
                 rule,
                 DenialKind::NotApproved,
@@ -364,10 +371,12 @@ impl Client {
         }
     }
 
-    /// The cached tool list, if one was fetched.
-    pub(crate) fn cached_tools(&self) -> Option<Arc<Vec<Tool>>> {
+    /// The cached tool list, if one was fetched and no `list_changed` came since.
+    fn fresh_cached_tools(&self) -> Option<Arc<Vec<Tool>>> {
         let cache = self.inner.cache.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        cache.tools.as_ref().map(|c| c.list.clone())
+        let cached = cache.tools.as_ref()?;
+        let now = self.inner.lists.tools.load(std::sync::atomic::Ordering::Acquire);
+        (cached.epoch == now).then(|| cached.list.clone())
     }
 
     /// Replaces the roots this client answers `roots/list` with, and tells the server

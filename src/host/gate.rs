@@ -175,17 +175,21 @@ impl Gate {
         pin_key: String,
         config: Option<&PolicyConfig>,
         roots: &[PathBuf],
+        cwd: Option<PathBuf>,
         instructions: Option<String>,
         settings: PolicySettings,
     ) -> Gate {
         let default = PolicyConfig::default();
-        let policy = Policy::new(
+        let mut policy = Policy::new(
             &server,
             config.unwrap_or(&default),
             &settings.global,
             roots,
             &*settings.resolver,
         );
+        if let Some(cwd) = cwd {
+            policy.set_cwd(cwd, &*settings.resolver);
+        }
         Gate {
             server,
             pin_key,
@@ -233,6 +237,12 @@ impl Gate {
     /// Decides a `tools/call` against the listing `list`.
     pub(crate) fn decide(&self, list: &Arc<Vec<Tool>>, name: &str, arguments: &Value) -> Verdict {
         let (table, pins) = self.listing(list);
+        if table.is_duplicated(name) {
+            let reason = format!(
+                "the server listed more than one tool named {name:?}: which definition applies cannot be told"
+            );
+            return Verdict::Deny(Denial::new("unlisted", DenialKind::Unlisted, reason));
+        }
         if let Some(why) = pins.blocks(name) {
             let reason = format!(
                 "{why}; review it with `ringmcp pins diff` and accept it with `ringmcp pins accept`"
@@ -345,8 +355,8 @@ impl Gate {
         arguments: &Value,
         verdict: &Verdict,
         approver: Option<&str>,
-    ) {
-        let Some(log) = &self.settings.audit else { return };
+    ) -> Result<(), Denial> {
+        let Some(log) = &self.settings.audit else { return Ok(()) };
         let mut r = self.record("decision", tool, arguments);
         r.insert("verdict".into(), Value::String(verdict.action().to_string()));
         r.insert("rule".into(), Value::String(verdict.rule().to_owned()));
@@ -356,7 +366,13 @@ impl Gate {
         if let Some(who) = approver {
             r.insert("approver".into(), Value::String(who.to_owned()));
         }
-        log.record(r);
+        // Fail closed: a call whose decision cannot be recorded is not made.
+        log.record(r).map_err(|e| {
+            let reason = format!(
+                "the audit trail cannot be written ({e}); no call is made without its record"
+            );
+            Denial::new("audit", DenialKind::Rule, reason)
+        })
     }
 
     /// Records a completed call: its result's digest and size, or its error, and how long it took.
@@ -382,7 +398,8 @@ impl Gate {
                 r.insert("error".into(), Value::String(e.to_owned()));
             }
         }
-        log.record(r);
+        // The call was made: a failure to record its outcome is logged by the trail.
+        let _ = log.record(r);
     }
 
     fn record(&self, kind: &str, tool: &str, arguments: &Value) -> Map<String, Value> {

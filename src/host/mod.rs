@@ -559,6 +559,13 @@ impl Host {
         // probe is its first request), with the fallback, in case it changed.
         let identity = spec.identity();
         let (pin_key, policy) = (identity.clone(), spec.policy.clone());
+        // Where the server resolves relative paths (the policy checks them against it too).
+        let cwd = spec.launch().and_then(|l| {
+            l.cwd.clone().or_else(|| match &l.sandbox {
+                Some(s) => Some(s.workspace.clone().unwrap_or_else(|| "/tmp".into())),
+                None => std::env::current_dir().ok(),
+            })
+        });
         let eras = self.eras.clone();
         let known =
             eras.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(&identity).copied();
@@ -614,9 +621,11 @@ impl Host {
                 .roots
                 .iter()
                 .flatten()
-                .filter_map(|r| r.uri.strip_prefix("file://").map(std::path::PathBuf::from))
+                .filter_map(|r| r.uri.strip_prefix("file://"))
+                .map(|p| percent_encoding::percent_decode_str(p).decode_utf8_lossy().into_owned())
+                .map(std::path::PathBuf::from)
                 .collect();
-            (settings, pin_key, policy, roots)
+            (settings, pin_key, policy, roots, cwd)
         });
         Either::Right(async move {
             let details = rx.await.map_err(|_| Error::ReactorStopped)?;
@@ -633,13 +642,14 @@ impl Host {
                 }
                 e
             })?;
-            let gate = gate.map(|(settings, pin_key, policy, roots)| {
+            let gate = gate.map(|(settings, pin_key, policy, roots, cwd)| {
                 let instructions = details.init.instructions.clone();
                 Arc::new(gate::Gate::new(
                     name.clone(),
                     pin_key,
                     policy.as_ref(),
                     &roots,
+                    cwd,
                     instructions,
                     settings,
                 ))

@@ -218,7 +218,8 @@ pub fn verify(
                 }
             }
         }
-        chain = Some(Chain { next_seq: seq + 1, head: digest_hex(line) });
+        let next_seq = seq.checked_add(1).ok_or_else(|| bad("seq out of range".into()))?;
+        chain = Some(Chain { next_seq, head: digest_hex(line) });
         records += 1;
     }
     let Some(chain) = chain else {

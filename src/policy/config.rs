@@ -62,6 +62,11 @@ pub struct PolicyConfig {
     /// Deny calls to tools whose definition the poisoning scan flags.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub block_poisoned: Option<bool>,
+    /// Whether the server's annotations (its own claims) decide tools no rule names
+    /// (default true: destructive or open-world ask, read-only allows); false: they count for
+    /// nothing and the defaults decide.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trust_annotations: Option<bool>,
 }
 
 /// The top-level `"policy"`: the default action for every server, and defaults for the

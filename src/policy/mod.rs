@@ -164,17 +164,34 @@ impl ToolFacts {
 #[derive(Debug, Default)]
 pub struct ToolTable {
     by_name: HashMap<String, ToolFacts>,
+    /// Names listed more than once: which definition a client or a model goes by is anyone's
+    /// guess, so calls to them are refused.
+    duplicated: std::collections::HashSet<String>,
 }
 
 impl ToolTable {
     /// Compiles the facts of each tool of a listing.
     pub fn new(tools: &[Tool]) -> ToolTable {
-        ToolTable { by_name: tools.iter().map(|t| (t.name.clone(), ToolFacts::of(t))).collect() }
+        let mut table = ToolTable::default();
+        for t in tools {
+            if table.by_name.insert(t.name.clone(), ToolFacts::of(t)).is_some() {
+                table.duplicated.insert(t.name.clone());
+            }
+        }
+        for name in &table.duplicated {
+            table.by_name.remove(name);
+        }
+        table
     }
 
-    /// The facts of tool `name`, if it was listed.
+    /// The facts of tool `name`, if it was listed (once).
     pub fn get(&self, name: &str) -> Option<&ToolFacts> {
         self.by_name.get(name)
+    }
+
+    /// Whether the listing holds more than one tool named `name`.
+    pub fn is_duplicated(&self, name: &str) -> bool {
+        self.duplicated.contains(name)
     }
 }
 
@@ -190,8 +207,9 @@ pub struct Policy {
     tools: PatternTable<Action>,
     default: Option<Action>,
     global_default: Option<Action>,
-    roots: Vec<PathBuf>,
+    roots: Option<paths::Roots>,
     kinds: args::ArgKinds,
+    trust_annotations: bool,
     allow_metachars: String,
     rate_limits: PatternTable<u32>,
     block_poisoned: bool,
@@ -209,8 +227,13 @@ impl Policy {
         roots: &[PathBuf],
         resolver: &dyn paths::Resolve,
     ) -> Policy {
-        let roots = config.roots.as_deref().unwrap_or(roots);
-        let roots = roots.iter().map(|r| resolver.resolve(&paths::normalise(r))).collect();
+        // Configured roots confine (an empty list allows no path); otherwise the roots offered
+        // to the server do; with neither there is nothing to confine to.
+        let roots = match (&config.roots, roots) {
+            (Some(configured), _) => Some(paths::Roots::new(configured, None, resolver)),
+            (None, []) => None,
+            (None, offered) => Some(paths::Roots::new(offered, None, resolver)),
+        };
         let in_force = serde_json::json!({"server": server, "policy": config, "global": global});
         Policy {
             server: server.to_owned(),
@@ -224,6 +247,7 @@ impl Policy {
                 sql_args: config.sql_args.clone(),
             },
             allow_metachars: config.allow_metachars.clone().unwrap_or_default(),
+            trust_annotations: config.trust_annotations.unwrap_or(true),
             rate_limits: PatternTable::new(config.rate_limits.clone()),
             block_poisoned: config.block_poisoned.or(global.block_poisoned).unwrap_or(false),
             digest: audit::digest_hex(audit::canonical(&in_force)),
@@ -246,9 +270,17 @@ impl Policy {
         &self.server
     }
 
-    /// The roots path arguments are confined to (resolved).
-    pub fn roots(&self) -> &[PathBuf] {
-        &self.roots
+    /// The roots path arguments are confined to, as configured (`None`: no confinement).
+    pub fn roots(&self) -> Option<&[PathBuf]> {
+        self.roots.as_ref().map(paths::Roots::paths)
+    }
+
+    /// Where the server resolves relative paths: they are checked against it as well as
+    /// against the first root.
+    pub fn set_cwd(&mut self, cwd: PathBuf, resolver: &dyn paths::Resolve) {
+        if let Some(roots) = &self.roots {
+            self.roots = Some(paths::Roots::new(roots.paths(), Some(cwd), resolver));
+        }
     }
 
     /// The SHA-256 of the policy in force (recorded with every audit record).
@@ -263,7 +295,7 @@ impl Policy {
         if let Some((pattern, action)) = self.tools.lookup(name) {
             return (*action, format!("tools[{:?}]", pattern.as_str()));
         }
-        if let Some(f) = facts {
+        if let Some(f) = facts.filter(|_| self.trust_annotations) {
             if f.destructive == Some(true) {
                 return (Action::Ask, "annotations.destructiveHint".into());
             }
@@ -332,7 +364,7 @@ impl Policy {
     ) -> Option<Denial> {
         let (paths, commands, sql) = args::classify(&self.kinds, input_schema, arguments);
         for found in paths {
-            if let Some(why) = paths::outside_roots(found.value, &self.roots, resolver) {
+            if let Some(why) = paths::outside_roots(found.value, self.roots.as_ref(), resolver) {
                 let reason = format!("argument {}: {why}", found.pointer);
                 return Some(Denial::new("roots", DenialKind::Path, reason));
             }
@@ -357,8 +389,8 @@ impl Policy {
 
     /// Decides a `resources/read` of `uri`: a `file://` URI must stay beneath the roots.
     pub fn check_resource(&self, uri: &str, resolver: &dyn paths::Resolve) -> Verdict {
-        if uri.starts_with("file://")
-            && let Some(why) = paths::outside_roots(uri, &self.roots, resolver)
+        if paths::is_file_url(uri)
+            && let Some(why) = paths::outside_roots(uri, self.roots.as_ref(), resolver)
         {
             return Verdict::Deny(Denial::new("roots", DenialKind::Path, why));
         }
@@ -388,6 +420,10 @@ impl RateWindow {
     /// otherwise (the call is not counted).
     pub fn admit(&mut self, policy: &Policy, name: &str, now_ms: u64) -> Result<(), Denial> {
         let Some((rule, limit)) = policy.rate_limit(name) else { return Ok(()) };
+        if limit == 0 {
+            let reason = format!("tool {name:?} is limited to 0 calls a minute by {rule}");
+            return Err(Denial::new(rule, DenialKind::RateLimited, reason));
+        }
         let window = self.calls.entry(rule.clone()).or_default();
         while window.front().is_some_and(|&t| now_ms.saturating_sub(t) >= 60_000) {
             window.pop_front();

@@ -13,7 +13,6 @@
 //! so a symlink planted inside a root that points out is caught. A NUL byte is refused outright.
 //! The policy itself touches no file system: the resolver is its only window on one.
 
-use std::borrow::Cow;
 use std::path::{Component, Path, PathBuf};
 
 use unicode_normalization::UnicodeNormalization;
@@ -42,25 +41,48 @@ impl Resolve for Lexical {
 pub struct HostFs;
 
 impl Resolve for HostFs {
+    /// Walks the path one component at a time, following every symlink by its text, so a
+    /// symlink whose target does not exist yet (which a write would create) is followed too.
     fn resolve(&self, path: &Path) -> PathBuf {
-        let mut existing = path.to_path_buf();
-        let mut rest = Vec::new();
-        loop {
-            if let Ok(real) = std::fs::canonicalize(&existing) {
-                let mut out = real;
-                for part in rest.iter().rev() {
-                    out.push(part);
-                }
-                return normalise(&out);
+        let mut todo: std::collections::VecDeque<std::ffi::OsString> = path
+            .components()
+            .filter_map(|c| match c {
+                Component::Normal(p) => Some(p.to_owned()),
+                Component::ParentDir => Some("..".into()),
+                _ => None,
+            })
+            .collect();
+        let mut out = PathBuf::from("/");
+        let mut hops = 0;
+        while let Some(part) = todo.pop_front() {
+            if part == ".." {
+                out.pop();
+                continue;
             }
-            match (existing.file_name().map(ToOwned::to_owned), existing.parent()) {
-                (Some(name), Some(parent)) => {
-                    rest.push(name);
-                    existing = parent.to_path_buf();
+            let next = out.join(&part);
+            match std::fs::symlink_metadata(&next) {
+                Ok(m) if m.file_type().is_symlink() && hops < 40 => {
+                    hops += 1;
+                    let Ok(target) = std::fs::read_link(&next) else { return normalise(&next) };
+                    if target.is_absolute() {
+                        out = PathBuf::from("/");
+                    }
+                    let parts: Vec<std::ffi::OsString> = target
+                        .components()
+                        .filter_map(|c| match c {
+                            Component::Normal(p) => Some(p.to_owned()),
+                            Component::ParentDir => Some("..".into()),
+                            _ => None,
+                        })
+                        .collect();
+                    for p in parts.into_iter().rev() {
+                        todo.push_front(p);
+                    }
                 }
-                _ => return path.to_path_buf(),
+                _ => out = next,
             }
         }
+        out
     }
 }
 
@@ -83,18 +105,46 @@ pub fn normalise(path: &Path) -> PathBuf {
     out
 }
 
+/// Whether `text` is a `file:` URL (the scheme in any case).
+pub fn is_file_url(text: &str) -> bool {
+    text.get(..5).is_some_and(|s| s.eq_ignore_ascii_case("file:"))
+}
+
+/// The path of a `file:` URL as a URL parser reads it, or why it is refused (another host, a
+/// query or fragment, which a parser would drop and this check would not).
+fn file_url_path(text: &str) -> Result<String, String> {
+    let url =
+        url::Url::parse(text).map_err(|e| format!("{text:?} is not a usable file URL: {e}"))?;
+    if url.host_str().is_some_and(|h| !h.is_empty() && h != "localhost") {
+        return Err(format!("{text:?} names a file on another host"));
+    }
+    if url.query().is_some() || url.fragment().is_some() {
+        return Err(format!("{text:?} has a query or fragment, which a file URL must not"));
+    }
+    Ok(percent_encoding::percent_decode_str(url.path()).decode_utf8_lossy().into_owned())
+}
+
 /// The readings of `text` a server might make (see the module docs), deduplicated.
-fn readings(text: &str) -> Vec<String> {
+fn readings(text: &str) -> Result<Vec<String>, String> {
     let mut out: Vec<String> = vec![text.to_owned()];
     let push = |s: String, out: &mut Vec<String>| {
         if !out.contains(&s) {
             out.push(s);
         }
     };
-    if let Some(rest) = text.strip_prefix("file://") {
-        // `file:///p`, `file://localhost/p`; another host is not a local path.
-        let path = rest.strip_prefix("localhost").unwrap_or(rest);
-        push(path.to_owned(), &mut out);
+    if is_file_url(text) {
+        push(file_url_path(text)?, &mut out);
+        // The text after the scheme, as a naive reader would take it.
+        let rest = &text[5..];
+        let rest = rest.strip_prefix("//").unwrap_or(rest);
+        push(rest.strip_prefix("localhost").unwrap_or(rest).to_owned(), &mut out);
+        out.remove(0);
+    }
+    for s in out.clone() {
+        // A WHATWG URL parser (Node's), and Windows-minded code, read `\` as `/`.
+        if s.contains('\\') {
+            push(s.replace('\\', "/"), &mut out);
+        }
     }
     for s in out.clone() {
         if s.contains('%') {
@@ -109,46 +159,87 @@ fn readings(text: &str) -> Vec<String> {
         push(nfkc, &mut out);
         push(slashes, &mut out);
     }
-    out
+    Ok(out)
 }
 
-/// Why a path argument is refused, or `None` when it stays beneath a root. `roots` are
-/// resolved already; no roots means no confinement.
-pub fn outside_roots(text: &str, roots: &[PathBuf], resolver: &dyn Resolve) -> Option<String> {
-    if roots.is_empty() {
-        return None;
+/// The roots paths are confined to: as configured (lexically normal) and resolved (their
+/// symlinks followed), so a path written through a symlinked root is accepted, and one whose
+/// resolution leaves every resolved root is not. `None`: no confinement.
+#[derive(Debug, Clone, Default)]
+pub struct Roots {
+    lexical: Vec<PathBuf>,
+    resolved: Vec<PathBuf>,
+    /// Where the server resolves relative paths, when known.
+    cwd: Option<PathBuf>,
+}
+
+impl Roots {
+    /// `roots` (each made absolute and normal), resolved through `resolver`; `cwd` is where
+    /// the server resolves relative paths (checked too, besides the first root).
+    pub fn new(roots: &[PathBuf], cwd: Option<PathBuf>, resolver: &dyn Resolve) -> Roots {
+        let lexical: Vec<PathBuf> = roots.iter().map(|r| normalise(r)).collect();
+        let resolved = lexical.iter().map(|r| resolver.resolve(r)).collect();
+        Roots { lexical, resolved, cwd }
+    }
+
+    /// The roots, as configured.
+    pub fn paths(&self) -> &[PathBuf] {
+        &self.lexical
+    }
+
+    fn beneath_lexical(&self, p: &Path) -> bool {
+        self.lexical.iter().chain(&self.resolved).any(|r| p.starts_with(r))
+    }
+
+    fn beneath_resolved(&self, p: &Path) -> bool {
+        self.resolved.iter().any(|r| p.starts_with(r))
+    }
+}
+
+/// Why a path argument is refused, or `None` when it stays beneath a root. With no roots at
+/// all there is no confinement; an empty list of roots allows no path.
+pub fn outside_roots(text: &str, roots: Option<&Roots>, resolver: &dyn Resolve) -> Option<String> {
+    let roots = roots?;
+    let allowed: Vec<String> = roots.lexical.iter().map(|r| r.display().to_string()).collect();
+    if roots.lexical.is_empty() {
+        return Some(format!("the path {text:?} is refused: the policy allows no roots"));
     }
     if text.contains('\0') {
         return Some(format!("the path {text:?} holds a NUL byte"));
     }
-    if text.starts_with("file://")
-        && !text.starts_with("file:///")
-        && !text.starts_with("file://localhost/")
-    {
-        return Some(format!("{text:?} names a file on another host"));
+    if text.starts_with('~') {
+        return Some(format!(
+            "the path {text:?} is relative to a home folder, which cannot be confined: give an absolute path under {}",
+            allowed.join(", ")
+        ));
     }
-    for reading in readings(text) {
-        let path: Cow<'_, Path> = if Path::new(&reading).is_absolute() {
-            Cow::Borrowed(Path::new(&reading))
+    let readings = match readings(text) {
+        Ok(r) => r,
+        Err(why) => return Some(why),
+    };
+    for reading in readings {
+        let bases: Vec<PathBuf> = if Path::new(&reading).is_absolute() {
+            vec![PathBuf::from(&reading)]
         } else {
-            Cow::Owned(roots[0].join(&reading))
+            // The server resolves it against its own working directory: both must hold.
+            std::iter::once(&roots.lexical[0]).chain(&roots.cwd).map(|b| b.join(&reading)).collect()
         };
-        let lexical = normalise(&path);
-        let real = resolver.resolve(&lexical);
-        let beneath = |p: &Path| roots.iter().any(|r| p.starts_with(r));
-        if !beneath(&lexical) || !beneath(&real) {
-            let shown = if real == lexical {
-                format!("{}", lexical.display())
-            } else {
-                format!("{} (which resolves to {})", lexical.display(), real.display())
-            };
-            let read =
-                if reading == text { String::new() } else { format!(", read as {reading:?},") };
-            let allowed: Vec<String> = roots.iter().map(|r| r.display().to_string()).collect();
-            return Some(format!(
-                "the path {text:?}{read} is {shown}, outside the allowed roots ({})",
-                allowed.join(", ")
-            ));
+        for path in bases {
+            let lexical = normalise(&path);
+            let real = resolver.resolve(&lexical);
+            if !roots.beneath_lexical(&lexical) || !roots.beneath_resolved(&real) {
+                let shown = if real == lexical {
+                    format!("{}", lexical.display())
+                } else {
+                    format!("{} (which resolves to {})", lexical.display(), real.display())
+                };
+                let read =
+                    if reading == text { String::new() } else { format!(", read as {reading:?},") };
+                return Some(format!(
+                    "the path {text:?}{read} is {shown}, outside the allowed roots ({})",
+                    allowed.join(", ")
+                ));
+            }
         }
     }
     None
@@ -170,8 +261,8 @@ mod tests {
         }
     }
 
-    fn roots() -> Vec<PathBuf> {
-        vec![PathBuf::from("/srv/project"), PathBuf::from("/tmp/scratch")]
+    fn roots() -> Roots {
+        Roots::new(&[PathBuf::from("/srv/project"), PathBuf::from("/tmp/scratch")], None, &Lexical)
     }
 
     #[test]
@@ -187,7 +278,7 @@ mod tests {
             "notes/日本.txt",
         ];
         for p in ok {
-            assert_eq!(outside_roots(p, &roots(), &Lexical), None, "{p}");
+            assert_eq!(outside_roots(p, Some(&roots()), &Lexical), None, "{p}");
         }
         let bad = [
             "/etc/passwd",
@@ -203,23 +294,47 @@ mod tests {
             "..∕..∕..∕etc",
             "/srv/project/\u{FF0E}\u{FF0E}/\u{FF0E}\u{FF0E}/etc",
             "/srv/project/\u{2025}/\u{2025}/etc",
+            "file:///etc/passwd?/../../srv/project/x",
+            "file:///etc/passwd#/../../srv/project/x",
+            "FILE:///etc/passwd",
+            "file:/etc/passwd",
+            "/srv/project/..\\..\\etc/passwd",
+            "~/.ssh/id_rsa",
         ];
         for p in bad {
-            assert!(outside_roots(p, &roots(), &Lexical).is_some(), "{p:?} was allowed");
+            assert!(outside_roots(p, Some(&roots()), &Lexical).is_some(), "{p:?} was allowed");
         }
     }
 
     #[test]
     fn a_symlink_inside_a_root_that_points_out_is_refused() {
         let links = Links(vec![(PathBuf::from("/srv/project/link"), PathBuf::from("/etc"))]);
-        let why = outside_roots("/srv/project/link/shadow", &roots(), &links).unwrap();
+        let why = outside_roots("/srv/project/link/shadow", Some(&roots()), &links).unwrap();
         assert!(why.contains("resolves to /etc/shadow"), "{why}");
-        assert_eq!(outside_roots("/srv/project/other", &roots(), &links), None);
+        assert_eq!(outside_roots("/srv/project/other", Some(&roots()), &links), None);
+    }
+
+    #[test]
+    fn relative_paths_are_checked_against_the_servers_directory_too() {
+        let roots =
+            Roots::new(&[PathBuf::from("/srv/project")], Some(PathBuf::from("/home/u")), &Lexical);
+        assert!(outside_roots(".ssh/id_rsa", Some(&roots), &Lexical).is_some());
+        let inside = Roots::new(
+            &[PathBuf::from("/srv/project")],
+            Some(PathBuf::from("/srv/project")),
+            &Lexical,
+        );
+        assert_eq!(outside_roots("notes/a.txt", Some(&inside), &Lexical), None);
     }
 
     #[test]
     fn no_roots_no_confinement() {
-        assert_eq!(outside_roots("/etc/passwd", &[], &Lexical), None);
+        assert_eq!(outside_roots("/etc/passwd", None, &Lexical), None);
+        let none = Roots::new(&[], None, &Lexical);
+        assert!(
+            outside_roots("/srv/project/a", Some(&none), &Lexical).is_some(),
+            "no root allowed"
+        );
     }
 
     #[test]
@@ -229,11 +344,20 @@ mod tests {
         std::fs::create_dir_all(dir.join("root")).unwrap();
         std::os::unix::fs::symlink("/etc", dir.join("root/out")).unwrap();
         let root = std::fs::canonicalize(dir.join("root")).unwrap();
-        let roots = vec![root.clone()];
+        let roots = Roots::new(std::slice::from_ref(&root), None, &HostFs);
         let escape = root.join("out/passwd");
-        assert!(outside_roots(escape.to_str().unwrap(), &roots, &HostFs).is_some());
+        assert!(outside_roots(escape.to_str().unwrap(), Some(&roots), &HostFs).is_some());
         let new_file = root.join("new/deeper/file.txt");
-        assert_eq!(outside_roots(new_file.to_str().unwrap(), &roots, &HostFs), None);
+        assert_eq!(outside_roots(new_file.to_str().unwrap(), Some(&roots), &HostFs), None);
+        // A dangling symlink (its target not created yet) is followed by its text.
+        std::os::unix::fs::symlink(dir.join("elsewhere/keys"), root.join("dangling")).unwrap();
+        let dangling = root.join("dangling");
+        assert!(outside_roots(dangling.to_str().unwrap(), Some(&roots), &HostFs).is_some());
+        // A root given through a symlink accepts paths written through it.
+        std::os::unix::fs::symlink(&root, dir.join("alias")).unwrap();
+        let aliased = Roots::new(&[dir.join("alias")], None, &HostFs);
+        let through = dir.join("alias/new.txt");
+        assert_eq!(outside_roots(through.to_str().unwrap(), Some(&aliased), &HostFs), None);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

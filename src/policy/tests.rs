@@ -208,3 +208,31 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn duplicates_zero_limits_and_untrusted_annotations() {
+    let twice = ToolTable::new(&[
+        tool(
+            json!({"name": "search", "description": "x", "annotations": {"destructiveHint": true}, "inputSchema": {"type": "object"}}),
+        ),
+        tool(
+            json!({"name": "search", "annotations": {"readOnlyHint": true}, "inputSchema": {"type": "object"}}),
+        ),
+    ]);
+    assert!(twice.is_duplicated("search") && twice.get("search").is_none());
+    let zero: PolicyConfig = serde_json::from_value(json!({"rateLimits": {"x": 0}})).unwrap();
+    let p = Policy::new("s", &zero, &GlobalPolicy::default(), &[], &paths::Lexical);
+    assert_eq!(RateWindow::default().admit(&p, "x", 0).unwrap_err().kind, DenialKind::RateLimited);
+    let t = fs_tools();
+    let distrust: PolicyConfig =
+        serde_json::from_value(json!({"default": "deny", "trustAnnotations": false})).unwrap();
+    let p = Policy::new("fs", &distrust, &GlobalPolicy::default(), &[], &paths::Lexical);
+    assert!(
+        matches!(decide(&p, &t, "read_file", json!({"path": "/a"})), Verdict::Deny(d) if d.rule == "default")
+    );
+    let none: PolicyConfig = serde_json::from_value(json!({"roots": []})).unwrap();
+    let p = Policy::new("fs", &none, &GlobalPolicy::default(), &[], &paths::Lexical);
+    assert!(
+        matches!(decide(&p, &t, "read_file", json!({"path": "/a"})), Verdict::Deny(d) if d.kind == DenialKind::Path)
+    );
+}

@@ -14,26 +14,7 @@ use ringmcp::host::{
 use ringmcp::policy::{DenialKind, PolicyConfig};
 use serde_json::{Value, json};
 
-use crate::util::{deps_dir, faulty, python3, require, ringmcp_bin};
-
-/// A temporary folder, removed on drop.
-struct Temp(PathBuf);
-
-impl Temp {
-    fn new(name: &str) -> Temp {
-        let dir =
-            std::env::temp_dir().join(format!("ringmcp-policy-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        Temp(std::fs::canonicalize(&dir).unwrap())
-    }
-}
-
-impl Drop for Temp {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+use crate::util::{TempDir, deps_dir, faulty, python3, require, ringmcp_bin};
 
 /// Records what it was asked and answers as told.
 struct Scripted {
@@ -157,8 +138,8 @@ fn paths_are_confined_to_the_roots_of_the_file_system_server() {
     ) else {
         return;
     };
-    let root = Temp::new("fsroot");
-    let outside = Temp::new("fsoutside");
+    let root = TempDir::new("fsroot");
+    let outside = TempDir::new("fsoutside");
     std::fs::write(root.0.join("inside.txt"), "inside").unwrap();
     std::fs::write(outside.0.join("secret.txt"), "secret").unwrap();
     std::os::unix::fs::symlink(&outside.0, root.0.join("link")).unwrap();
@@ -223,7 +204,7 @@ fn rugpull() -> Option<ServerSpec> {
 #[test]
 fn a_changed_tool_definition_is_blocked_until_accepted() {
     let Some(spec) = rugpull() else { return };
-    let dir = Temp::new("pins");
+    let dir = TempDir::new("pins");
     let pins =
         Arc::new(PinStore::open(&dir.0.join("pins.json"), PinMode::TrustOnFirstUse).unwrap());
     let settings = PolicySettings { pins: Some(pins.clone()), ..PolicySettings::default() };
@@ -293,7 +274,7 @@ fn a_changed_tool_definition_is_blocked_until_accepted() {
 /// or truncation makes it exit 1 with the line.
 #[test]
 fn the_cli_refuses_with_exit_4_and_keeps_a_verifiable_trail() {
-    let dir = Temp::new("cli");
+    let dir = TempDir::new("cli");
     let config = dir.0.join("mcp.json");
     let bin = ringmcp_bin();
     std::fs::write(
@@ -376,7 +357,7 @@ fn each_server_sees_only_its_own_world() {
     use ringmcp::host::SpillConfig;
     use ringmcp::protocol::{Content, Root};
     use ringmcp::spill::store::StoreConfig;
-    let dir = Temp::new("scope");
+    let dir = TempDir::new("scope");
     let spill = SpillConfig {
         line_threshold: 256 << 10,
         string_threshold: 64 << 10,

@@ -12,7 +12,7 @@ use ringmcp::sandbox::{self, Launch, SandboxConfig};
 use serde_json::{Value, json};
 
 use crate::util::{
-    deps_dir, python3, reference, require, ringmcp_bin, skip_machine, stray_fd_numbers,
+    TempDir, deps_dir, python3, reference, require, ringmcp_bin, skip_machine, stray_fd_numbers,
     with_stray_fds,
 };
 
@@ -60,25 +60,6 @@ fn sandbox_works(_test: &str) -> bool {
 fn is_root() -> bool {
     // SAFETY: getuid takes no arguments.
     unsafe { libc::getuid() == 0 }
-}
-
-/// A temp folder removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(label: &str) -> Self {
-        let p =
-            std::env::temp_dir().join(format!("ringmcp-sbx-test-{}-{label}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).unwrap();
-        TempDir(p)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }
 
 /// Runs `ringmcp sandbox run ARGS -- CMD...` and returns (exit code, stdout, stderr). The

@@ -127,3 +127,21 @@ pub fn recv_until(
         std::thread::sleep(Duration::from_millis(5));
     }
 }
+
+/// A temporary folder (its canonical path), removed on drop.
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    pub fn new(label: &str) -> Self {
+        let p = std::env::temp_dir().join(format!("ringmcp-test-{}-{label}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).unwrap();
+        TempDir(std::fs::canonicalize(&p).unwrap())
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}

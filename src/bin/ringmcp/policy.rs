@@ -165,14 +165,10 @@ enum AuditCommand {
 pub(crate) fn audit(args: AuditArgs) -> ExitCode {
     match args.command {
         AuditCommand::Verify { file } => {
-            let log = match std::fs::read(&file) {
-                Ok(b) => b,
-                Err(e) => {
-                    return Failure::usage(format!("reading {}: {e}", file.display())).report();
-                }
-            };
-            let head = std::fs::read(head_path(&file)).ok();
-            match verify(&log, head.as_deref(), None) {
+            if !file.exists() {
+                return Failure::usage(format!("{}: no such file", file.display())).report();
+            }
+            match verify_file(&file, 0) {
                 Ok(v) => {
                     for w in &v.warnings {
                         eprintln!("ringmcp: note: {w}");
@@ -186,7 +182,7 @@ pub(crate) fn audit(args: AuditArgs) -> ExitCode {
                     ExitCode::from(exit::OK)
                 }
                 Err(t) => {
-                    eprintln!("ringmcp: {}: {t}", file.display());
+                    eprintln!("ringmcp: {t}");
                     ExitCode::from(1)
                 }
             }
@@ -211,6 +207,32 @@ pub(crate) fn audit(args: AuditArgs) -> ExitCode {
             ExitCode::from(exit::OK)
         }
     }
+}
+
+/// The first characters of a digest, for showing.
+fn short(digest: &str) -> String {
+    digest.chars().take(12).collect()
+}
+
+/// Verifies `file`; when it continues a rotated trail whose earlier file (`from`) is beside
+/// it, that file first, so the chain is checked across the rotation.
+fn verify_file(file: &Path, depth: usize) -> Result<ringmcp::policy::audit::Verified, String> {
+    let log = std::fs::read(file).map_err(|e| format!("reading {}: {e}", file.display()))?;
+    let first: Option<Value> =
+        log.split(|&b| b == b'\n').next().and_then(|l| serde_json::from_slice(l).ok());
+    let from = first
+        .as_ref()
+        .filter(|r| r.get("type").and_then(Value::as_str) == Some("continued"))
+        .and_then(|r| r.get("from").and_then(Value::as_str))
+        .map(|name| file.with_file_name(name));
+    let previous = match from {
+        Some(earlier) if depth < 1000 && earlier.exists() => {
+            Some(verify_file(&earlier, depth + 1)?.chain)
+        }
+        _ => None,
+    };
+    let head = std::fs::read(head_path(file)).ok();
+    verify(&log, head.as_deref(), previous.as_ref()).map_err(|t| format!("{}: {t}", file.display()))
 }
 
 /// One record as one line of text.
@@ -245,7 +267,7 @@ fn show(r: &Value) -> String {
                 None => format!(
                     "{} bytes, sha256 {}{}",
                     r.get("resultBytes").and_then(Value::as_u64).unwrap_or(0),
-                    &field("resultDigest")[..field("resultDigest").len().min(12)],
+                    short(field("resultDigest")),
                     if r.get("isError").and_then(Value::as_bool) == Some(true) {
                         " (isError)"
                     } else {
@@ -311,10 +333,10 @@ pub(crate) fn pins(args: PinsArgs) -> ExitCode {
                 Some(p) => {
                     println!("{} ({}):", spec.name, path.display());
                     for (name, tool) in &p.tools {
-                        println!("  {name}  sha256 {}", &tool.digest[..16]);
+                        println!("  {name}  sha256 {}", short(&tool.digest));
                     }
                     if let Some(i) = &p.instructions {
-                        println!("  instructions  sha256 {}", &i[..16]);
+                        println!("  instructions  sha256 {}", short(i));
                     }
                 }
             }

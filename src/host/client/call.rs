@@ -112,17 +112,14 @@ impl ToolCall {
     /// [`Error::InvalidArgument`] if `arguments` is not an object, or for a task the server or
     /// tool cannot run; otherwise as [`Client::request`].
     pub fn send(self) -> CallFuture {
-        let ToolCall { client, name, arguments, timeout, progress, task } = self;
-        match client.inner.gate.clone() {
-            None => {
-                CallFuture(Box::pin(dispatch(client, name, arguments, timeout, progress, task)))
-            }
+        match self.client.inner.gate.clone() {
+            None => CallFuture(Box::pin(dispatch(self))),
             Some(gate) => CallFuture(Box::pin(async move {
-                decide(&gate, &client, &name, &arguments).await?;
-                let args = gate.audits().then(|| arguments.clone());
+                decide(&gate, &self.client, &self.name, &self.arguments).await?;
+                let args = gate.audits().then(|| self.arguments.clone());
+                let name = self.name.clone();
                 let started = std::time::Instant::now();
-                let result =
-                    dispatch(client, name.clone(), arguments, timeout, progress, task).await;
+                let result = dispatch(self).await;
                 if let Some(args) = args {
                     let value =
                         result.as_ref().map(|r| serde_json::to_value(r).unwrap_or(Value::Null));
@@ -153,7 +150,7 @@ impl ToolCall {
 async fn decide(gate: &Gate, client: &Client, name: &str, arguments: &Value) -> Result<()> {
     let server = client.inner.name.clone();
     let refuse = |denial: Denial| {
-        gate.audit_decision(name, arguments, &Verdict::Deny(denial.clone()), None);
+        let _ = gate.audit_decision(name, arguments, &Verdict::Deny(denial.clone()), None);
         Err(Error::Policy { server: server.clone(), denial })
     };
     // A call is decided against the listing (fetched once, then cached): an unlisted tool is
@@ -182,19 +179,15 @@ async fn decide(gate: &Gate, client: &Client, name: &str, arguments: &Value) -> 
     if let Err(d) = gate.admit(name) {
         return refuse(d);
     }
-    gate.audit_decision(name, arguments, &verdict, approver.as_deref());
+    if let Err(d) = gate.audit_decision(name, arguments, &verdict, approver.as_deref()) {
+        return Err(Error::Policy { server, denial: d });
+    }
     Ok(())
 }
 
 /// Sends a call (past the gate, if there is one) and checks its structured result.
-fn dispatch(
-    client: Client,
-    name: String,
-    arguments: Value,
-    timeout: Option<Duration>,
-    progress: Option<async_channel::Sender<crate::protocol::Progress>>,
-    task: TaskMode,
-) -> impl Future<Output = Result<CallToolResult>> + Send + 'static {
+fn dispatch(call: ToolCall) -> impl Future<Output = Result<CallToolResult>> + Send + 'static {
+    let ToolCall { client, name, arguments, timeout, progress, task } = call;
     // The tool's last known definition (never fetched just for this): its taskSupport and
     // outputSchema.
     let tool = client.cached_tool(&name);
