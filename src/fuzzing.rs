@@ -290,6 +290,86 @@ pub fn session(data: &[u8]) {
     assert_eq!(s.pending(), 0);
 }
 
+/// The policy under arbitrary configs and arguments: the first byte picks the tool's
+/// annotations, the rest is split at the first `\n` into a policy config (JSON; an invalid
+/// one is the default) and the call's arguments (JSON; an invalid one is a string argument
+/// `path` holding the raw text). Never panics; an allowed call never carries a `path`
+/// argument that leaves the root `/srv/root` in its plain or percent-decoded reading.
+pub fn policy(data: &[u8]) {
+    use crate::policy::paths::{Lexical, normalise};
+    use crate::policy::{GlobalPolicy, Policy, PolicyConfig, ToolTable, Verdict};
+    use serde_json::{Value, json};
+    let [ctl, rest @ ..] = data else { return };
+    let text = String::from_utf8_lossy(rest);
+    let (config, args) = text.split_once('\n').unwrap_or(("", &text));
+    let mut config: PolicyConfig = serde_json::from_str(config).unwrap_or_default();
+    config.roots = Some(vec!["/srv/root".into()]);
+    let arguments: Value = match serde_json::from_str::<Value>(args) {
+        Ok(v @ Value::Object(_)) => v,
+        _ => json!({ "path": args }),
+    };
+    let annotations = json!({
+        "readOnlyHint": ctl & 1 != 0, "destructiveHint": ctl & 2 != 0, "openWorldHint": ctl & 4 != 0
+    });
+    let tool = serde_json::from_value(json!({"name": "t", "annotations": annotations,
+        "inputSchema": {"type": "object"}}))
+    .expect("a tool");
+    let table = ToolTable::new(&[tool]);
+    let policy = Policy::new("s", &config, &GlobalPolicy::default(), &[], &Lexical);
+    let verdict = policy.check_call("t", &arguments, table.get("t"), &Lexical);
+    if let (Verdict::Allow { .. } | Verdict::Ask { .. }, Some(path)) =
+        (&verdict, arguments.get("path").and_then(Value::as_str))
+    {
+        let root = std::path::Path::new("/srv/root");
+        let decoded = percent_encoding::percent_decode_str(path).decode_utf8_lossy().into_owned();
+        for reading in [path.to_owned(), decoded] {
+            let abs = if reading.starts_with('/') { reading.into() } else { root.join(reading) };
+            assert!(normalise(&abs).starts_with(root), "{path:?} allowed: {verdict:?}");
+        }
+    }
+}
+
+/// The server session under arbitrary client lines (the input split at newlines; the first
+/// byte picks the revisions spoken and how requests are answered). Never panics, writes only
+/// JSON-RPC, and takes exactly one answer per request it handed out (none once cancelled).
+pub fn server_session(data: &[u8]) {
+    use crate::protocol::ProtocolVersion;
+    use crate::protocol::server::{Incoming, ServerConfig, ServerSession};
+    use serde_json::{Value, json};
+    let [ctl, rest @ ..] = data else { return };
+    let versions =
+        if ctl & 1 == 0 { ProtocolVersion::ALL.to_vec() } else { ProtocolVersion::LEGACY.to_vec() };
+    let config = ServerConfig { versions, ..ServerConfig::default() };
+    let mut s: ServerSession<u32> = ServerSession::new(config);
+    let now = epoch();
+    let mut open = Vec::new();
+    for (n, line) in rest.split(|&b| b == b'\n').enumerate() {
+        s.handle_frame(line, now);
+        while let Some(event) = s.poll_event() {
+            match event {
+                Incoming::Request { id, .. } => open.push(id),
+                Incoming::Cancelled { id, .. } => open.retain(|o| *o != id),
+                _ => {}
+            }
+        }
+        // Answer some of the open requests, some twice.
+        if ctl & 2 != 0 || n % 2 == 0 {
+            for id in std::mem::take(&mut open) {
+                let first = s.respond(&id, Ok(json!({})));
+                let again = s.respond(&id, Ok(json!({})));
+                assert!(first && !again, "one answer per request");
+            }
+        }
+        if ctl & 4 != 0 {
+            let _ = s.request("roots/list", None, n as u32, now);
+        }
+        while let Some(line) = s.poll_transmit() {
+            let v: Value = serde_json::from_slice(&line).expect("the session writes JSON");
+            assert_eq!(v["jsonrpc"], "2.0", "{v}");
+        }
+    }
+}
+
 /// The epoch of the protocol simulator's virtual clock: tests take one real instant as time
 /// zero and then only add durations to it, so the session under test never reads a clock.
 pub fn epoch() -> std::time::Instant {
@@ -303,6 +383,9 @@ mod tests {
         super::framer(b"\x05\x03{\"id\":1}\n\r\n{\"id\":123456789,\"x\":1}\npartial");
         super::framer(b"\x85\x03{\"id\":1}\n\r\n{\"id\":123456789,\"x\":1}\npartial");
         super::framer(b"");
+        super::policy(b"\x00{\"tools\": {\"t\": \"allow\"}}\n{\"path\": \"../etc\"}");
+        super::policy(b"\x07not json\n/srv/root/%2e%2e/x");
+        super::server_session(b"\x06{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{\"roots\":{}}}}\n{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}\nnot json");
         for script in [
             &b"\x00\x00\x01\x04\x02\x08\x00\x09\x00"[..],
             b"\x3f\x00\x00\x04\x00\x08\x00\x08\x01\x08\x02\x0a\x09",

@@ -29,6 +29,7 @@ mod lifecycle;
 mod listen;
 pub mod modern;
 mod rounds;
+pub mod server;
 mod transmit;
 mod types;
 mod version;

@@ -395,3 +395,40 @@ fn each_server_sees_only_its_own_world() {
     let b_roots = roots_of(&b);
     assert!(b_roots.contains("/srv/b-only") && !b_roots.contains("/host/shared"), "{b_roots}");
 }
+
+/// `ringmcp inspect --config F` without `--server` shows every server of the file: one line
+/// each (a server that cannot start is reported, the others still shown), or with `--json` one
+/// object per server with its tools and the policy's view of them.
+#[test]
+fn inspect_shows_every_server_of_a_config() {
+    let dir = TempDir::new("inspect-all");
+    let config = dir.0.join("mcp.json");
+    let bin = ringmcp_bin();
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {
+            "ref": {"command": bin, "args": ["serve"], "sandbox": {"profile": "off"},
+                    "policy": {"tools": {"fail": "deny"}}},
+            "broken": {"command": "/nonexistent/server", "sandbox": {"profile": "off"}}}})
+        .to_string(),
+    )
+    .unwrap();
+    let run = |json: bool| {
+        let mut cmd = std::process::Command::new(&bin);
+        cmd.args(["inspect", "--config", config.to_str().unwrap()])
+            .stdin(std::process::Stdio::null());
+        if json {
+            cmd.arg("--json");
+        }
+        cmd.output().unwrap()
+    };
+    let out = run(false);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("ref: ringmcp") && text.contains("tools"), "{text}");
+    assert!(text.contains("broken: failed"), "{text}");
+    let out = run(true);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["servers"]["ref"]["policy"]["fail"]["action"], "deny");
+    assert!(v["servers"]["broken"]["error"].as_str().unwrap().contains("nonexistent"));
+}

@@ -97,7 +97,79 @@ pub(crate) fn run(args: Args) -> ExitCode {
     }
 }
 
+/// `inspect --config FILE` without `--server`: every server of the file, one summary each
+/// (a server that fails to start is reported and the others go on); `--json`: one object per
+/// server by name, with everything `inspect --server` prints, or its error.
+fn inspect_all(args: &Args, file: &std::path::Path) -> Result<(), Failure> {
+    let config = ringmcp::host::Config::load(file).map_err(|e| Failure::usage(e.to_string()))?;
+    let settings = args.policy.settings(&args.server)?;
+    let host = args.server.host_with(Some(settings.clone()))?;
+    let mut all = serde_json::Map::new();
+    for name in config.names() {
+        let server = args.server.with_server(&name);
+        let outcome = server.spec().and_then(|spec| {
+            let client = host.spawn_blocking(spec.clone())?;
+            let inv = inventory(&client)?;
+            let review = review(args, &spec, &settings, &client, &inv.tools);
+            let info = client.server_info();
+            let summary = json!({
+                "serverInfo": info.server_info,
+                "protocolVersion": client.protocol_version().as_str(),
+                "capabilities": info.capabilities,
+                "instructions": info.instructions,
+                "tools": inv.tools,
+                "resources": inv.resources,
+                "prompts": inv.prompts,
+                "policy": inv.tools.iter().zip(&review.actions)
+                    .map(|(t, (action, rule))| (t.name.clone(), json!({"action": action, "rule": rule})))
+                    .collect::<serde_json::Map<String, Value>>(),
+                "findings": review.findings.iter().map(|(n, f)| (n.clone(), json!(f)))
+                    .collect::<serde_json::Map<String, Value>>(),
+                "pins": review.pins,
+            });
+            let line = format!(
+                "{name}: {} {} ({}), {} tools, {} resources, {} prompts{}{}",
+                info.server_info.name,
+                info.server_info.version,
+                client.protocol_version(),
+                inv.tools.len(),
+                inv.resources.len(),
+                inv.prompts.len(),
+                if review.findings.is_empty() { String::new() } else { format!(", {} flagged as possibly poisoned", review.findings.len()) },
+                if review.pins.is_empty() { "" } else { ", tools changed since pinned" },
+            );
+            client.blocking().shutdown();
+            Ok((summary, line))
+        });
+        match outcome {
+            Ok((summary, line)) => {
+                if !args.json {
+                    println!("{line}");
+                }
+                all.insert(name, summary);
+            }
+            Err(f) => {
+                if !args.json {
+                    println!("{name}: failed: {}", f.message);
+                }
+                all.insert(name, json!({ "error": f.message }));
+            }
+        }
+    }
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({ "servers": all }))
+                .expect("JSON values serialise")
+        );
+    }
+    Ok(())
+}
+
 fn inspect(args: &Args) -> Result<(), Failure> {
+    if let Some(file) = args.server.whole_config() {
+        return inspect_all(args, file);
+    }
     let spec = args.server.spec()?;
     let settings = args.policy.settings(&args.server)?;
     let host = args.server.host_with(Some(settings.clone()))?;

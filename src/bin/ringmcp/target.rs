@@ -30,7 +30,7 @@ pub(crate) mod exit {
 #[derive(Debug, clap::Args)]
 pub(crate) struct ServerArgs {
     /// An `mcpServers` JSON config file (Claude Desktop / Cursor format).
-    #[arg(long, value_name = "FILE", requires = "server")]
+    #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
     /// The server's name in the config file.
     #[arg(long, value_name = "NAME", requires = "config")]
@@ -116,6 +116,27 @@ impl From<Error> for Failure {
 }
 
 impl ServerArgs {
+    /// The server names of the config, when `--config` is given without `--server` (the
+    /// whole config is meant).
+    pub(crate) fn whole_config(&self) -> Option<&std::path::Path> {
+        self.config.as_deref().filter(|_| self.server.is_none() && self.command.is_empty())
+    }
+
+    /// This invocation with `--server name` chosen from its config.
+    pub(crate) fn with_server(&self, name: &str) -> ServerArgs {
+        ServerArgs {
+            config: self.config.clone(),
+            server: Some(name.to_owned()),
+            timeout: self.timeout,
+            spill_threshold: self.spill_threshold,
+            no_spill: self.no_spill,
+            no_sandbox: self.no_sandbox,
+            sandbox_profile: self.sandbox_profile.clone(),
+            era: self.era,
+            command: Vec::new(),
+        }
+    }
+
     /// The config file, when the server comes from one.
     pub(crate) fn config_file(&self) -> Option<&std::path::Path> {
         self.config.as_deref()
@@ -136,6 +157,13 @@ impl ServerArgs {
             (Some(file), Some(name), None) => Config::load(file)
                 .and_then(|c| c.server(name))
                 .map_err(|e| Failure::usage(e.to_string()))?,
+            (Some(file), None, None) => {
+                let names = Config::load(file).map(|c| c.names()).unwrap_or_default();
+                return Err(Failure::usage(format!(
+                    "--config needs --server NAME (the config has: {})",
+                    names.join(", ")
+                )));
+            }
             (_, _, Some((program, args))) => {
                 let name = PathBuf::from(program).file_name().map_or_else(
                     || program.to_string_lossy().into_owned(),

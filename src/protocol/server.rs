@@ -1,0 +1,454 @@
+//! The server side of one MCP connection, without I/O: the mirror of [`Session`](super::Session)
+//! for hosts that *are* MCP servers (the reference server, the aggregating gateway).
+//!
+//! A [`ServerSession`] negotiates the revision (`initialize` for 2024-11-05 … 2025-11-25, with a
+//! counter-offer of the latest one it speaks when the client asks for another; `server/discover`
+//! and per-request `_meta` for the stateless 2026-07-28), refuses what may not come before the
+//! handshake, hands every other request to the application as [`Incoming::Request`] and sends
+//! exactly one answer for it ([`respond`](ServerSession::respond); none once the client
+//! cancelled it), and sends the server's own requests to the client (sampling, elicitation,
+//! roots) only when the client declared the capability, each with a deadline. Like the client
+//! session it reads no clock and touches no file descriptor: the driver feeds it frames and
+//! time, and drains lines to write and events to act on.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use serde_json::{Value, json};
+
+use crate::frame::IdSniffer;
+use crate::jsonrpc::{self, Decoded, ErrorObject, Id, Message, Request, Response, codes};
+
+use super::modern::META_PROTOCOL_VERSION;
+use super::types::Implementation;
+use super::version::ProtocolVersion;
+
+/// What a server session is configured with.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    /// Sent as `serverInfo`.
+    pub server_info: Implementation,
+    /// The capabilities declared (`{"tools": {...}, ...}`).
+    pub capabilities: Value,
+    /// Sent as `instructions`, when given.
+    pub instructions: Option<String>,
+    /// The revisions spoken, newest last or in any order (default: every one).
+    pub versions: Vec<ProtocolVersion>,
+    /// Deadline of the server's own requests to the client.
+    pub request_timeout: Duration,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig {
+            server_info: Implementation::new("ringmcp", env!("CARGO_PKG_VERSION")),
+            capabilities: json!({}),
+            instructions: None,
+            versions: ProtocolVersion::ALL.to_vec(),
+            request_timeout: Duration::from_secs(60),
+        }
+    }
+}
+
+/// Something the application must act on.
+#[derive(Debug, PartialEq)]
+pub enum Incoming<T> {
+    /// The handshake ended (`notifications/initialized`, or the first stateless request):
+    /// the revision, and what the client said of itself.
+    Initialized {
+        /// The negotiated revision.
+        version: ProtocolVersion,
+        /// The client's `clientInfo`.
+        client_info: Value,
+        /// The client's capabilities.
+        capabilities: Value,
+    },
+    /// A request to answer (with [`ServerSession::respond`]).
+    Request {
+        /// Its id.
+        id: Id,
+        /// Its method.
+        method: String,
+        /// Its params.
+        params: Option<Value>,
+        /// The revision it was sent in (2026-07-28 requests carry theirs).
+        version: ProtocolVersion,
+    },
+    /// A notification (`notifications/cancelled` of a request in flight comes as
+    /// [`Cancelled`](Self::Cancelled) instead).
+    Notification {
+        /// Its method.
+        method: String,
+        /// Its params.
+        params: Option<Value>,
+    },
+    /// The client cancelled request `id`: stop working on it; no answer will be sent.
+    Cancelled {
+        /// The request.
+        id: Id,
+        /// Why, when the client said.
+        reason: Option<String>,
+    },
+    /// The answer to one of the server's own requests (or its timeout).
+    Answer {
+        /// The token it was sent with.
+        token: T,
+        /// The client's result, or the error (a timeout is -32001).
+        outcome: Result<Value, ErrorObject>,
+    },
+    /// A message that breaks the protocol (answered with an error when it was a request).
+    Violation(String),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    AwaitingInitialize,
+    /// `initialize` answered, `notifications/initialized` not yet seen.
+    Initializing(ProtocolVersion),
+    Ready(ProtocolVersion),
+}
+
+/// The server side of one connection. `T` is the application's token for each of its own
+/// requests.
+#[derive(Debug)]
+pub struct ServerSession<T> {
+    config: ServerConfig,
+    phase: Phase,
+    client_info: Value,
+    client_capabilities: Value,
+    /// Requests of the client handed out and not answered yet.
+    open: HashSet<Id>,
+    /// The server's requests in flight: token, deadline, method.
+    pending: HashMap<i64, (T, Instant, String)>,
+    next_id: i64,
+    transmit: VecDeque<Bytes>,
+    events: VecDeque<Incoming<T>>,
+}
+
+impl<T> ServerSession<T> {
+    /// A session waiting for its client.
+    pub fn new(config: ServerConfig) -> Self {
+        ServerSession {
+            config,
+            phase: Phase::AwaitingInitialize,
+            client_info: Value::Null,
+            client_capabilities: json!({}),
+            open: HashSet::new(),
+            pending: HashMap::new(),
+            next_id: 1,
+            transmit: VecDeque::new(),
+            events: VecDeque::new(),
+        }
+    }
+
+    /// The negotiated revision, once there is one.
+    pub fn version(&self) -> Option<ProtocolVersion> {
+        match self.phase {
+            Phase::AwaitingInitialize => None,
+            Phase::Initializing(v) | Phase::Ready(v) => Some(v),
+        }
+    }
+
+    /// The client's capabilities (`{}` before the handshake).
+    pub fn client_capabilities(&self) -> &Value {
+        &self.client_capabilities
+    }
+
+    /// The next line to write to the client.
+    pub fn poll_transmit(&mut self) -> Option<Bytes> {
+        self.transmit.pop_front()
+    }
+
+    /// The next event for the application.
+    pub fn poll_event(&mut self) -> Option<Incoming<T>> {
+        self.events.pop_front()
+    }
+
+    /// Feeds one frame (a line without its newline).
+    pub fn handle_frame(&mut self, frame: &[u8], now: Instant) {
+        let _ = now;
+        match jsonrpc::decode(frame) {
+            Ok(Decoded::Single(m)) => self.message(m),
+            Ok(Decoded::Batch(items)) => {
+                for item in items {
+                    match item {
+                        Ok(m) => self.message(m),
+                        Err(e) => self.error(None, ErrorObject::from(&e)),
+                    }
+                }
+            }
+            Err(e) => {
+                let id = match e {
+                    jsonrpc::DecodeError::Json(_) => None,
+                    _ => {
+                        let mut sniffer = IdSniffer::new();
+                        sniffer.feed(frame);
+                        sniffer.id().and_then(Id::from_token)
+                    }
+                };
+                self.events.push_back(Incoming::Violation(e.to_string()));
+                self.error(id.as_ref(), ErrorObject::from(&e));
+            }
+        }
+    }
+
+    fn message(&mut self, message: Message) {
+        match message {
+            Message::Request(r) => self.request_in(r),
+            Message::Notification(n) => match n.method.as_str() {
+                "notifications/initialized" => {
+                    if let Phase::Initializing(version) = self.phase {
+                        self.phase = Phase::Ready(version);
+                        self.events.push_back(Incoming::Initialized {
+                            version,
+                            client_info: self.client_info.clone(),
+                            capabilities: self.client_capabilities.clone(),
+                        });
+                    }
+                }
+                "notifications/cancelled" => {
+                    let params = n.params.as_ref();
+                    let id = params.and_then(|p| p.get("requestId")).cloned();
+                    let id = id.and_then(|v| serde_json::from_value::<Id>(v).ok());
+                    match id {
+                        Some(id) if self.open.remove(&id) => {
+                            let reason = params
+                                .and_then(|p| p.get("reason"))
+                                .and_then(Value::as_str)
+                                .map(str::to_owned);
+                            self.events.push_back(Incoming::Cancelled { id, reason });
+                        }
+                        // A request already answered, or never seen: nothing to stop.
+                        _ => {}
+                    }
+                }
+                _ => {
+                    let (method, params) = (n.method, n.params);
+                    self.events.push_back(Incoming::Notification { method, params });
+                }
+            },
+            Message::Response(r) => self.answer_in(r),
+        }
+    }
+
+    /// The revision a stateless request names in its `_meta`, if it names one we speak.
+    fn stateless_version(&self, params: Option<&Value>) -> Option<ProtocolVersion> {
+        let named = params?.get("_meta")?.get(META_PROTOCOL_VERSION)?.as_str()?;
+        let version: ProtocolVersion = named.parse().ok()?;
+        (version.is_modern() && self.config.versions.contains(&version)).then_some(version)
+    }
+
+    fn request_in(&mut self, r: Request) {
+        let Request { id, method, params } = r;
+        if self.open.contains(&id) {
+            let error = ErrorObject::new(codes::INVALID_REQUEST, "Duplicate request id");
+            return self.error(Some(&id), error);
+        }
+        let stateless = self.stateless_version(params.as_ref());
+        match method.as_str() {
+            "ping" => self.result(&id, json!({})),
+            "initialize" => self.initialize(&id, params),
+            "server/discover" if self.modern_versions().next().is_some() => {
+                let result = self.discover();
+                self.result(&id, result);
+            }
+            _ => {
+                let version = match (stateless, self.phase) {
+                    (Some(v), _) => {
+                        if self.phase == Phase::AwaitingInitialize {
+                            // Stateless: each request carries the client's capabilities.
+                            let meta = params.as_ref().and_then(|p| p.get("_meta"));
+                            let caps = meta
+                                .and_then(|m| m.get(super::modern::META_CLIENT_CAPABILITIES))
+                                .cloned()
+                                .unwrap_or(json!({}));
+                            self.client_capabilities = caps;
+                        }
+                        v
+                    }
+                    (None, Phase::Initializing(v) | Phase::Ready(v)) if !v.is_modern() => v,
+                    _ => {
+                        let error =
+                            ErrorObject::new(codes::INVALID_REQUEST, "Server not initialized");
+                        return self.error(Some(&id), error);
+                    }
+                };
+                self.open.insert(id.clone());
+                self.events.push_back(Incoming::Request { id, method, params, version });
+            }
+        }
+    }
+
+    fn modern_versions(&self) -> impl Iterator<Item = ProtocolVersion> + '_ {
+        self.config.versions.iter().copied().filter(|v| v.is_modern())
+    }
+
+    fn discover(&self) -> Value {
+        let versions: Vec<&str> = self.modern_versions().map(ProtocolVersion::as_str).collect();
+        let mut result = json!({
+            "resultType": "complete",
+            "supportedVersions": versions,
+            "capabilities": self.config.capabilities,
+            "serverInfo": self.config.server_info,
+        });
+        if let Some(i) = &self.config.instructions {
+            result["instructions"] = json!(i);
+        }
+        result
+    }
+
+    fn initialize(&mut self, id: &Id, params: Option<Value>) {
+        if self.phase != Phase::AwaitingInitialize {
+            let error = ErrorObject::new(codes::INVALID_REQUEST, "Server already initialized");
+            return self.error(Some(id), error);
+        }
+        let params = params.unwrap_or(Value::Null);
+        let Some(asked) = params.get("protocolVersion").and_then(Value::as_str) else {
+            let error =
+                ErrorObject::new(codes::INVALID_PARAMS, "initialize needs a protocolVersion");
+            return self.error(Some(id), error);
+        };
+        let legacy = || self.config.versions.iter().copied().filter(|v| !v.is_modern());
+        let Some(latest) = legacy().max_by_key(|v| v.as_str()) else {
+            let error = ErrorObject::new(
+                codes::INVALID_REQUEST,
+                "This server only speaks 2026-07-28: use server/discover",
+            );
+            return self.error(Some(id), error);
+        };
+        // The client's revision when we speak it; otherwise our latest, for it to accept or
+        // disconnect.
+        let version = legacy().find(|v| v.as_str() == asked).unwrap_or(latest);
+        self.client_info = params.get("clientInfo").cloned().unwrap_or(Value::Null);
+        self.client_capabilities = params.get("capabilities").cloned().unwrap_or(json!({}));
+        self.phase = Phase::Initializing(version);
+        let mut result = json!({
+            "protocolVersion": version.as_str(),
+            "capabilities": self.config.capabilities,
+            "serverInfo": self.config.server_info,
+        });
+        if let Some(i) = &self.config.instructions {
+            result["instructions"] = json!(i);
+        }
+        self.result(id, result);
+    }
+
+    fn answer_in(&mut self, r: Response) {
+        let Some(Id::Number(n)) = r.id else {
+            if let Err(e) = r.outcome {
+                self.events.push_back(Incoming::Violation(format!("error without id: {e:?}")));
+            }
+            return;
+        };
+        // Late answers (after a timeout) and unknown ids are dropped.
+        if let Some((token, _, _)) = self.pending.remove(&n) {
+            self.events.push_back(Incoming::Answer { token, outcome: r.outcome });
+        }
+    }
+
+    /// Answers the client's request `id`. Ignored (and `false`) when it is not open: already
+    /// answered, cancelled by the client, or never received.
+    pub fn respond(&mut self, id: &Id, outcome: Result<Value, ErrorObject>) -> bool {
+        if !self.open.remove(id) {
+            return false;
+        }
+        match outcome {
+            Ok(v) => self.result(id, v),
+            Err(e) => self.error(Some(id), e),
+        }
+        true
+    }
+
+    /// Sends a notification to the client.
+    pub fn notify(&mut self, method: &str, params: Option<Value>) {
+        let line = jsonrpc::encode_notification(method, params).expect("Value serialises");
+        self.transmit.push_back(line.into());
+    }
+
+    /// Sends progress for the client's request that carried `token` as its `progressToken`.
+    pub fn progress(
+        &mut self,
+        token: &Value,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<&str>,
+    ) {
+        let mut params = json!({"progressToken": token, "progress": progress});
+        if let Some(t) = total {
+            params["total"] = json!(t);
+        }
+        if let Some(m) = message {
+            params["message"] = json!(m);
+        }
+        self.notify("notifications/progress", Some(params));
+    }
+
+    /// Sends a request of the server's to the client (`sampling/createMessage`,
+    /// `elicitation/create`, `roots/list`, `ping`): its answer comes as [`Incoming::Answer`]
+    /// with `token`.
+    ///
+    /// # Errors
+    /// The token back, when the client did not declare the capability the method needs (or
+    /// the handshake is not done).
+    pub fn request(
+        &mut self,
+        method: &str,
+        params: Option<Value>,
+        token: T,
+        now: Instant,
+    ) -> Result<(), T> {
+        let needs = match method {
+            "sampling/createMessage" => Some("sampling"),
+            "elicitation/create" => Some("elicitation"),
+            "roots/list" => Some("roots"),
+            _ => None,
+        };
+        let declared = needs.is_none_or(|cap| self.client_capabilities.get(cap).is_some());
+        if self.version().is_none() && self.client_capabilities == json!({}) || !declared {
+            return Err(token);
+        }
+        let id = self.next_id;
+        self.next_id += 1;
+        let raw =
+            params.map(|p| serde_json::value::RawValue::from_string(p.to_string()).expect("JSON"));
+        let line = jsonrpc::encode_request(&Id::Number(id), method, raw.as_deref());
+        self.transmit.push_back(line.into());
+        self.pending.insert(id, (token, now + self.config.request_timeout, method.to_owned()));
+        Ok(())
+    }
+
+    /// When [`handle_timeout`](Self::handle_timeout) is due next.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.pending.values().map(|(_, deadline, _)| *deadline).min()
+    }
+
+    /// Fails the server's requests whose deadline passed (telling the client to stop).
+    pub fn handle_timeout(&mut self, now: Instant) {
+        let mut expired: Vec<i64> =
+            self.pending.iter().filter(|(_, (_, d, _))| *d <= now).map(|(id, _)| *id).collect();
+        expired.sort_unstable();
+        for id in expired {
+            let (token, _, method) = self.pending.remove(&id).expect("just listed");
+            let params = json!({"requestId": id, "reason": "timed out"});
+            self.notify("notifications/cancelled", Some(params));
+            let error = ErrorObject::new(
+                codes::REQUEST_TIMEOUT,
+                format!("the client did not answer {method} in time"),
+            );
+            self.events.push_back(Incoming::Answer { token, outcome: Err(error) });
+        }
+    }
+
+    fn result(&mut self, id: &Id, value: Value) {
+        let line = jsonrpc::encode_result(id, value).expect("Value serialises");
+        self.transmit.push_back(line.into());
+    }
+
+    fn error(&mut self, id: Option<&Id>, error: ErrorObject) {
+        self.transmit.push_back(jsonrpc::encode_error(id, &error).into());
+    }
+}
+
+#[cfg(test)]
+mod tests;
