@@ -9,7 +9,8 @@ use std::hint::black_box;
 use std::path::PathBuf;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use ringmcp::policy::paths::{HostFs, Lexical};
+use ringmcp::host::resolve::HostFs;
+use ringmcp::policy::paths::Lexical;
 use ringmcp::policy::{GlobalPolicy, Policy, PolicyConfig, ToolTable, Verdict};
 use ringmcp::protocol::Tool;
 use serde_json::json;

@@ -11,7 +11,9 @@ use std::time::{Duration, Instant};
 use serde_json::{Map, Value, json};
 
 use crate::policy::audit::{canonical, digest_hex, redact};
-use crate::policy::paths::{HostFs, Resolve};
+use crate::policy::paths::Resolve;
+
+use super::resolve::HostFs;
 use crate::policy::pins::{PinDiff, ServerPins};
 use crate::policy::{
     Denial, DenialKind, GlobalPolicy, Policy, PolicyConfig, RateWindow, ToolTable, Verdict,
@@ -323,7 +325,7 @@ impl Gate {
         match (method, params) {
             ("resources/read" | "resources/subscribe", Some(p)) => {
                 let uri = p.get("uri").and_then(Value::as_str).unwrap_or_default();
-                if uri.starts_with(&format!("{}://", crate::spill::store::URI_SCHEME)) {
+                if crate::spill::store::is_spill_uri(uri) {
                     let reason = "a ringmcp-spill:// URI names a payload the host holds for another server's answer; it is never sent to a server";
                     return Err(Denial::new("scope", DenialKind::Rule, reason));
                 }

@@ -30,6 +30,7 @@ mod inbound;
 pub mod pins;
 mod pump;
 mod remote;
+pub mod resolve;
 mod schema;
 mod spilling;
 mod stats;

@@ -11,7 +11,8 @@
 //! each normalised lexically (`.` and `..`, as `openat2(RESOLVE_BENEATH)` would refuse to climb)
 //! and then resolved by a [`Resolve`] the host supplies (every symlink of the part that exists),
 //! so a symlink planted inside a root that points out is caught. A NUL byte is refused outright.
-//! The policy itself touches no file system: the resolver is its only window on one.
+//! The policy itself touches no file system: the resolver is its only window on one (the
+//! host's is `host::resolve::HostFs`).
 
 use std::path::{Component, Path, PathBuf};
 
@@ -32,57 +33,6 @@ pub struct Lexical;
 impl Resolve for Lexical {
     fn resolve(&self, path: &Path) -> PathBuf {
         path.to_path_buf()
-    }
-}
-
-/// The real file system of the host (where the server's files are, for an unsandboxed server
-/// or one whose binds show the host's paths).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct HostFs;
-
-impl Resolve for HostFs {
-    /// Walks the path one component at a time, following every symlink by its text, so a
-    /// symlink whose target does not exist yet (which a write would create) is followed too.
-    fn resolve(&self, path: &Path) -> PathBuf {
-        let mut todo: std::collections::VecDeque<std::ffi::OsString> = path
-            .components()
-            .filter_map(|c| match c {
-                Component::Normal(p) => Some(p.to_owned()),
-                Component::ParentDir => Some("..".into()),
-                _ => None,
-            })
-            .collect();
-        let mut out = PathBuf::from("/");
-        let mut hops = 0;
-        while let Some(part) = todo.pop_front() {
-            if part == ".." {
-                out.pop();
-                continue;
-            }
-            let next = out.join(&part);
-            match std::fs::symlink_metadata(&next) {
-                Ok(m) if m.file_type().is_symlink() && hops < 40 => {
-                    hops += 1;
-                    let Ok(target) = std::fs::read_link(&next) else { return normalise(&next) };
-                    if target.is_absolute() {
-                        out = PathBuf::from("/");
-                    }
-                    let parts: Vec<std::ffi::OsString> = target
-                        .components()
-                        .filter_map(|c| match c {
-                            Component::Normal(p) => Some(p.to_owned()),
-                            Component::ParentDir => Some("..".into()),
-                            _ => None,
-                        })
-                        .collect();
-                    for p in parts.into_iter().rev() {
-                        todo.push_front(p);
-                    }
-                }
-                _ => out = next,
-            }
-        }
-        out
     }
 }
 
@@ -335,29 +285,5 @@ mod tests {
             outside_roots("/srv/project/a", Some(&none), &Lexical).is_some(),
             "no root allowed"
         );
-    }
-
-    #[test]
-    fn the_host_resolver_follows_real_symlinks() {
-        let dir = std::env::temp_dir().join(format!("ringmcp-paths-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(dir.join("root")).unwrap();
-        std::os::unix::fs::symlink("/etc", dir.join("root/out")).unwrap();
-        let root = std::fs::canonicalize(dir.join("root")).unwrap();
-        let roots = Roots::new(std::slice::from_ref(&root), None, &HostFs);
-        let escape = root.join("out/passwd");
-        assert!(outside_roots(escape.to_str().unwrap(), Some(&roots), &HostFs).is_some());
-        let new_file = root.join("new/deeper/file.txt");
-        assert_eq!(outside_roots(new_file.to_str().unwrap(), Some(&roots), &HostFs), None);
-        // A dangling symlink (its target not created yet) is followed by its text.
-        std::os::unix::fs::symlink(dir.join("elsewhere/keys"), root.join("dangling")).unwrap();
-        let dangling = root.join("dangling");
-        assert!(outside_roots(dangling.to_str().unwrap(), Some(&roots), &HostFs).is_some());
-        // A root given through a symlink accepts paths written through it.
-        std::os::unix::fs::symlink(&root, dir.join("alias")).unwrap();
-        let aliased = Roots::new(&[dir.join("alias")], None, &HostFs);
-        let through = dir.join("alias/new.txt");
-        assert_eq!(outside_roots(through.to_str().unwrap(), Some(&aliased), &HostFs), None);
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -71,21 +71,17 @@ impl std::fmt::Display for Finding {
 fn rules() -> &'static [(Signal, u32, Regex)] {
     static RULES: OnceLock<Vec<(Signal, u32, Regex)>> = OnceLock::new();
     RULES.get_or_init(|| {
+        let weighted = |s: Signal, weight: u32, p: &str| {
+            (s, weight, Regex::new(&format!("(?i){p}")).expect("a valid rule"))
+        };
+        // A signal's usual weight.
         let r = |s: Signal, p: &str| {
             let weight = match s {
                 Signal::HiddenCharacters | Signal::Concealment | Signal::SensitivePath => 3,
                 Signal::Override | Signal::Exfiltration | Signal::Preference | Signal::ForeignToolName => 2,
                 Signal::OtherTools => 1,
             };
-            (s, weight, Regex::new(&format!("(?i){p}")).expect("a valid rule"))
-        };
-        let strong = |s: Signal, p: &str| {
-            let (s, _, re) = r(s, p);
-            (s, 3, re)
-        };
-        let weighted = |s: Signal, weight: u32, p: &str| {
-            let (s, _, re) = r(s, p);
-            (s, weight, re)
+            weighted(s, weight, p)
         };
         vec![
             r(Signal::HiddenCharacters, "[\u{200B}-\u{200F}\u{202A}-\u{202E}\u{2060}-\u{2064}\u{2066}-\u{2069}\u{FEFF}\u{E0000}-\u{E007F}]"),
@@ -95,10 +91,10 @@ fn rules() -> &'static [(Signal, u32, Regex)] {
             r(Signal::Concealment, r"\b(secretly|silently|covertly|quietly)\b[^.]{0,60}\b(send|call|read|include|add|forward|copy|upload|pass|use|run|execute)"),
             r(Signal::Concealment, r"\b(keep|hide)\s+(this|it|that)\s+(secret|hidden|private)|\b(hidden|secret)\s+(instruction|step|requirement)"),
             r(Signal::Concealment, r"\bdo\s+not\s+(mention|reveal|disclose|explain)\b"),
-            strong(Signal::Override, r"\b(ignore|disregard|forget|override)\s+(all\s+|any\s+)?(the\s+)?(previous|prior|above|earlier|other|your)\s+(instructions?|rules|directions|guidelines|prompts?)"),
+            weighted(Signal::Override, 3, r"\b(ignore|disregard|forget|override)\s+(all\s+|any\s+)?(the\s+)?(previous|prior|above|earlier|other|your)\s+(instructions?|rules|directions|guidelines|prompts?)"),
             r(Signal::Override, r"</?\s*(important|system|instructions?|information|admin|critical|secret)\s*>"),
             weighted(Signal::Override, 3, r"\bimportant\s+message\s+from\s+(the\s+)?user\b|\bbefore\s+you\s+can\s+solve\s+the\s+task\b|###\s*instruction|\bsystem\s+enhancement\b"),
-            strong(Signal::Override, r"\b(system\s+(prompt|message|override)|you\s+are\s+now\b|new\s+instructions?\s*:)"),
+            weighted(Signal::Override, 3, r"\b(system\s+(prompt|message|override)|you\s+are\s+now\b|new\s+instructions?\s*:)"),
             r(Signal::SensitivePath, r"(~|\$home|/home/\w+|/root)/\.(ssh|aws|gnupg|kube|docker|config/gh|netrc|npmrc|pypirc|git-credentials|bash_history|zsh_history)"),
             r(Signal::SensitivePath, r"\b(id_rsa|id_ed25519|id_ecdsa|authorized_keys|known_hosts)\b|\.aws/credentials|/etc/(passwd|shadow|sudoers)|\bmcp\.json\b|claude_desktop_config|\.cursor/|\bwallet\.dat\b|\bseed\s+phrase|\bprivate[\s_-]keys?\b|(^|[\s'`\x22(/])\.env\b"),
             r(Signal::OtherTools, r"\b(before|after|when|whenever|instead\s+of|prior\s+to)\s+(using|calling|invoking|running|executing|you\s+(use|call|invoke|run))\b"),

@@ -204,7 +204,7 @@ mod tests {
     /// skipped, and a removed request never expires.
     #[test]
     fn expiry_follows_deadlines_and_skips_stale_entries() {
-        let t0 = Instant::now();
+        let t0 = crate::fuzzing::epoch();
         let s = Duration::from_secs;
         let mut f = InFlight::default();
         f.insert(RequestId(1), pending(t0 + s(3), 1));
@@ -228,7 +228,7 @@ mod tests {
     /// requests pile up behind it.
     #[test]
     fn the_heap_stays_proportional_to_what_is_pending() {
-        let t0 = Instant::now();
+        let t0 = crate::fuzzing::epoch();
         let mut f = InFlight::default();
         f.insert(RequestId(0), pending(t0, 0));
         for n in 1..10_000 {

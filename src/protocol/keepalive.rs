@@ -93,7 +93,7 @@ mod tests {
     /// from the last frame again.
     #[test]
     fn silence_sends_one_ping_and_an_answer_settles_it() {
-        let t0 = Instant::now();
+        let t0 = crate::fuzzing::epoch();
         let s = Duration::from_secs;
         let mut k = KeepAlive::new(Some(s(5)));
         k.heard(t0);
@@ -112,7 +112,7 @@ mod tests {
     /// An unanswered ping is reported once; the silence is then counted from its expiry.
     #[test]
     fn an_unanswered_ping_is_reported_once() {
-        let t0 = Instant::now();
+        let t0 = crate::fuzzing::epoch();
         let s = Duration::from_secs;
         let mut k = KeepAlive::new(Some(s(5)));
         k.heard(t0);
@@ -127,7 +127,7 @@ mod tests {
     /// Off, or before the session is active, nothing is ever due.
     #[test]
     fn off_or_inactive_is_never_due() {
-        let t0 = Instant::now();
+        let t0 = crate::fuzzing::epoch();
         let mut off = KeepAlive::new(None);
         off.heard(t0);
         assert_eq!(off.due(true, TIMEOUT), None);

@@ -292,7 +292,7 @@ mod tests {
     /// to a second once the server acknowledges a stream.
     #[test]
     fn back_off_doubles_to_its_cap_and_resets_on_acknowledgement() {
-        let t0 = Instant::now();
+        let t0 = crate::fuzzing::epoch();
         let mut l = ListenStream::default();
         assert_eq!(l.want(tools()), None);
         let mut waits = Vec::new();
@@ -343,7 +343,7 @@ mod tests {
     /// an empty filter wants no stream, so an ending one is not reopened.
     #[test]
     fn replacing_or_emptying_the_filter() {
-        let t0 = Instant::now();
+        let t0 = crate::fuzzing::epoch();
         let mut l = ListenStream::default();
         l.want(tools());
         l.opened(RequestId::new(1), tools());

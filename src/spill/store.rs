@@ -42,6 +42,11 @@ pub use stream::{DEFAULT_CHUNK, SpillStream};
 /// The scheme of spill URIs: `ringmcp-spill://<pid>-<starttime>/<id>`.
 pub const URI_SCHEME: &str = "ringmcp-spill";
 
+/// Whether `uri` is a spill URI (a payload the host holds, never a server's resource).
+pub fn is_spill_uri(uri: &str) -> bool {
+    uri.strip_prefix(URI_SCHEME).is_some_and(|rest| rest.starts_with("://"))
+}
+
 /// The default quota: 8 GiB.
 pub const DEFAULT_QUOTA_BYTES: u64 = 8 << 30;
 

@@ -29,14 +29,12 @@ struct Review {
 }
 
 fn review(
-    args: &Args,
     spec: &ringmcp::host::ServerSpec,
     settings: &ringmcp::host::PolicySettings,
     client: &Client,
     tools: &[Tool],
 ) -> Review {
     use ringmcp::policy::{Policy, ToolFacts};
-    let _ = args;
     let config = spec.policy.clone().unwrap_or_default();
     let policy = Policy::new(&spec.name, &config, &settings.global, &[], &*settings.resolver);
     let actions = tools
@@ -97,6 +95,31 @@ pub(crate) fn run(args: Args) -> ExitCode {
     }
 }
 
+/// Everything `inspect --json` prints for one server.
+fn inventory_json(client: &Client, inv: &Inventory, review: &Review) -> Value {
+    let info = client.server_info();
+    let policy: serde_json::Map<String, Value> = inv
+        .tools
+        .iter()
+        .zip(&review.actions)
+        .map(|(t, (action, rule))| (t.name.clone(), json!({"action": action, "rule": rule})))
+        .collect();
+    let findings: serde_json::Map<String, Value> =
+        review.findings.iter().map(|(name, f)| (name.clone(), json!(f))).collect();
+    json!({
+        "serverInfo": info.server_info,
+        "protocolVersion": client.protocol_version().as_str(),
+        "capabilities": info.capabilities,
+        "instructions": info.instructions,
+        "tools": inv.tools,
+        "resources": inv.resources,
+        "prompts": inv.prompts,
+        "policy": policy,
+        "findings": findings,
+        "pins": review.pins,
+    })
+}
+
 /// `inspect --config FILE` without `--server`: every server of the file, one summary each
 /// (a server that fails to start is reported and the others go on); `--json`: one object per
 /// server by name, with everything `inspect --server` prints, or its error.
@@ -110,23 +133,9 @@ fn inspect_all(args: &Args, file: &std::path::Path) -> Result<(), Failure> {
         let outcome = server.spec().and_then(|spec| {
             let client = host.spawn_blocking(spec.clone())?;
             let inv = inventory(&client)?;
-            let review = review(args, &spec, &settings, &client, &inv.tools);
+            let review = review(&spec, &settings, &client, &inv.tools);
             let info = client.server_info();
-            let summary = json!({
-                "serverInfo": info.server_info,
-                "protocolVersion": client.protocol_version().as_str(),
-                "capabilities": info.capabilities,
-                "instructions": info.instructions,
-                "tools": inv.tools,
-                "resources": inv.resources,
-                "prompts": inv.prompts,
-                "policy": inv.tools.iter().zip(&review.actions)
-                    .map(|(t, (action, rule))| (t.name.clone(), json!({"action": action, "rule": rule})))
-                    .collect::<serde_json::Map<String, Value>>(),
-                "findings": review.findings.iter().map(|(n, f)| (n.clone(), json!(f)))
-                    .collect::<serde_json::Map<String, Value>>(),
-                "pins": review.pins,
-            });
+            let summary = inventory_json(&client, &inv, &review);
             let line = format!(
                 "{name}: {} {} ({}), {} tools, {} resources, {} prompts{}{}",
                 info.server_info.name,
@@ -135,7 +144,11 @@ fn inspect_all(args: &Args, file: &std::path::Path) -> Result<(), Failure> {
                 inv.tools.len(),
                 inv.resources.len(),
                 inv.prompts.len(),
-                if review.findings.is_empty() { String::new() } else { format!(", {} flagged as possibly poisoned", review.findings.len()) },
+                if review.findings.is_empty() {
+                    String::new()
+                } else {
+                    format!(", {} flagged as possibly poisoned", review.findings.len())
+                },
                 if review.pins.is_empty() { "" } else { ", tools changed since pinned" },
             );
             client.blocking().shutdown();
@@ -175,25 +188,9 @@ fn inspect(args: &Args) -> Result<(), Failure> {
     let host = args.server.host_with(Some(settings.clone()))?;
     let client = host.spawn_blocking(spec.clone())?;
     let inv = inventory(&client)?;
-    let review = review(args, &spec, &settings, &client, &inv.tools);
-    let info = client.server_info();
+    let review = review(&spec, &settings, &client, &inv.tools);
     if args.json {
-        let out = json!({
-            "serverInfo": info.server_info,
-            "protocolVersion": client.protocol_version().as_str(),
-            "capabilities": info.capabilities,
-            "instructions": info.instructions,
-            "tools": inv.tools,
-            "resources": inv.resources,
-            "prompts": inv.prompts,
-            "policy": inv.tools.iter().zip(&review.actions)
-                .map(|(t, (action, rule))| (t.name.clone(), json!({"action": action, "rule": rule})))
-                .collect::<serde_json::Map<String, Value>>(),
-            "findings": review.findings.iter()
-                .map(|(name, f)| (name.clone(), json!(f)))
-                .collect::<serde_json::Map<String, Value>>(),
-            "pins": review.pins,
-        });
+        let out = inventory_json(&client, &inv, &review);
         println!("{}", serde_json::to_string_pretty(&out).expect("JSON values serialise"));
     } else {
         print_text(&client, &inv, &review);

@@ -53,8 +53,7 @@ impl Client {
         let known = self.spilled(uri);
         // A spill URI is the host's, never a server's: one this client did not receive (another
         // server's payload) is not sent to this server to read.
-        let foreign =
-            known.is_none() && uri.starts_with(&format!("{}://", crate::spill::store::URI_SCHEME));
+        let foreign = known.is_none() && crate::spill::store::is_spill_uri(uri);
         if foreign {
             let error = Error::Spill(SpillError::NotFound(uri.into()));
             return futures::future::Either::Left(std::future::ready(Err(error)));

@@ -14,7 +14,7 @@ fn session() -> S {
 }
 
 fn feed(s: &mut S, v: Value) {
-    s.handle_frame(v.to_string().as_bytes(), Instant::now());
+    s.handle_frame(v.to_string().as_bytes(), crate::fuzzing::epoch());
 }
 
 fn sent(s: &mut S) -> Vec<Value> {
@@ -109,7 +109,7 @@ fn the_servers_requests_need_the_capability_and_time_out() {
     let mut s = session();
     initialize(&mut s, "2025-11-25", json!({"sampling": {}}));
     events(&mut s);
-    let t0 = Instant::now();
+    let t0 = crate::fuzzing::epoch();
     assert_eq!(s.request("elicitation/create", Some(json!({})), 1, t0), Err(1), "not declared");
     assert!(s.request("sampling/createMessage", Some(json!({"messages": []})), 2, t0).is_ok());
     assert!(s.request("sampling/createMessage", None, 3, t0).is_ok());
@@ -164,8 +164,8 @@ fn the_stateless_revision_discovers_and_takes_requests_without_initialize() {
 #[test]
 fn garbage_gets_precise_errors() {
     let mut s = session();
-    s.handle_frame(b"not json", Instant::now());
-    s.handle_frame(br#"{"jsonrpc":"1.0","id":5,"method":"x"}"#, Instant::now());
+    s.handle_frame(b"not json", crate::fuzzing::epoch());
+    s.handle_frame(br#"{"jsonrpc":"1.0","id":5,"method":"x"}"#, crate::fuzzing::epoch());
     feed(&mut s, json!([{"jsonrpc": "2.0", "id": 9, "method": "ping"}, 3]));
     let out = sent(&mut s);
     assert_eq!(out[0]["error"]["code"], codes::PARSE_ERROR);
