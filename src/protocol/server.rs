@@ -360,6 +360,12 @@ impl<T> ServerSession<T> {
         true
     }
 
+    /// Answers a message the driver could not hand over (too long to buffer) with `error`, by
+    /// its id when one was found in it.
+    pub fn reject(&mut self, id: Option<&Id>, error: ErrorObject) {
+        self.error(id, error);
+    }
+
     /// Sends a notification to the client.
     pub fn notify(&mut self, method: &str, params: Option<Value>) {
         let line = jsonrpc::encode_notification(method, params).expect("Value serialises");

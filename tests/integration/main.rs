@@ -6,6 +6,7 @@ mod bench_cli;
 mod eras;
 mod everything;
 mod faults;
+mod gateway;
 mod json_suite;
 mod leaks;
 mod policy;

@@ -10,6 +10,7 @@
 mod bench;
 mod call;
 mod conformance;
+mod gateway;
 mod inspect;
 mod policy;
 mod sandbox;
@@ -18,6 +19,8 @@ mod size;
 mod target;
 
 use std::process::ExitCode;
+
+use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
 
@@ -36,6 +39,9 @@ enum Command {
     Inspect(inspect::Args),
     /// Call one tool and print its result.
     Call(call::Args),
+    /// Serve every server of an mcpServers config as one sandboxed, policy-checked MCP server
+    /// on stdio (point Claude Desktop, Cursor or VS Code at it).
+    Gateway(gateway::Args),
     /// Run the reference MCP server on stdin/stdout.
     Serve(serve::Args),
     /// Measure calls/s, latency, CPU per call and memory against one or more servers.
@@ -66,7 +72,12 @@ fn main() -> ExitCode {
         ringmcp::sandbox::set_helper_path(me);
     }
     let cli = Cli::parse();
-    init_tracing();
+    match &cli.command {
+        // The gateway reports its backends' comings and goings (stderr is what desktop
+        // clients show).
+        Command::Gateway(args) => init_tracing("warn,ringmcp::gateway=info", args.log_file()),
+        _ => init_tracing("warn", None),
+    }
     let result = match cli.command {
         Command::Inspect(args) => return inspect::run(args),
         Command::Call(args) => return call::run(args),
@@ -77,6 +88,7 @@ fn main() -> ExitCode {
         Command::Sandbox(args) => return sandbox::run(args),
         Command::SandboxProbe(args) => return sandbox::probe(args),
         Command::ConformanceClient(args) => return conformance::run(args),
+        Command::Gateway(args) => return gateway::run(args),
         Command::Serve(args) => serve::run(args),
     };
     match result {
@@ -88,11 +100,43 @@ fn main() -> ExitCode {
     }
 }
 
-/// Logs to stderr, filtered by `RUST_LOG` (default: warnings and errors only; `RUST_LOG=info`
-/// shows every server's stderr lines tagged with its name).
-fn init_tracing() {
+/// Logs to stderr, and to `file` when given, filtered by `RUST_LOG` (default: `default`;
+/// `RUST_LOG=info` shows every server's stderr lines tagged with its name).
+fn init_tracing(default: &str, file: Option<std::path::PathBuf>) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    let _ =
-        tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let file = file.and_then(|path| {
+        match std::fs::OpenOptions::new().create(true).append(true).open(&path) {
+            Ok(f) => Some(Arc::new(f)),
+            Err(e) => {
+                eprintln!("ringmcp: cannot open the log file {}: {e}", path.display());
+                None
+            }
+        }
+    });
+    let writer = move || Tee { file: file.clone() };
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(writer)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .try_init();
+}
+
+/// stderr, and a file when there is one.
+struct Tee {
+    file: Option<Arc<std::fs::File>>,
+}
+
+impl std::io::Write for Tee {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if let Some(f) = &self.file {
+            let _ = (&**f).write_all(buf);
+        }
+        std::io::stderr().write_all(buf)?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        std::io::stderr().flush()
+    }
 }

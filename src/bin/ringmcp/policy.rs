@@ -93,6 +93,11 @@ pub(crate) fn default_pins(config: &Path) -> PathBuf {
 impl PolicyArgs {
     /// The gateway's settings for this invocation (the config's top-level policy and audit,
     /// overridden by the flags).
+    /// The `--approve` globs.
+    pub(crate) fn approve_globs(&self) -> Vec<String> {
+        self.approve.clone()
+    }
+
     pub(crate) fn settings(&self, server: &ServerArgs) -> Result<PolicySettings, Failure> {
         let config = server
             .config_file()

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use ringmcp::frame::DEFAULT_MAX_FRAME;
-use ringmcp::host::{Config, Endpoint, Error, Host, ServerSpec, SpillConfig};
+use ringmcp::host::{Config, Endpoint, Error, Host, HostBuilder, ServerSpec, SpillConfig};
 use ringmcp::protocol::Era;
 use ringmcp::sandbox::Profile;
 use ringmcp::transport::oauth::Authorizer;
@@ -211,6 +211,14 @@ impl ServerArgs {
         &self,
         policy: Option<ringmcp::host::PolicySettings>,
     ) -> Result<Host, Failure> {
+        Ok(self.builder_with(policy)?.build()?)
+    }
+
+    /// The builder [`host_with`](Self::host_with) builds, for callers that add to it.
+    pub(crate) fn builder_with(
+        &self,
+        policy: Option<ringmcp::host::PolicySettings>,
+    ) -> Result<HostBuilder, Failure> {
         let spill = match (self.no_spill, self.spill_threshold) {
             (true, _) => None,
             (false, threshold) => {
@@ -236,6 +244,28 @@ impl ServerArgs {
         if let Some(policy) = policy {
             builder = builder.policy(policy);
         }
-        Ok(builder.build()?)
+        Ok(builder)
+    }
+
+    /// The settings `ringmcp gateway` starts every backend with: the config file, its options
+    /// for each server.
+    pub(crate) fn for_config(
+        config: PathBuf,
+        timeout: f64,
+        spill_threshold: Option<u64>,
+        no_sandbox: bool,
+        sandbox_profile: Option<String>,
+    ) -> ServerArgs {
+        ServerArgs {
+            config: Some(config),
+            server: None,
+            timeout,
+            spill_threshold,
+            no_spill: false,
+            no_sandbox,
+            sandbox_profile,
+            era: EraArg::Auto,
+            command: Vec::new(),
+        }
     }
 }

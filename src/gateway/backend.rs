@@ -1,0 +1,349 @@
+//! One backend of the gateway: its client while it is up, and the supervisor that starts it,
+//! forwards what it says outside of answers, and restarts it with back-off when it goes away
+//! (docs/gateway.md, "Resilience").
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::host::{Client, ServerEvent, ServerSpec};
+use crate::protocol::{Prompt, Resource, Tool};
+
+use super::catalog::{Lists, ToolFilter};
+use super::upstream::Out;
+use super::{BackendSpec, Core, lock};
+
+/// A backend stays up this long before its back-off starts again from the first delay.
+const STABLE_AFTER: Duration = Duration::from_secs(60);
+
+/// Where a backend is in its life.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase", tag = "state")]
+pub enum Health {
+    /// Being started (first time or after a failure).
+    Starting,
+    /// Serving.
+    Up,
+    /// Gone; restarted when the back-off delay has passed.
+    Restarting {
+        /// Milliseconds until the next attempt.
+        in_ms: u64,
+    },
+    /// Given up on (`maxRestarts` failures in a row).
+    Stopped,
+}
+
+/// What `ringmcp__status` reports of one backend.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BackendStatus {
+    /// Its name (the prefix).
+    pub name: String,
+    /// Its state.
+    #[serde(flatten)]
+    pub health: Health,
+    /// Restarts so far.
+    pub restarts: u32,
+    /// Why it last failed, when it did.
+    pub last_error: Option<String>,
+    /// Seconds since it came up, while it is up.
+    pub up_for_secs: Option<u64>,
+    /// The revision negotiated, while it is up.
+    pub protocol_version: Option<String>,
+    /// Whether it runs sandboxed.
+    pub sandboxed: bool,
+}
+
+#[derive(Debug)]
+struct State {
+    health: Health,
+    client: Option<Client>,
+    restarts: u32,
+    last_error: Option<String>,
+    up_since: Option<Instant>,
+    next_try: Option<Instant>,
+}
+
+/// One backend.
+#[derive(Debug)]
+pub(crate) struct Backend {
+    pub(crate) spec: ServerSpec,
+    pub(crate) filter: ToolFilter,
+    state: Mutex<State>,
+}
+
+/// A backend's lists, fetched from its client.
+#[derive(Debug)]
+pub(crate) struct OwnedLists {
+    tools: Arc<Vec<Tool>>,
+    prompts: Arc<Vec<Prompt>>,
+    resources: Arc<Vec<Resource>>,
+    templates: Vec<Value>,
+}
+
+impl OwnedLists {
+    pub(crate) fn view<'a>(&'a self, backend: &'a Backend) -> Lists<'a> {
+        Lists {
+            server: &backend.spec.name,
+            filter: &backend.filter,
+            tools: &self.tools,
+            prompts: &self.prompts,
+            resources: &self.resources,
+            templates: &self.templates,
+        }
+    }
+}
+
+impl Backend {
+    pub(crate) fn new(b: BackendSpec) -> Self {
+        let state = State {
+            health: Health::Starting,
+            client: None,
+            restarts: 0,
+            last_error: None,
+            up_since: None,
+            next_try: None,
+        };
+        Backend { spec: b.spec, filter: b.filter, state: Mutex::new(state) }
+    }
+
+    /// Its name.
+    pub(crate) fn name(&self) -> &str {
+        &self.spec.name
+    }
+
+    /// Its client, while it is up.
+    pub(crate) fn client(&self) -> Option<Client> {
+        lock(&self.state).client.clone()
+    }
+
+    /// Its client, or the error an upstream request routed to it gets.
+    pub(crate) fn require(&self) -> Result<Client, crate::jsonrpc::ErrorObject> {
+        let state = lock(&self.state);
+        if let Some(c) = &state.client {
+            return Ok(c.clone());
+        }
+        let why = state.last_error.as_deref().unwrap_or("it has not finished starting");
+        let when = match &state.health {
+            Health::Restarting { .. } => {
+                let left = state
+                    .next_try
+                    .map_or(0, |t| t.saturating_duration_since(Instant::now()).as_millis() as u64);
+                format!("; it is restarted in {} ms", left)
+            }
+            Health::Stopped => {
+                "; it failed too often and stays down (see ringmcp__status; restart the gateway)"
+                    .to_owned()
+            }
+            _ => String::new(),
+        };
+        Err(super::rpc_error(
+            crate::jsonrpc::codes::SERVER_ERROR,
+            format!("server {:?} is not available: {why}{when}", self.name()),
+        ))
+    }
+
+    /// What `ringmcp__status` shows.
+    pub(crate) fn status(&self) -> BackendStatus {
+        let state = lock(&self.state);
+        let mut health = state.health.clone();
+        if let (Health::Restarting { .. }, Some(t)) = (&health, state.next_try) {
+            health = Health::Restarting {
+                in_ms: t.saturating_duration_since(Instant::now()).as_millis() as u64,
+            };
+        }
+        BackendStatus {
+            name: self.name().to_owned(),
+            health,
+            restarts: state.restarts,
+            last_error: state.last_error.clone(),
+            up_for_secs: state.up_since.map(|t| t.elapsed().as_secs()),
+            protocol_version: state.client.as_ref().map(|c| c.protocol_version().to_string()),
+            sandboxed: self.spec.sandboxed(),
+        }
+    }
+
+    /// Its lists, when it is up (a list it fails to give counts as empty, and is logged).
+    pub(crate) async fn lists(&self) -> Option<OwnedLists> {
+        let client = self.client()?;
+        let name = self.name();
+        let tools = async {
+            if !client.has_capability("tools") {
+                return Arc::new(Vec::new());
+            }
+            client.tools().await.unwrap_or_else(|e| {
+                tracing::warn!(server = name, "tools/list failed: {e}");
+                Arc::new(Vec::new())
+            })
+        };
+        let prompts = async {
+            if !client.has_capability("prompts") {
+                return Arc::new(Vec::new());
+            }
+            client.prompts().await.unwrap_or_else(|e| {
+                tracing::warn!(server = name, "prompts/list failed: {e}");
+                Arc::new(Vec::new())
+            })
+        };
+        let resources = async {
+            if !client.has_capability("resources") {
+                return Arc::new(Vec::new());
+            }
+            client.resources().await.unwrap_or_else(|e| {
+                tracing::warn!(server = name, "resources/list failed: {e}");
+                Arc::new(Vec::new())
+            })
+        };
+        let templates = async {
+            if !client.has_capability("resources") {
+                return Vec::new();
+            }
+            client.list_resource_templates().await.unwrap_or_else(|e| {
+                tracing::debug!(server = name, "resources/templates/list failed: {e}");
+                Vec::new()
+            })
+        };
+        let (tools, prompts, resources, templates) =
+            futures::future::join4(tools, prompts, resources, templates).await;
+        Some(OwnedLists { tools, prompts, resources, templates })
+    }
+}
+
+/// Runs backend `index` for the gateway's life: start, serve, and restart with back-off.
+pub(crate) async fn supervise(core: Arc<Core>, index: usize) {
+    let backend = core.backends[index].clone();
+    let policy = core.settings.restart.clone();
+    let mut failures = 0u32;
+    let mut first = true;
+    loop {
+        set(&backend, |s| s.health = Health::Starting);
+        let started = Instant::now();
+        match core.host.spawn(backend.spec.clone()).await {
+            Ok(client) => {
+                tracing::info!(
+                    server = backend.name(),
+                    version = %client.protocol_version(),
+                    "backend up in {} ms",
+                    started.elapsed().as_millis()
+                );
+                let events = client.events();
+                set(&backend, |s| {
+                    s.health = Health::Up;
+                    s.client = Some(client.clone());
+                    s.up_since = Some(Instant::now());
+                });
+                core.invalidate();
+                if std::mem::take(&mut first) {
+                    core.settle();
+                }
+                core.upstream.send(Out::ListsChanged);
+                let reason = forward_events(&core, index, &client, events).await;
+                let up_for = started.elapsed();
+                drop(client);
+                if up_for >= STABLE_AFTER {
+                    failures = 0;
+                }
+                tracing::warn!(server = backend.name(), "backend went away: {reason}");
+                set(&backend, |s| {
+                    s.client = None;
+                    s.up_since = None;
+                    s.last_error = Some(reason);
+                });
+                core.invalidate();
+                core.upstream.send(Out::ListsChanged);
+            }
+            Err(e) => {
+                tracing::warn!(server = backend.name(), "backend failed to start: {e}");
+                set(&backend, |s| s.last_error = Some(e.to_string()));
+                if std::mem::take(&mut first) {
+                    core.settle();
+                }
+            }
+        }
+        failures += 1;
+        if policy.max_restarts.is_some_and(|max| failures > max) {
+            tracing::error!(
+                server = backend.name(),
+                "backend failed {failures} times in a row: not restarted again"
+            );
+            set(&backend, |s| s.health = Health::Stopped);
+            return;
+        }
+        let delay = policy.delay(failures);
+        tracing::info!(
+            server = backend.name(),
+            "restarting in {} ms (restart {})",
+            delay.as_millis(),
+            failures
+        );
+        set(&backend, |s| {
+            s.health = Health::Restarting { in_ms: delay.as_millis() as u64 };
+            s.next_try = Some(Instant::now() + delay);
+            s.restarts += 1;
+        });
+        tokio::time::sleep(delay).await;
+    }
+}
+
+fn set(backend: &Backend, f: impl FnOnce(&mut State)) {
+    f(&mut lock(&backend.state));
+}
+
+/// Forwards the backend's notifications upstream until its connection ends; returns why it
+/// ended.
+async fn forward_events(
+    core: &Core,
+    index: usize,
+    client: &Client,
+    events: crate::host::EventStream,
+) -> String {
+    let name = client.name().to_owned();
+    while let Ok(event) = events.recv().await {
+        match event {
+            ServerEvent::Notification(n) => match n.method.as_str() {
+                "notifications/tools/list_changed"
+                | "notifications/prompts/list_changed"
+                | "notifications/resources/list_changed" => {
+                    core.invalidate();
+                    core.upstream.send(Out::ListsChanged);
+                }
+                "notifications/message" => {
+                    let mut params = n.params.unwrap_or_else(|| json!({}));
+                    let logger = match params.get("logger").and_then(Value::as_str) {
+                        Some(l) => format!("{name}/{l}"),
+                        None => name.clone(),
+                    };
+                    params["logger"] = json!(logger);
+                    core.upstream.send(Out::Notify("notifications/message".into(), Some(params)));
+                }
+                other => tracing::debug!(server = %name, "notification {other} not forwarded"),
+            },
+            ServerEvent::ResourceUpdated { uri, .. } => {
+                let catalog = core.catalog().await;
+                let up = catalog.upstream_uri(index, &uri);
+                core.upstream.send(Out::ResourceUpdated(up));
+            }
+            ServerEvent::Violation(v) => {
+                tracing::warn!(server = %name, "protocol violation: {v}");
+            }
+            ServerEvent::Unresponsive { silent_for } => {
+                tracing::warn!(server = %name, "silent for {} s", silent_for.as_secs());
+            }
+            ServerEvent::SandboxLimits { oom_kills, refused_forks } => {
+                tracing::warn!(
+                    server = %name,
+                    "sandbox limits hit: {oom_kills} OOM kills, {refused_forks} refused forks"
+                );
+            }
+            ServerEvent::Closed(reason) => return reason.to_string(),
+        }
+    }
+    "its event stream ended".to_owned()
+}
+
+/// Seconds since the Unix epoch, for the status report.
+pub(crate) fn unix_now() -> u64 {
+    SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}

@@ -1,0 +1,343 @@
+//! `ringmcp gateway`: one MCP server in front of every server of an `mcpServers` config
+//! (docs/gateway.md).
+//!
+//! ```text
+//!  upstream client ──stdio──▶ upstream.rs  ServerSession (protocol/server.rs): lifecycle,
+//!  (Claude Desktop,           │            one answer per request, cancellation, the gateway's
+//!   Cursor, an SDK)           │            own requests to the client with deadlines
+//!                             ▼
+//!                           dispatch.rs    each request: catalog lookup, the backend's Client
+//!                             │            (policy, approval, audit, spill), the result back
+//!                             ▼
+//!                           backend.rs     one supervisor per backend: start, forward its
+//!                                          notifications, restart with back-off
+//! ```
+//!
+//! The naming and routing tables ([`names`], [`catalog`]) are pure; the I/O lives in
+//! `upstream.rs` (stdin/stdout) and in the [`Host`] the backends run on.
+
+#![forbid(unsafe_code)]
+
+mod backend;
+pub mod catalog;
+mod dispatch;
+mod handler;
+pub mod names;
+mod spilled;
+mod upstream;
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::host::{Host, ServerSpec};
+use crate::jsonrpc::{ErrorObject, Id};
+
+pub use backend::{BackendStatus, Health};
+pub use catalog::{Catalog, ToolFilter};
+pub use handler::{GatewayApprover, GatewayHandler};
+pub use names::{NameError, check_separator, check_server};
+pub use upstream::{Inbox, Outbox, serve, serve_stdio};
+
+/// The config file's `"gateway"` object (every key optional).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct GatewaySettings {
+    /// Between server and tool names (default `__`).
+    pub separator: String,
+    /// Items per page of the upstream `*/list` answers.
+    pub page_size: usize,
+    /// How crashed backends are restarted.
+    pub restart: RestartPolicy,
+    /// Where the gateway's log also goes (besides stderr).
+    pub log_file: Option<PathBuf>,
+    /// Largest range of a spilled payload served by one `resources/read`, and largest payload
+    /// served whole (bytes).
+    pub read_chunk_max: usize,
+}
+
+impl Default for GatewaySettings {
+    fn default() -> Self {
+        GatewaySettings {
+            separator: names::DEFAULT_SEPARATOR.into(),
+            page_size: 100,
+            restart: RestartPolicy::default(),
+            log_file: None,
+            read_chunk_max: 4 << 20,
+        }
+    }
+}
+
+/// Restarts with exponential back-off: `initialDelayMs`, doubled after each failure up to
+/// `maxDelayMs`, reset once a backend stayed up for a minute; `maxRestarts` in a row, then
+/// the backend stays down (absent: no limit).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct RestartPolicy {
+    /// The first delay.
+    pub initial_delay_ms: u64,
+    /// The longest delay.
+    pub max_delay_ms: u64,
+    /// Restarts in a row before giving up (`None`: never give up).
+    pub max_restarts: Option<u32>,
+}
+
+impl Default for RestartPolicy {
+    fn default() -> Self {
+        RestartPolicy { initial_delay_ms: 500, max_delay_ms: 30_000, max_restarts: None }
+    }
+}
+
+impl RestartPolicy {
+    /// The delay before restart number `n` (1-based) of a run of failures.
+    pub fn delay(&self, n: u32) -> Duration {
+        let factor = 1u64 << n.saturating_sub(1).min(20);
+        Duration::from_millis(self.initial_delay_ms.saturating_mul(factor).min(self.max_delay_ms))
+    }
+}
+
+/// One backend as the gateway is given it.
+#[derive(Debug, Clone)]
+pub struct BackendSpec {
+    /// How to start or reach it (its name is the prefix).
+    pub spec: ServerSpec,
+    /// Which of its tools are exposed.
+    pub filter: ToolFilter,
+}
+
+/// Why a gateway cannot start.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum GatewayError {
+    /// A name is unusable.
+    #[error(transparent)]
+    Name(#[from] NameError),
+    /// `--no-prefix` with more than one backend.
+    #[error(
+        "--no-prefix keeps tool names unchanged and so serves exactly one backend; the config has {0}: remove --no-prefix or keep one server"
+    )]
+    NoPrefixNeedsOne(usize),
+    /// The config has no servers.
+    #[error("the config has no servers under \"mcpServers\": add at least one")]
+    Empty,
+    /// The `"gateway"` object or a `"tools"` filter is malformed.
+    #[error("{0}")]
+    Settings(String),
+    /// Reading or writing stdio failed.
+    #[error("gateway I/O: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// What the gateway is made of: the host its backends run on, the backends, and how names
+/// are made.
+#[derive(Debug)]
+pub struct Gateway {
+    pub(crate) core: Arc<Core>,
+}
+
+/// The state every task of the gateway shares.
+#[derive(Debug)]
+pub(crate) struct Core {
+    pub(crate) host: Host,
+    pub(crate) backends: Vec<Arc<backend::Backend>>,
+    pub(crate) naming: catalog::Naming,
+    pub(crate) settings: GatewaySettings,
+    /// The merged lists, `None` when a backend's lists changed since they were built.
+    catalog: Mutex<Option<Arc<Catalog>>>,
+    /// Bumped whenever the catalog goes stale.
+    epoch: AtomicU64,
+    /// Messages for the upstream connection.
+    pub(crate) upstream: Outbox,
+    /// How many backends finished their first start (up or failed).
+    settled: tokio::sync::watch::Sender<usize>,
+    /// The lists as the upstream client was last told of them.
+    announced: Mutex<Option<Arc<Catalog>>>,
+}
+
+/// Which upstream lists differ between two catalogs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Changed {
+    pub(crate) tools: bool,
+    pub(crate) prompts: bool,
+    pub(crate) resources: bool,
+}
+
+/// How long list requests wait for backends still starting.
+const STARTUP_WAIT: Duration = Duration::from_secs(30);
+
+impl Gateway {
+    /// A gateway over `backends` on `host`. Build the host with the gateway's
+    /// [`GatewayHandler`] and [`GatewayApprover`] made from `outbox` (see
+    /// [`Gateway::outbox`]) so that server requests and approvals reach the upstream client.
+    ///
+    /// # Errors
+    /// [`GatewayError`] for a name or setting that cannot work.
+    pub fn new(
+        host: Host,
+        backends: Vec<BackendSpec>,
+        settings: GatewaySettings,
+        prefix: bool,
+        outbox: Outbox,
+    ) -> Result<Gateway, GatewayError> {
+        check_separator(&settings.separator)?;
+        if backends.is_empty() {
+            return Err(GatewayError::Empty);
+        }
+        if !prefix && backends.len() > 1 {
+            return Err(GatewayError::NoPrefixNeedsOne(backends.len()));
+        }
+        for b in &backends {
+            check_server(&b.spec.name, &settings.separator)?;
+        }
+        let naming = catalog::Naming { separator: settings.separator.clone(), prefix };
+        let backends = backends.into_iter().map(|b| Arc::new(backend::Backend::new(b))).collect();
+        let core = Core {
+            host,
+            backends,
+            naming,
+            settings,
+            catalog: Mutex::new(None),
+            epoch: AtomicU64::new(0),
+            upstream: outbox,
+            settled: tokio::sync::watch::Sender::new(0),
+            announced: Mutex::new(None),
+        };
+        Ok(Gateway { core: Arc::new(core) })
+    }
+
+    /// A new outbox: the channel the host's handler and approver, and the backends, use to
+    /// reach the upstream client. Pass it to [`Gateway::new`] and to the handler/approver.
+    pub fn outbox() -> (Outbox, Inbox) {
+        upstream::channel()
+    }
+
+    /// The backends' current state.
+    pub fn status(&self) -> Vec<BackendStatus> {
+        self.core.backends.iter().map(|b| b.status()).collect()
+    }
+}
+
+impl Core {
+    /// The merged lists, built from the backends that are up when stale.
+    pub(crate) async fn catalog(&self) -> Arc<Catalog> {
+        if let Some(c) = lock(&self.catalog).clone() {
+            return c;
+        }
+        // Backends still starting get a while, so that a client's first list is complete.
+        let total = self.backends.len();
+        let mut settled = self.settled.subscribe();
+        let _ = tokio::time::timeout(STARTUP_WAIT, settled.wait_for(|n| *n >= total)).await;
+        let epoch = self.epoch.load(Ordering::Acquire);
+        let lists = futures::future::join_all(self.backends.iter().map(|b| b.lists())).await;
+        let own = [dispatch::status_tool()];
+        let views: Vec<Option<catalog::Lists<'_>>> =
+            lists.iter().zip(&self.backends).map(|(l, b)| l.as_ref().map(|l| l.view(b))).collect();
+        let built = Arc::new(Catalog::build(&self.naming, &own, &views));
+        if self.epoch.load(Ordering::Acquire) == epoch {
+            *lock(&self.catalog) = Some(built.clone());
+        }
+        lock(&self.announced).get_or_insert_with(|| built.clone());
+        built
+    }
+
+    /// A backend finished its first start.
+    pub(crate) fn settle(&self) {
+        self.settled.send_modify(|n| *n += 1);
+    }
+
+    /// Whether every backend finished its first start.
+    pub(crate) fn started(&self) -> bool {
+        *self.settled.borrow() >= self.backends.len()
+    }
+
+    /// Rebuilds the lists and tells which differ from what the upstream client was last told.
+    pub(crate) async fn changes(&self) -> Changed {
+        let new = self.catalog().await;
+        let old = lock(&self.announced).replace(new.clone());
+        match old {
+            None => Changed { tools: true, prompts: true, resources: true },
+            Some(old) => Changed {
+                tools: old.tools() != new.tools(),
+                prompts: old.prompts() != new.prompts(),
+                resources: old.resources() != new.resources() || old.templates() != new.templates(),
+            },
+        }
+    }
+
+    /// Marks the merged lists stale (a backend came, went, or changed a list).
+    pub(crate) fn invalidate(&self) {
+        self.epoch.fetch_add(1, Ordering::AcqRel);
+        *lock(&self.catalog) = None;
+    }
+}
+
+/// Locks a mutex whose holder may have panicked (the data stays consistent: every update is
+/// a single assignment).
+pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Parses the `"gateway"` object of a config (absent: the defaults).
+///
+/// # Errors
+/// [`GatewayError::Settings`] naming what is wrong.
+pub fn settings_from(value: Option<&Value>) -> Result<GatewaySettings, GatewayError> {
+    match value {
+        None => Ok(GatewaySettings::default()),
+        Some(v) => serde_json::from_value(v.clone())
+            .map_err(|e| GatewayError::Settings(format!("the config's \"gateway\" object: {e}"))),
+    }
+}
+
+/// Parses a server entry's `"tools"` filter (absent: every tool).
+///
+/// # Errors
+/// [`GatewayError::Settings`] naming the server and what is wrong.
+pub fn filter_from(server: &str, value: Option<&Value>) -> Result<ToolFilter, GatewayError> {
+    match value {
+        None => Ok(ToolFilter::default()),
+        Some(v) => serde_json::from_value(v.clone()).map_err(|e| {
+            GatewayError::Settings(format!(
+                "server {server:?}: \"tools\" must be {{\"allow\": [globs], \"deny\": [globs]}}: {e}"
+            ))
+        }),
+    }
+}
+
+/// An error answer for the upstream client.
+pub(crate) fn rpc_error(code: i64, message: impl Into<String>) -> ErrorObject {
+    ErrorObject::new(code, message)
+}
+
+/// An upstream request id as a `Value`.
+pub(crate) fn id_value(id: &Id) -> Value {
+    serde_json::to_value(id).expect("ids serialise")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn back_off_doubles_up_to_the_cap() {
+        let r = RestartPolicy { initial_delay_ms: 100, max_delay_ms: 1000, max_restarts: None };
+        let delays: Vec<u64> = (1..=6).map(|n| r.delay(n).as_millis() as u64).collect();
+        assert_eq!(delays, [100, 200, 400, 800, 1000, 1000]);
+        assert_eq!(r.delay(u32::MAX), Duration::from_millis(1000));
+    }
+
+    #[test]
+    fn settings_refuse_unknown_keys_and_bad_filters() {
+        let s = settings_from(Some(&serde_json::json!({"separator": "-", "pageSize": 5}))).unwrap();
+        assert_eq!((s.separator.as_str(), s.page_size), ("-", 5));
+        assert!(settings_from(Some(&serde_json::json!({"seperator": "-"}))).is_err());
+        let e = filter_from("fs", Some(&serde_json::json!({"allow": "x"}))).unwrap_err();
+        assert!(e.to_string().contains("server \"fs\""), "{e}");
+        let f = filter_from("fs", Some(&serde_json::json!({"deny": ["rm*"]}))).unwrap();
+        assert!(!f.exposes("rmdir") && f.exposes("ls"));
+    }
+}

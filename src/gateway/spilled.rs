@@ -1,0 +1,158 @@
+//! Large results by reference, upstream: a backend answer past the spill threshold reaches the
+//! upstream client with its big items as `resource_link`s to `ringmcp-spill://` URIs, which
+//! the gateway serves through `resources/read`, whole (up to a limit) or in ranges with the
+//! RFC 6570 query form `URI?offset=N&length=M` (docs/gateway.md, "Large results").
+
+use base64::Engine;
+use serde_json::{Value, json};
+
+use crate::jsonrpc::{ErrorObject, codes};
+use crate::spill::store::{SpillFile, URI_SCHEME};
+
+/// The resource template advertising ranged reads.
+pub(crate) fn template() -> Value {
+    json!({
+        "uriTemplate": format!("{URI_SCHEME}://{{store}}/{{id}}{{?offset,length}}"),
+        "name": "spilled",
+        "title": "Large results kept by the gateway",
+        "description": "A tool result too large to send inline, as a resource_link's URI. Read it whole (when small enough) or in ranges: ?offset=N&length=M bytes, answered as base64 blobs.",
+    })
+}
+
+/// A spill URI split into its base and range.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Ranged<'a> {
+    pub(crate) base: &'a str,
+    pub(crate) range: Option<(u64, Option<u64>)>,
+}
+
+/// Splits `uri`'s query into offset and length.
+///
+/// # Errors
+/// -32602 for a malformed or unknown query parameter.
+pub(crate) fn parse(uri: &str) -> Result<Ranged<'_>, ErrorObject> {
+    let Some((base, query)) = uri.split_once('?') else {
+        return Ok(Ranged { base: uri, range: None });
+    };
+    let (mut offset, mut length) = (None, None);
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        let n =
+            v.parse::<u64>().map_err(|_| bad(uri, &format!("{k}={v:?} is not a byte count")))?;
+        match k {
+            "offset" => offset = Some(n),
+            "length" => length = Some(n),
+            _ => return Err(bad(uri, &format!("unknown parameter {k:?}"))),
+        }
+    }
+    Ok(Ranged { base, range: Some((offset.unwrap_or(0), length)) })
+}
+
+fn bad(uri: &str, why: &str) -> ErrorObject {
+    ErrorObject::new(
+        codes::INVALID_PARAMS,
+        format!("{uri:?}: {why}; ranges read as URI?offset=N&length=M"),
+    )
+}
+
+/// The `resources/read` result for `uri` of `file`.
+///
+/// # Errors
+/// -32602 when a whole read is too large for one message (the error says how to read it in
+/// ranges); -32603 when the file cannot be read.
+pub(crate) fn read(
+    uri: &str,
+    ranged: &Ranged<'_>,
+    file: &SpillFile,
+    mime: Option<&str>,
+    chunk_max: usize,
+) -> Result<Value, ErrorObject> {
+    let size = file.len();
+    let Some((offset, length)) = ranged.range else {
+        if size > chunk_max as u64 {
+            return Err(ErrorObject::new(
+                codes::INVALID_PARAMS,
+                format!(
+                    "{uri} holds {size} bytes, more than the {chunk_max} one read returns: read it in ranges, {uri}?offset=0&length={chunk_max}, then offset={chunk_max} and so on"
+                ),
+            )
+            .with_data(json!({"uri": uri, "size": size, "maxLength": chunk_max})));
+        }
+        let bytes = file.read_range(0, size as usize).map_err(internal)?;
+        // Without a declared type, text is whatever decodes as UTF-8.
+        let item = match String::from_utf8(bytes) {
+            Ok(text) if mime.is_none_or(is_text) => {
+                json!({"uri": uri, "mimeType": mime.unwrap_or("text/plain"), "text": text})
+            }
+            Ok(text) => json!({"uri": uri, "mimeType": mime, "blob": encode(text.as_bytes())}),
+            Err(e) => json!({"uri": uri, "mimeType": mime.unwrap_or("application/octet-stream"),
+                             "blob": encode(e.as_bytes())}),
+        };
+        return Ok(json!({"contents": [item]}));
+    };
+    let length = length.unwrap_or(chunk_max as u64).min(chunk_max as u64) as usize;
+    let bytes = if offset >= size {
+        Vec::new()
+    } else {
+        file.read_range(offset, length).map_err(internal)?
+    };
+    Ok(json!({
+        "contents": [{
+            "uri": uri,
+            "mimeType": "application/octet-stream",
+            "blob": encode(&bytes),
+            "_meta": {"io.ringmcp/range": {"offset": offset, "length": bytes.len(), "size": size}},
+        }],
+    }))
+}
+
+fn is_text(mime: &str) -> bool {
+    mime.starts_with("text/") || mime.contains("json") || mime.contains("xml")
+}
+
+fn encode(bytes: &[u8]) -> String {
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+fn internal(e: impl std::fmt::Display) -> ErrorObject {
+    ErrorObject::new(codes::INTERNAL_ERROR, format!("reading a spilled payload: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_parse_and_strangers_are_refused() {
+        let u = "ringmcp-spill://1-2/3";
+        assert_eq!(parse(u).unwrap(), Ranged { base: u, range: None });
+        let r = parse("ringmcp-spill://1-2/3?offset=10&length=5").unwrap();
+        assert_eq!(r, Ranged { base: u, range: Some((10, Some(5))) });
+        assert_eq!(parse("ringmcp-spill://1-2/3?length=5").unwrap().range, Some((0, Some(5))));
+        assert!(parse("ringmcp-spill://1-2/3?offset=-1").is_err());
+        assert!(parse("ringmcp-spill://1-2/3?start=1").is_err());
+    }
+
+    #[test]
+    fn a_file_reads_whole_or_in_ranges() {
+        let store = crate::spill::store::SpillStore::open(
+            crate::spill::store::StoreConfig::new().base_dir(std::env::temp_dir()),
+        )
+        .unwrap();
+        let mut w = store.create("t").unwrap();
+        w.write_all(b"hello, world").unwrap();
+        let file = w.finish().unwrap();
+        let uri = file.uri().to_owned();
+        let whole = read(&uri, &parse(&uri).unwrap(), &file, Some("text/plain"), 64).unwrap();
+        assert_eq!(whole["contents"][0]["text"], "hello, world");
+        let ranged_uri = format!("{uri}?offset=7&length=100");
+        let r = read(&ranged_uri, &parse(&ranged_uri).unwrap(), &file, None, 64).unwrap();
+        assert_eq!(r["contents"][0]["blob"], encode(b"world"));
+        assert_eq!(r["contents"][0]["_meta"]["io.ringmcp/range"]["size"], 12);
+        let past = format!("{uri}?offset=99");
+        let r = read(&past, &parse(&past).unwrap(), &file, None, 64).unwrap();
+        assert_eq!(r["contents"][0]["blob"], "");
+        let e = read(&uri, &parse(&uri).unwrap(), &file, None, 4).unwrap_err();
+        assert!(e.message.contains("?offset=0&length=4"), "{}", e.message);
+    }
+}

@@ -1,0 +1,445 @@
+//! The upstream connection over stdio: the client that launched the gateway (docs/gateway.md,
+//! "Upstream").
+//!
+//! Three threads: one reads stdin and frames it, one writes stdout (flushing when it has no
+//! more lines queued, so that a burst of answers is one write), and the gateway's own, a
+//! current-thread tokio runtime that drives the [`ServerSession`], runs each request as a task
+//! and the backends' supervisors. stdout carries protocol bytes only; logs go to stderr.
+
+use std::collections::HashMap;
+use std::io::{BufWriter, Read, Write};
+use std::sync::Arc;
+use std::time::Instant;
+
+use bytes::Bytes;
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use crate::frame::{FrameEvent, LineFramer};
+use crate::jsonrpc::{ErrorObject, Id, codes};
+use crate::protocol::server::{Incoming, ServerConfig, ServerSession};
+use crate::protocol::{Implementation, ProtocolVersion};
+
+use super::{Core, Gateway, GatewayError, backend, dispatch};
+
+/// Longest upstream message.
+const MAX_FRAME: usize = 64 << 20;
+
+/// Bytes asked for per read of stdin.
+const READ_CHUNK: usize = 256 << 10;
+
+/// The `_meta` key naming a 2026-07-28 subscription stream.
+const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
+
+/// A message for the upstream loop.
+#[derive(Debug)]
+pub(crate) enum Out {
+    /// The answer to upstream request `id`.
+    Respond(Id, Result<Value, ErrorObject>),
+    /// A notification for the upstream client.
+    Notify(String, Option<Value>),
+    /// A backend's lists changed (or it came or went).
+    ListsChanged,
+    /// Which upstream lists differ from what the client was last told.
+    Changed(super::Changed),
+    /// A subscribed resource changed (its upstream URI).
+    ResourceUpdated(String),
+    /// A backend's request for the upstream client.
+    Ask {
+        /// The backend.
+        server: String,
+        /// `sampling/createMessage` or `elicitation/create`.
+        method: String,
+        /// Its params.
+        params: Value,
+        /// Where the answer goes.
+        reply: Reply,
+    },
+}
+
+/// Where the answer to a request of the gateway's goes.
+pub(crate) type Reply = futures_channel::oneshot::Sender<Result<Value, ErrorObject>>;
+
+/// The sending end of the gateway's upstream channel (cheap to clone): the backends'
+/// supervisors, the request tasks, the handler and the approver send through it.
+#[derive(Debug, Clone)]
+pub struct Outbox(mpsc::UnboundedSender<Out>);
+
+impl Outbox {
+    /// Queues a message; dropped when the upstream connection is gone.
+    pub(crate) fn send(&self, out: Out) {
+        if let Err(mpsc::error::SendError(Out::Ask { reply, .. })) = self.0.send(out) {
+            let _ = reply.send(Err(ErrorObject::new(
+                codes::INTERNAL_ERROR,
+                "the gateway's upstream connection closed",
+            )));
+        }
+    }
+}
+
+/// The receiving end, consumed by [`serve_stdio`].
+#[derive(Debug)]
+pub struct Inbox(mpsc::UnboundedReceiver<Out>);
+
+pub(crate) fn channel() -> (Outbox, Inbox) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    (Outbox(tx), Inbox(rx))
+}
+
+/// What the stdin thread hands over.
+enum Input {
+    Frame(Bytes),
+    Oversized(Option<Id>, u64),
+}
+
+/// Serves the gateway on this process's stdin and stdout until stdin ends.
+///
+/// # Errors
+/// [`GatewayError::Io`] when the runtime cannot be started or stdio fails.
+pub fn serve_stdio(gateway: Gateway, inbox: Inbox) -> Result<(), GatewayError> {
+    serve(gateway, inbox, std::io::stdin(), std::io::stdout())
+}
+
+/// [`serve_stdio`] over any reader and writer.
+///
+/// # Errors
+/// As [`serve_stdio`].
+pub fn serve<R, W>(gateway: Gateway, inbox: Inbox, input: R, output: W) -> Result<(), GatewayError>
+where
+    R: Read + Send + 'static,
+    W: Write + Send + 'static,
+{
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build()?;
+    let (frames_tx, frames) = mpsc::channel(256);
+    std::thread::Builder::new()
+        .name("gateway-stdin".into())
+        .spawn(move || read(input, frames_tx))?;
+    let (lines_tx, lines) = std::sync::mpsc::channel::<Bytes>();
+    let writer = std::thread::Builder::new()
+        .name("gateway-stdout".into())
+        .spawn(move || write(output, lines))?;
+    let core = gateway.core;
+    runtime.block_on(run(core, inbox.0, frames, lines_tx));
+    // The runtime's tasks are dropped with it; the backends stop when the host does.
+    drop(runtime);
+    let _ = writer.join();
+    Ok(())
+}
+
+fn read<R: Read>(mut input: R, frames: mpsc::Sender<Input>) {
+    let mut framer = LineFramer::new(MAX_FRAME);
+    let mut chunk = vec![0; READ_CHUNK];
+    loop {
+        let n = match input.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                tracing::warn!("reading stdin: {e}");
+                break;
+            }
+        };
+        framer.push(&chunk[..n]);
+        while let Some(event) = framer.next_event() {
+            let input = match event {
+                FrameEvent::Frame(f) => Input::Frame(f),
+                FrameEvent::Oversized(o) => {
+                    Input::Oversized(o.id.as_deref().and_then(Id::from_token), o.len)
+                }
+                _ => continue,
+            };
+            if frames.blocking_send(input).is_err() {
+                return;
+            }
+        }
+    }
+}
+
+fn write<W: Write>(output: W, lines: std::sync::mpsc::Receiver<Bytes>) {
+    let mut out = BufWriter::with_capacity(256 << 10, output);
+    while let Ok(line) = lines.recv() {
+        let mut ok = out.write_all(&line).is_ok();
+        while ok && let Ok(more) = lines.try_recv() {
+            ok = out.write_all(&more).is_ok();
+        }
+        if !ok || out.flush().is_err() {
+            tracing::warn!("the upstream client stopped reading stdout");
+            return;
+        }
+    }
+}
+
+/// An upstream request being worked on.
+struct Working {
+    task: tokio::task::AbortHandle,
+    version: ProtocolVersion,
+}
+
+struct Loop {
+    core: Arc<Core>,
+    session: ServerSession<Reply>,
+    working: HashMap<Id, Working>,
+    /// The revision of the last request (2026-07-28 clients are stateless).
+    version: Option<ProtocolVersion>,
+    /// 2026-07-28: the open `subscriptions/listen` stream and what it asked for.
+    listen: Option<(Id, Value)>,
+    lines: std::sync::mpsc::Sender<Bytes>,
+    /// A comparison of the lists is running; `again`: another change came meanwhile.
+    diffing: bool,
+    again: bool,
+}
+
+async fn run(
+    core: Arc<Core>,
+    mut inbox: mpsc::UnboundedReceiver<Out>,
+    mut frames: mpsc::Receiver<Input>,
+    lines: std::sync::mpsc::Sender<Bytes>,
+) {
+    let config = ServerConfig {
+        server_info: Implementation::new("ringmcp-gateway", env!("CARGO_PKG_VERSION")),
+        capabilities: dispatch::capabilities(),
+        instructions: None,
+        versions: ProtocolVersion::ALL.to_vec(),
+        // A person may be answering (sampling, elicitation, approvals).
+        request_timeout: std::time::Duration::from_secs(600),
+    };
+    for i in 0..core.backends.len() {
+        tokio::spawn(backend::supervise(core.clone(), i));
+    }
+    let mut l = Loop {
+        core,
+        session: ServerSession::new(config),
+        working: HashMap::new(),
+        version: None,
+        listen: None,
+        lines,
+        diffing: false,
+        again: false,
+    };
+    loop {
+        if !l.flush() {
+            return;
+        }
+        let deadline = l.session.poll_timeout();
+        let sleep = async {
+            match deadline {
+                Some(d) => tokio::time::sleep_until(d.into()).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            input = frames.recv() => match input {
+                Some(Input::Frame(f)) => l.session.handle_frame(&f, Instant::now()),
+                Some(Input::Oversized(id, len)) => l.session.reject(id.as_ref(), ErrorObject::new(
+                    codes::INVALID_REQUEST,
+                    format!("Message too large: {len} bytes, over the gateway's {MAX_FRAME}-byte limit"),
+                )),
+                None => break,
+            },
+            out = inbox.recv() => {
+                let Some(out) = out else { break };
+                let mut lists = l.out(out);
+                while let Ok(more) = inbox.try_recv() {
+                    lists |= l.out(more);
+                }
+                if lists {
+                    l.compare_lists();
+                }
+            }
+            () = sleep => l.session.handle_timeout(Instant::now()),
+        }
+        while let Some(event) = l.session.poll_event() {
+            l.event(event);
+        }
+    }
+    for (_, w) in l.working.drain() {
+        w.task.abort();
+    }
+    tracing::info!("upstream closed: stopping the backends");
+}
+
+impl Loop {
+    /// Writes what the session has to send; `false` when stdout is gone.
+    fn flush(&mut self) -> bool {
+        while let Some(line) = self.session.poll_transmit() {
+            if self.lines.send(line).is_err() {
+                return false;
+            }
+        }
+        true
+    }
+
+    fn event(&mut self, event: Incoming<Reply>) {
+        match event {
+            Incoming::Request { id, method, params, version } => {
+                self.version = Some(version);
+                if method == "subscriptions/listen" && version.is_modern() {
+                    return self.listen(id, params);
+                }
+                let core = self.core.clone();
+                let outbox = core.upstream.clone();
+                let answered = id.clone();
+                let task = tokio::spawn(async move {
+                    let outcome = dispatch::handle(core, &method, params).await;
+                    outbox.send(Out::Respond(answered, outcome));
+                });
+                self.working.insert(id, Working { task: task.abort_handle(), version });
+            }
+            Incoming::Cancelled { id, .. } => {
+                if let Some(w) = self.working.remove(&id) {
+                    // Dropping the backend's call future cancels it there too.
+                    w.task.abort();
+                }
+                if self.listen.as_ref().is_some_and(|(l, _)| *l == id) {
+                    self.listen = None;
+                }
+            }
+            Incoming::Answer { token, outcome } => {
+                let _ = token.send(outcome);
+            }
+            Incoming::Initialized { version, client_info, .. } => {
+                self.version = Some(version);
+                let name = client_info.get("name").and_then(Value::as_str).unwrap_or("?");
+                tracing::info!("upstream client {name:?} connected with {version}");
+            }
+            Incoming::Notification { method, .. } => {
+                tracing::debug!("upstream notification {method}");
+            }
+            Incoming::Violation(v) => tracing::warn!("upstream client broke the protocol: {v}"),
+        }
+    }
+
+    /// A message from the gateway's tasks; `true` when a list changed.
+    fn out(&mut self, out: Out) -> bool {
+        match out {
+            Out::Respond(id, outcome) => {
+                let Some(w) = self.working.remove(&id) else { return false };
+                let outcome = outcome.map(|mut v| {
+                    if w.version.is_modern()
+                        && let Some(o) = v.as_object_mut()
+                    {
+                        o.entry("resultType").or_insert(json!("complete"));
+                    }
+                    v
+                });
+                self.session.respond(&id, outcome);
+            }
+            Out::Notify(method, params) => self.notify(&method, params),
+            Out::ListsChanged => return true,
+            Out::Changed(changed) => {
+                self.diffing = false;
+                for (list, yes) in [
+                    ("tools", changed.tools),
+                    ("prompts", changed.prompts),
+                    ("resources", changed.resources),
+                ] {
+                    if yes {
+                        self.notify(&format!("notifications/{list}/list_changed"), None);
+                    }
+                }
+                if std::mem::take(&mut self.again) {
+                    self.compare_lists();
+                }
+            }
+            Out::ResourceUpdated(uri) => {
+                self.notify("notifications/resources/updated", Some(json!({"uri": uri})));
+            }
+            Out::Ask { server, method, params, reply } => self.ask(&server, &method, params, reply),
+        }
+        false
+    }
+
+    /// A backend's request, asked of the upstream client if it can take it.
+    fn ask(&mut self, server: &str, method: &str, params: Value, reply: Reply) {
+        if self.version.is_some_and(ProtocolVersion::is_modern) {
+            let _ = reply.send(Err(ErrorObject::new(
+                codes::METHOD_NOT_FOUND,
+                format!(
+                    "server {server:?} sent {method}, which the gateway relays to 2025-11-25 and older clients only; this client speaks 2026-07-28"
+                ),
+            )));
+            return;
+        }
+        if let Err(reply) = self.session.request(method, Some(params), reply, Instant::now()) {
+            let capability =
+                if method.starts_with("sampling") { "sampling" } else { "elicitation" };
+            let _ = reply.send(Err(ErrorObject::new(
+                codes::METHOD_NOT_FOUND,
+                format!(
+                    "server {server:?} sent {method}, but the client in front of the gateway did not declare the {capability} capability"
+                ),
+            )));
+        }
+    }
+
+    fn notify(&mut self, method: &str, params: Option<Value>) {
+        match self.version {
+            None => {}
+            Some(v) if v.is_modern() => {
+                // 2026-07-28: notifications travel on the client's listen stream, tagged.
+                let Some((stream, asked)) = &self.listen else { return };
+                let wanted = match method {
+                    "notifications/tools/list_changed" => asked.get("toolsListChanged").is_some(),
+                    "notifications/prompts/list_changed" => {
+                        asked.get("promptsListChanged").is_some()
+                    }
+                    "notifications/resources/list_changed" => {
+                        asked.get("resourcesListChanged").is_some()
+                    }
+                    "notifications/resources/updated" => {
+                        asked.get("resourceSubscriptions").is_some()
+                    }
+                    _ => false,
+                };
+                if wanted {
+                    let mut params = params.unwrap_or_else(|| json!({}));
+                    params["_meta"] = json!({SUBSCRIPTION_ID: super::id_value(stream)});
+                    self.session.notify(method, Some(params));
+                }
+            }
+            Some(_) => self.session.notify(method, params),
+        }
+    }
+
+    /// A backend's lists changed: once every backend has started, the lists are rebuilt and
+    /// the client told of those that differ (one comparison at a time; changes meanwhile
+    /// start another).
+    fn compare_lists(&mut self) {
+        if !self.core.started() {
+            return; // the first lists wait for the start anyway
+        }
+        if self.diffing {
+            self.again = true;
+            return;
+        }
+        self.diffing = true;
+        let core = self.core.clone();
+        tokio::spawn(async move {
+            let changed = core.changes().await;
+            core.upstream.send(Out::Changed(changed));
+        });
+    }
+
+    /// 2026-07-28 `subscriptions/listen`: acknowledged with what the gateway can send, kept
+    /// open (never answered) until the client cancels it.
+    fn listen(&mut self, id: Id, params: Option<Value>) {
+        let asked = params.as_ref().and_then(|p| p.get("notifications")).cloned();
+        let Some(Value::Object(asked)) = asked else {
+            let e = ErrorObject::new(codes::INVALID_PARAMS, "params.notifications is required");
+            self.session.respond(&id, Err(e));
+            return;
+        };
+        let known = [
+            "toolsListChanged",
+            "promptsListChanged",
+            "resourcesListChanged",
+            "resourceSubscriptions",
+        ];
+        let granted: serde_json::Map<String, Value> =
+            asked.into_iter().filter(|(k, _)| known.contains(&k.as_str())).collect();
+        let params =
+            json!({"notifications": granted, "_meta": {SUBSCRIPTION_ID: super::id_value(&id)}});
+        self.session.notify("notifications/subscriptions/acknowledged", Some(params));
+        self.listen = Some((id, Value::Object(granted)));
+    }
+}
