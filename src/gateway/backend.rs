@@ -326,7 +326,7 @@ async fn forward_events(
                 core.upstream.send(Out::ResourceUpdated(up));
             }
             ServerEvent::Violation(v) => {
-                tracing::warn!(server = %name, "protocol violation: {v}");
+                tracing::debug!(server = %name, "protocol violation: {v}");
             }
             ServerEvent::Unresponsive { silent_for } => {
                 tracing::warn!(server = %name, "silent for {} s", silent_for.as_secs());

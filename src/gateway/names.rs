@@ -105,6 +105,17 @@ pub fn upstream_name(prefix: Option<(&str, &str)>, name: &str) -> String {
     marked(&joined, prefix.map_or("", |p| p.0), name)
 }
 
+/// Whether `upstream` can be a name of one of `server`'s items (its prefix, as
+/// [`upstream_name`] makes it, starts the name): a cheap filter before the exact lookup.
+pub fn may_be_from(upstream: &str, server: &str, separator: &str) -> bool {
+    let prefix: String =
+        format!("{server}{separator}").chars().map(|c| if allowed(c) { c } else { '_' }).collect();
+    let kept = MAX_NAME - HASH_DIGITS - 1;
+    upstream.starts_with(&prefix)
+        || (upstream.len() == MAX_NAME
+            && upstream.get(..kept).is_some_and(|u| prefix.starts_with(u)))
+}
+
 /// `joined` made valid: other characters become `_`, cut to leave room for `_` and the hash.
 fn marked(joined: &str, server: &str, name: &str) -> String {
     let keep = MAX_NAME - HASH_DIGITS - 1;
@@ -251,6 +262,16 @@ mod tests {
         assert!(is_valid(&second));
         assert_eq!(t.get(&second).unwrap().name, plain_tool);
         assert_eq!(t.names(), [first, second]);
+    }
+
+    #[test]
+    fn candidates_are_found_by_prefix() {
+        assert!(may_be_from("fs__read_file", "fs", SEP));
+        assert!(!may_be_from("fs__read_file", "f", SEP));
+        let long_server = "s".repeat(70);
+        let up = upstream_name(Some((&long_server, SEP)), "t");
+        assert!(may_be_from(&up, &long_server, SEP));
+        assert!(may_be_from(&upstream_name(Some(("my.srv", SEP)), "t"), "my.srv", SEP));
     }
 
     #[test]

@@ -85,3 +85,176 @@ fn the_python_sdk_client_over_stdio() {
     cmd.args(["--spill-threshold", "1MiB"]).env("GW_ROOT", &root);
     run_client(cmd, "Python SDK client");
 }
+
+/// A `ringmcp gateway` child driven line by line: requests, their answers, and the
+/// notifications in between.
+struct Upstream {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    lines: std::sync::mpsc::Receiver<serde_json::Value>,
+    next_id: u64,
+    notifications: Vec<serde_json::Value>,
+}
+
+impl Upstream {
+    fn start(config: &Path, extra: &[&str]) -> Upstream {
+        use std::io::BufRead;
+        let mut child = Command::new(ringmcp_bin())
+            .arg("gateway")
+            .arg("--config")
+            .arg(config)
+            .args(extra)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("starting ringmcp gateway");
+        let stdin = child.stdin.take().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                let value = serde_json::from_str(&line)
+                    .unwrap_or_else(|e| panic!("the gateway wrote a non-JSON line ({e}): {line}"));
+                if tx.send(value).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut up = Upstream { child, stdin, lines, next_id: 0, notifications: Vec::new() };
+        let init = up.request(
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "test", "version": "1"}}),
+        );
+        assert_eq!(init["result"]["protocolVersion"], "2025-11-25", "{init}");
+        up.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        up
+    }
+
+    fn send(&mut self, message: &serde_json::Value) {
+        use std::io::Write;
+        let mut line = serde_json::to_vec(message).unwrap();
+        line.push(b'\n');
+        self.stdin.write_all(&line).expect("writing to the gateway");
+    }
+
+    /// Sends a request; returns its id.
+    fn submit(&mut self, method: &str, params: serde_json::Value) -> u64 {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        id
+    }
+
+    /// The answer to request `id` (other answers and notifications seen meanwhile are kept).
+    fn answer(&mut self, id: u64) -> serde_json::Value {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            let message = self.lines.recv_timeout(left).unwrap_or_else(|_| {
+                panic!("no answer to request {id} within 60 s: the gateway hangs")
+            });
+            if message["id"] == json!(id) {
+                return message;
+            }
+            if message.get("id").is_none() {
+                self.notifications.push(message);
+            } else {
+                panic!("an answer to a request not waited for: {message}");
+            }
+        }
+    }
+
+    fn request(&mut self, method: &str, params: serde_json::Value) -> serde_json::Value {
+        let id = self.submit(method, params);
+        self.answer(id)
+    }
+
+    fn call(&mut self, tool: &str, arguments: serde_json::Value) -> serde_json::Value {
+        self.request("tools/call", json!({"name": tool, "arguments": arguments}))
+    }
+
+    fn status(&mut self, server: &str) -> serde_json::Value {
+        let r = self.call("ringmcp__status", json!({}));
+        let servers = r["result"]["structuredContent"]["servers"].as_array().unwrap().clone();
+        servers.into_iter().find(|s| s["name"] == server).unwrap()
+    }
+}
+
+impl Drop for Upstream {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn fault_config(dir: &Path) -> PathBuf {
+    let reference = json!({"command": ringmcp_bin(), "args": ["serve", "--fault-tools"]});
+    let config = json!({
+        "gateway": {"restart": {"initialDelayMs": 200, "maxDelayMs": 1000}},
+        "mcpServers": {"a": reference, "b": reference, "flood": reference},
+    });
+    let path = dir.join("faults.json");
+    std::fs::write(&path, serde_json::to_vec(&config).unwrap()).unwrap();
+    path
+}
+
+/// A backend killed mid-call, a hanging backend and a flooding one: their calls fail with
+/// errors (never a hang), the other backends keep answering, the dead one leaves the tool
+/// list and comes back after its restart, visible in `ringmcp__status`.
+#[test]
+fn faults_of_one_backend_do_not_disturb_the_others() {
+    let dir = TempDir::new("gw-faults");
+    let mut up = Upstream::start(&fault_config(&dir.0), &["--timeout", "2"]);
+    let tools = up.request("tools/list", json!({}));
+    let names = tools["result"]["tools"].as_array().unwrap().len();
+    assert!(names > 30, "{tools}");
+
+    // A hanging backend: its call times out, a call to another answers meanwhile.
+    let hang = up.submit("tools/call", json!({"name": "b__hang", "arguments": {}}));
+    let echo = up.call("a__echo", json!({"text": "still here"}));
+    assert_eq!(echo["result"]["content"][0]["text"], "still here", "{echo}");
+    let hung = up.answer(hang);
+    assert_eq!(hung["error"]["code"], -32001, "a timeout: {hung}");
+
+    // A flood: 20 MB on stderr and a garbage line on stdout; it keeps serving, so do others.
+    let flood = up.call("flood__stderr", json!({"bytes": 20_000_000}));
+    assert!(flood.get("result").is_some(), "{flood}");
+    let noise = up.call("flood__noise", json!({}));
+    assert_eq!(noise["result"]["content"][0]["text"], "noise", "{noise}");
+    assert_eq!(up.call("b__echo", json!({"text": "b"}))["result"]["content"][0]["text"], "b");
+
+    // Killed mid-call: the slow call in flight and the exit call both fail.
+    let slow = up.submit("tools/call", json!({"name": "a__slow", "arguments": {"ms": 10000}}));
+    let exit = up.submit("tools/call", json!({"name": "a__exit", "arguments": {"code": 9}}));
+    let (slow, exit) = (up.answer(slow), up.answer(exit));
+    for failed in [&slow, &exit] {
+        assert!(failed.get("error").is_some(), "{failed}");
+        assert!(failed["error"]["message"].as_str().unwrap().contains("\"a\""), "{failed}");
+    }
+    assert_eq!(up.call("b__echo", json!({"text": "b"}))["result"]["content"][0]["text"], "b");
+    // Back after its restart (200 ms), with a restart counted.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let status = up.status("a");
+        if status["state"] == "up" {
+            assert!(status["restarts"].as_u64().unwrap() >= 1, "{status}");
+            assert!(status["lastError"].as_str().is_some(), "{status}");
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "backend a did not come back: {status}");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let echo = up.call("a__echo", json!({"text": "again"}));
+    assert_eq!(echo["result"]["content"][0]["text"], "again", "{echo}");
+    let changed =
+        up.notifications.iter().filter(|n| n["method"] == "notifications/tools/list_changed");
+    assert!(changed.count() >= 1, "list_changed when a left: {:?}", up.notifications);
+    // Unknown tools and malformed requests get precise errors.
+    let unknown = up.call("a__nope", json!({}));
+    assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
+    up.send(&json!({"jsonrpc": "2.0", "id": 999, "method": 7}));
+    let bad = up.answer(999);
+    assert_eq!(bad["error"]["code"], -32600, "{bad}");
+}

@@ -4,7 +4,8 @@ use std::process::ExitCode;
 
 use std::path::{Path, PathBuf};
 
-use ringmcp::host::Client;
+use ringmcp::gateway;
+use ringmcp::host::{Client, Config, Host};
 use ringmcp::protocol::{CallToolResult, Content};
 use serde_json::Value;
 
@@ -16,7 +17,7 @@ pub(crate) struct Args {
     /// Print the raw CallToolResult JSON instead of its text.
     #[arg(long)]
     json: bool,
-    /// The tool's name.
+    /// The tool's name; with `--config FILE` and no `--server`, the gateway's `SERVER__TOOL`.
     tool: String,
     /// The tool's arguments as a JSON object (default `{}`).
     #[arg(value_name = "ARGS_JSON")]
@@ -57,15 +58,62 @@ fn call(args: &Args) -> Result<CallToolResult, Failure> {
     if !arguments.is_object() {
         return Err(Failure::usage(format!("ARGS_JSON must be a JSON object, got {arguments}")));
     }
-    let spec = args.server.spec()?;
     let host = args.server.host_with(Some(args.policy.settings(&args.server)?))?;
-    let client = host.spawn_blocking(spec)?;
-    let result = client.blocking().call_tool(&args.tool, arguments)?;
+    let (client, tool) = match args.server.whole_config() {
+        // `--config F SERVER__TOOL`: the gateway's names.
+        Some(file) => namespaced(&host, &args.server, file, &args.tool)?,
+        None => (host.spawn_blocking(args.server.spec()?)?, args.tool.clone()),
+    };
+    let result = client.blocking().call_tool(&tool, arguments)?;
     if let Some(dir) = &args.save {
         save_spilled(&client, &result, dir)?;
     }
     client.blocking().shutdown();
     Ok(result)
+}
+
+/// The server and tool behind a `ringmcp gateway` name (`fs__read_file`), found as the
+/// gateway finds it: the config's servers whose prefix starts the name are started, and the
+/// name looked up exactly in the table built from their tool lists (with their `"tools"`
+/// filters).
+fn namespaced(
+    host: &Host,
+    servers: &ServerArgs,
+    file: &Path,
+    upstream: &str,
+) -> Result<(Client, String), Failure> {
+    let config = Config::load(file).map_err(|e| Failure::usage(e.to_string()))?;
+    let settings =
+        gateway::settings_from(config.gateway()).map_err(|e| Failure::usage(e.to_string()))?;
+    let sep = settings.separator.as_str();
+    let names: Vec<String> = config.names().into_iter().filter(|n| !config.disabled(n)).collect();
+    for name in names.iter().filter(|n| gateway::names::may_be_from(upstream, n, sep)) {
+        let filter = gateway::filter_from(name, config.tools_filter(name))
+            .map_err(|e| Failure::usage(e.to_string()))?;
+        let client = host.spawn_blocking(servers.with_server(name).spec()?)?;
+        let tools = client.blocking().tools()?;
+        let lists = gateway::catalog::Lists {
+            server: name,
+            filter: &filter,
+            tools: &tools,
+            prompts: &[],
+            resources: &[],
+            templates: &[],
+        };
+        let naming = gateway::catalog::Naming { separator: sep.to_owned(), prefix: true };
+        let catalog = gateway::Catalog::build(&naming, &[], &[Some(lists)]);
+        if let Some(target) = catalog.tool(upstream) {
+            let tool = target.name.clone();
+            return Ok((client, tool));
+        }
+        client.blocking().shutdown();
+    }
+    Err(Failure::usage(format!(
+        "no tool {upstream:?} among the servers of {} ({}): with --config and no --server, tools are named SERVER{sep}TOOL as `ringmcp gateway` names them; `ringmcp inspect --config {}` lists each server's tools",
+        file.display(),
+        names.join(", "),
+        file.display()
+    )))
 }
 
 /// Copies every spilled payload the result links to into `dir`, named after its URI.
