@@ -109,6 +109,13 @@ impl Backend {
         Backend { spec: b.spec, filter: b.filter, state: Mutex::new(state) }
     }
 
+    /// Drops its client (the gateway is shutting down).
+    pub(crate) fn forget(&self) {
+        let mut state = lock(&self.state);
+        state.client = None;
+        state.health = Health::Stopped;
+    }
+
     /// Its name.
     pub(crate) fn name(&self) -> &str {
         &self.spec.name
@@ -220,7 +227,7 @@ pub(crate) async fn supervise(core: Arc<Core>, index: usize) {
     loop {
         set(&backend, |s| s.health = Health::Starting);
         let started = Instant::now();
-        match core.host.spawn(backend.spec.clone()).await {
+        match core.spawn(backend.spec.clone()).await {
             Ok(client) => {
                 tracing::info!(
                     server = backend.name(),

@@ -41,7 +41,7 @@ pub use backend::{BackendStatus, Health};
 pub use catalog::{Catalog, ToolFilter};
 pub use handler::{GatewayApprover, GatewayHandler};
 pub use names::{NameError, check_separator, check_server};
-pub use upstream::{Inbox, Outbox, serve, serve_stdio};
+pub use upstream::{Factory, HttpOptions, Inbox, Outbox, serve, serve_http, serve_stdio};
 
 /// The config file's `"gateway"` object (every key optional).
 #[derive(Debug, Clone, Deserialize)]
@@ -142,7 +142,10 @@ pub struct Gateway {
 /// The state every task of the gateway shares.
 #[derive(Debug)]
 pub(crate) struct Core {
-    pub(crate) host: Host,
+    /// `None` once the gateway shut down.
+    host: std::sync::RwLock<Option<Host>>,
+    /// The backends' supervisors, once started.
+    supervisors: Mutex<Vec<tokio::task::AbortHandle>>,
     pub(crate) backends: Vec<Arc<backend::Backend>>,
     pub(crate) naming: catalog::Naming,
     pub(crate) settings: GatewaySettings,
@@ -196,7 +199,8 @@ impl Gateway {
         let naming = catalog::Naming { separator: settings.separator.clone(), prefix };
         let backends = backends.into_iter().map(|b| Arc::new(backend::Backend::new(b))).collect();
         let core = Core {
-            host,
+            host: std::sync::RwLock::new(Some(host)),
+            supervisors: Mutex::new(Vec::new()),
             backends,
             naming,
             settings,
@@ -265,6 +269,53 @@ impl Core {
                 prompts: old.prompts() != new.prompts(),
                 resources: old.resources() != new.resources() || old.templates() != new.templates(),
             },
+        }
+    }
+
+    /// Starts every backend's supervisor (on the current tokio runtime).
+    pub(crate) fn start(self: &Arc<Self>) {
+        let mut supervisors = lock(&self.supervisors);
+        for i in 0..self.backends.len() {
+            supervisors.push(tokio::spawn(backend::supervise(self.clone(), i)).abort_handle());
+        }
+    }
+
+    /// Starts backend `spec` on the host (an error once the gateway shut down).
+    pub(crate) fn spawn(
+        &self,
+        spec: ServerSpec,
+    ) -> impl std::future::Future<Output = crate::host::Result<crate::host::Client>> + Send + 'static
+    {
+        let host = self.host.read().unwrap_or_else(PoisonError::into_inner);
+        let spawn = host.as_ref().map(|h| h.spawn(spec));
+        async move {
+            match spawn {
+                Some(s) => s.await,
+                None => {
+                    Err(crate::host::Error::InvalidArgument("the gateway is shutting down".into()))
+                }
+            }
+        }
+    }
+
+    /// Stops the supervisors and the host (every backend). `wait`: until the backends are
+    /// gone; otherwise they are stopped on a thread of their own, so that the caller (an HTTP
+    /// session ending) does not wait for servers that are slow to exit.
+    pub(crate) fn shutdown(&self, wait: bool) {
+        for s in lock(&self.supervisors).drain(..) {
+            s.abort();
+        }
+        let host = self.host.write().unwrap_or_else(PoisonError::into_inner).take();
+        for b in &self.backends {
+            b.forget();
+        }
+        let Some(host) = host else { return };
+        if wait {
+            drop(host);
+        } else if let Err(e) =
+            std::thread::Builder::new().name("gateway-stop".into()).spawn(move || drop(host))
+        {
+            tracing::warn!("no thread to stop the backends on ({e}): they are stopped here");
         }
     }
 

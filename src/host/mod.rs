@@ -542,7 +542,7 @@ impl Host {
     /// not apply to its kind of server; [`Error::Spawn`] when the process cannot be started;
     /// [`Error::Server`] when the handshake fails (error answer, unsupported version,
     /// timeout, early exit).
-    pub fn spawn(&self, spec: ServerSpec) -> impl Future<Output = Result<Client>> + Send + 'static {
+    pub fn spawn(&self, spec: ServerSpec) -> impl Future<Output = Result<Client>> + Send + use<> {
         use futures::future::Either;
         if let Some(why) = spec.misuse() {
             return Either::Left(std::future::ready(Err(Error::InvalidArgument(why))));

@@ -258,3 +258,70 @@ fn faults_of_one_backend_do_not_disturb_the_others() {
     let bad = up.answer(999);
     assert_eq!(bad["error"]["code"], -32600, "{bad}");
 }
+
+/// A `ringmcp gateway --http` child: its URL and token, read from its first stderr line.
+struct HttpGateway {
+    child: std::process::Child,
+    url: String,
+    token: Option<String>,
+}
+
+impl HttpGateway {
+    fn start(config: &Path, extra: &[&str]) -> HttpGateway {
+        use std::io::BufRead;
+        let mut child = Command::new(ringmcp_bin())
+            .args(["gateway", "--http", "0", "--config"])
+            .arg(config)
+            .args(extra)
+            .stdin(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("starting ringmcp gateway --http");
+        let stderr = child.stderr.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stderr).lines().map_while(Result::ok) {
+                if line.contains("/mcp") {
+                    let _ = tx.send(line.clone());
+                }
+                eprintln!("{line}");
+            }
+        });
+        let line = rx
+            .recv_timeout(std::time::Duration::from_secs(30))
+            .expect("the gateway prints its URL when it listens");
+        let url = line.split_whitespace().find(|w| w.starts_with("http://")).unwrap();
+        let url = url.trim_end_matches(';').to_owned();
+        let token = line.split("Bearer ").nth(1).map(|t| t.trim().to_owned());
+        HttpGateway { child, url, token }
+    }
+}
+
+impl Drop for HttpGateway {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The TypeScript SDK over Streamable HTTP: the same scenario as over stdio, through sessions,
+/// SSE answers and the GET stream, with the bearer token.
+#[test]
+fn the_typescript_sdk_client_over_http() {
+    let Some(sdk) = require(
+        deps_dir().join("npm/node_modules/@modelcontextprotocol/sdk"),
+        "the TypeScript MCP SDK",
+    ) else {
+        return;
+    };
+    let dir = TempDir::new("gw-ts-http");
+    let root = dir.0.join("root");
+    std::fs::create_dir_all(&root).unwrap();
+    let Some(config) = config(&dir.0, &root) else { return };
+    let gateway = HttpGateway::start(&config, &["--spill-threshold", "1MiB"]);
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/clients/ts-client.mjs");
+    let mut cmd = Command::new("node");
+    cmd.arg(script).arg(sdk).arg("http").arg(&gateway.url);
+    cmd.arg(gateway.token.as_deref().expect("a token by default")).env("GW_ROOT", &root);
+    run_client(cmd, "TypeScript SDK client over HTTP");
+}

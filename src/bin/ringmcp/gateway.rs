@@ -17,6 +17,19 @@ pub(crate) struct Args {
     /// the gateway runs.
     #[arg(long, value_name = "FILE")]
     config: PathBuf,
+    /// Serve Streamable HTTP on this address (`127.0.0.1:8080`, `:8080` or `8080` for
+    /// loopback) at /mcp instead of stdio.
+    #[arg(long, value_name = "ADDR")]
+    http: Option<String>,
+    /// The bearer token HTTP clients must send (default: a random one, printed at start).
+    #[arg(long, value_name = "TOKEN", requires = "http", conflicts_with_all = ["token_file", "no_auth"])]
+    token: Option<String>,
+    /// Read the bearer token from this file (its first line).
+    #[arg(long, value_name = "FILE", requires = "http", conflicts_with = "no_auth")]
+    token_file: Option<PathBuf>,
+    /// No bearer token (local testing; only on a loopback address).
+    #[arg(long, requires = "http")]
+    no_auth: bool,
     /// Keep tool and prompt names unchanged (one backend only): no `server__` prefix.
     #[arg(long)]
     no_prefix: bool,
@@ -68,15 +81,6 @@ fn start(args: &Args) -> Result<(), Failure> {
         args.no_sandbox,
         args.sandbox_profile.clone(),
     );
-    let (outbox, inbox) = Gateway::outbox();
-    let mut policy = args.policy.settings(&servers)?;
-    // Approvals are asked of the user through the upstream client (stdin is the protocol).
-    policy.approver =
-        Some(Arc::new(GatewayApprover::new(outbox.clone(), args.policy.approve_globs())));
-    let host = servers
-        .builder_with(Some(policy))?
-        .handler(Arc::new(GatewayHandler::new(outbox.clone())))
-        .build()?;
     let mut backends = Vec::new();
     for name in config.names() {
         if config.disabled(&name) {
@@ -88,13 +92,96 @@ fn start(args: &Args) -> Result<(), Failure> {
             .map_err(|e| Failure::usage(e.to_string()))?;
         backends.push(BackendSpec { spec, filter });
     }
+    // One audit trail and one pin store for every session.
+    let policy = args.policy.settings(&servers)?;
+    let globs = args.policy.approve_globs();
+    let prefix = !args.no_prefix;
     let count = backends.len();
-    let gw = Gateway::new(host, backends, settings, !args.no_prefix, outbox)
-        .map_err(|e| Failure::usage(e.to_string()))?;
-    tracing::info!("serving {count} server(s) from {} on stdio", args.config.display());
-    gateway::serve_stdio(gw, inbox).map_err(|e| Failure {
+    let make = move || -> Result<(Gateway, gateway::Inbox), Failure> {
+        let (outbox, inbox) = Gateway::outbox();
+        let mut policy = policy.clone();
+        // Approvals are asked of the user through the upstream client.
+        policy.approver = Some(Arc::new(GatewayApprover::new(outbox.clone(), globs.clone())));
+        let host = servers
+            .builder_with(Some(policy))?
+            .handler(Arc::new(GatewayHandler::new(outbox.clone())))
+            .build()?;
+        let gw = Gateway::new(host, backends.clone(), settings.clone(), prefix, outbox)
+            .map_err(|e| Failure::usage(e.to_string()))?;
+        Ok((gw, inbox))
+    };
+    let io = |e: gateway::GatewayError| Failure {
         code: crate::target::exit::TRANSPORT,
         message: e.to_string(),
         json: None,
+    };
+    let Some(addr) = &args.http else {
+        let (gw, inbox) = make()?;
+        tracing::info!("serving {count} server(s) from {} on stdio", args.config.display());
+        return gateway::serve_stdio(gw, inbox).map_err(io);
+    };
+    let addr = parse_addr(addr)?;
+    let token = token(args, &addr)?;
+    // The first gateway is made now, so that a config that cannot work fails at start.
+    drop(make()?);
+    let factory: Box<gateway::Factory> =
+        Box::new(move || make().map_err(|f| gateway::GatewayError::Settings(f.message)));
+    let shown = token.clone();
+    let options = gateway::HttpOptions::new(addr, token);
+    let config = args.config.display().to_string();
+    gateway::serve_http(factory, options, move |bound| {
+        let auth = match &shown {
+            Some(t) => format!("send Authorization: Bearer {t}"),
+            None => "no authentication (--no-auth)".to_owned(),
+        };
+        eprintln!(
+            "ringmcp gateway: serving {count} server(s) from {config} at http://{bound}/mcp; {auth}"
+        );
     })
+    .map_err(io)
+}
+
+/// `--http`'s address: `HOST:PORT`, `:PORT` or `PORT` (loopback).
+fn parse_addr(addr: &str) -> Result<std::net::SocketAddr, Failure> {
+    let full = if addr.bytes().all(|b| b.is_ascii_digit()) {
+        format!("127.0.0.1:{addr}")
+    } else if let Some(port) = addr.strip_prefix(':') {
+        format!("127.0.0.1:{port}")
+    } else {
+        addr.to_owned()
+    };
+    full.parse().map_err(|e| {
+        Failure::usage(format!(
+            "--http {addr:?} is not an address (127.0.0.1:8080, :8080 or 8080): {e}"
+        ))
+    })
+}
+
+/// The bearer token: `--token`, `--token-file`, none with `--no-auth` (loopback only), or a
+/// new random one.
+fn token(args: &Args, addr: &std::net::SocketAddr) -> Result<Option<String>, Failure> {
+    if args.no_auth {
+        if !addr.ip().is_loopback() {
+            return Err(Failure::usage(format!(
+                "--no-auth is for local testing: {addr} is not a loopback address; give a --token or --token-file"
+            )));
+        }
+        return Ok(None);
+    }
+    if let Some(t) = &args.token {
+        return Ok(Some(t.clone()));
+    }
+    if let Some(f) = &args.token_file {
+        let text = std::fs::read_to_string(f)
+            .map_err(|e| Failure::usage(format!("reading --token-file {}: {e}", f.display())))?;
+        let t = text.lines().next().unwrap_or_default().trim().to_owned();
+        if t.is_empty() {
+            return Err(Failure::usage(format!("--token-file {} is empty", f.display())));
+        }
+        return Ok(Some(t));
+    }
+    let mut bytes = [0u8; 24];
+    ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut bytes)
+        .map_err(|_| Failure::usage("no random source for a token: give --token"))?;
+    Ok(Some(bytes.iter().map(|b| format!("{b:02x}")).collect()))
 }

@@ -1,13 +1,10 @@
-//! The upstream connection over stdio: the client that launched the gateway (docs/gateway.md,
-//! "Upstream").
+//! The upstream connection: the client in front of the gateway (docs/gateway.md, "Upstream").
 //!
-//! Three threads: one reads stdin and frames it, one writes stdout (flushing when it has no
-//! more lines queued, so that a burst of answers is one write), and the gateway's own, a
-//! current-thread tokio runtime that drives the [`ServerSession`], runs each request as a task
-//! and the backends' supervisors. stdout carries protocol bytes only; logs go to stderr.
+//! One [`Loop`] per upstream session drives a [`ServerSession`] on a current-thread tokio
+//! runtime, runs each request as a task, and hands what it writes to a [`Router`]: stdout
+//! (`stdio.rs`) or the HTTP streams of the session (`http.rs`).
 
 use std::collections::HashMap;
-use std::io::{BufWriter, Read, Write};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -15,18 +12,20 @@ use bytes::Bytes;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use crate::frame::{FrameEvent, LineFramer};
 use crate::jsonrpc::{ErrorObject, Id, codes};
 use crate::protocol::server::{Incoming, ServerConfig, ServerSession};
 use crate::protocol::{Implementation, ProtocolVersion};
 
-use super::{Core, Gateway, GatewayError, backend, dispatch};
+use super::{Core, dispatch};
+
+mod http;
+mod stdio;
+
+pub use http::{Factory, HttpOptions, serve_http};
+pub use stdio::{serve, serve_stdio};
 
 /// Longest upstream message.
-const MAX_FRAME: usize = 64 << 20;
-
-/// Bytes asked for per read of stdin.
-const READ_CHUNK: usize = 256 << 10;
+pub(crate) const MAX_FRAME: usize = 64 << 20;
 
 /// The `_meta` key naming a 2026-07-28 subscription stream.
 const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
@@ -86,85 +85,39 @@ pub(crate) fn channel() -> (Outbox, Inbox) {
     (Outbox(tx), Inbox(rx))
 }
 
-/// What the stdin thread hands over.
-enum Input {
+/// What the transport hands the loop.
+pub(crate) enum Input {
+    /// One message (or batch).
     Frame(Bytes),
+    /// A message too long to buffer: its id when found, and its length.
     Oversized(Option<Id>, u64),
+    /// HTTP: streams to attach to the router.
+    Attach(http::Attach),
 }
 
-/// Serves the gateway on this process's stdin and stdout until stdin ends.
-///
-/// # Errors
-/// [`GatewayError::Io`] when the runtime cannot be started or stdio fails.
-pub fn serve_stdio(gateway: Gateway, inbox: Inbox) -> Result<(), GatewayError> {
-    serve(gateway, inbox, std::io::stdin(), std::io::stdout())
+/// Where the lines the session writes go.
+pub(crate) enum Router {
+    /// stdout, through the writer thread.
+    Stdio(std::sync::mpsc::Sender<Bytes>),
+    /// The session's HTTP streams.
+    Http(http::Streams),
 }
 
-/// [`serve_stdio`] over any reader and writer.
-///
-/// # Errors
-/// As [`serve_stdio`].
-pub fn serve<R, W>(gateway: Gateway, inbox: Inbox, input: R, output: W) -> Result<(), GatewayError>
-where
-    R: Read + Send + 'static,
-    W: Write + Send + 'static,
-{
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build()?;
-    let (frames_tx, frames) = mpsc::channel(256);
-    std::thread::Builder::new()
-        .name("gateway-stdin".into())
-        .spawn(move || read(input, frames_tx))?;
-    let (lines_tx, lines) = std::sync::mpsc::channel::<Bytes>();
-    let writer = std::thread::Builder::new()
-        .name("gateway-stdout".into())
-        .spawn(move || write(output, lines))?;
-    let core = gateway.core;
-    runtime.block_on(run(core, inbox.0, frames, lines_tx));
-    // The runtime's tasks are dropped with it; the backends stop when the host does.
-    drop(runtime);
-    let _ = writer.join();
-    Ok(())
-}
-
-fn read<R: Read>(mut input: R, frames: mpsc::Sender<Input>) {
-    let mut framer = LineFramer::new(MAX_FRAME);
-    let mut chunk = vec![0; READ_CHUNK];
-    loop {
-        let n = match input.read(&mut chunk) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => {
-                tracing::warn!("reading stdin: {e}");
-                break;
-            }
-        };
-        framer.push(&chunk[..n]);
-        while let Some(event) = framer.next_event() {
-            let input = match event {
-                FrameEvent::Frame(f) => Input::Frame(f),
-                FrameEvent::Oversized(o) => {
-                    Input::Oversized(o.id.as_deref().and_then(Id::from_token), o.len)
-                }
-                _ => continue,
-            };
-            if frames.blocking_send(input).is_err() {
-                return;
+impl Router {
+    /// Delivers one line; `false` when the connection is gone for good.
+    fn line(&mut self, line: Bytes) -> bool {
+        match self {
+            Router::Stdio(tx) => tx.send(line).is_ok(),
+            Router::Http(streams) => {
+                streams.line(line);
+                true
             }
         }
     }
-}
 
-fn write<W: Write>(output: W, lines: std::sync::mpsc::Receiver<Bytes>) {
-    let mut out = BufWriter::with_capacity(256 << 10, output);
-    while let Ok(line) = lines.recv() {
-        let mut ok = out.write_all(&line).is_ok();
-        while ok && let Ok(more) = lines.try_recv() {
-            ok = out.write_all(&more).is_ok();
-        }
-        if !ok || out.flush().is_err() {
-            tracing::warn!("the upstream client stopped reading stdout");
-            return;
+    fn attach(&mut self, attach: http::Attach) {
+        if let Router::Http(streams) = self {
+            streams.attach(attach);
         }
     }
 }
@@ -183,17 +136,18 @@ struct Loop {
     version: Option<ProtocolVersion>,
     /// 2026-07-28: the open `subscriptions/listen` stream and what it asked for.
     listen: Option<(Id, Value)>,
-    lines: std::sync::mpsc::Sender<Bytes>,
+    router: Router,
     /// A comparison of the lists is running; `again`: another change came meanwhile.
     diffing: bool,
     again: bool,
 }
 
-async fn run(
+/// Serves one upstream session until its input ends.
+pub(crate) async fn run(
     core: Arc<Core>,
     mut inbox: mpsc::UnboundedReceiver<Out>,
     mut frames: mpsc::Receiver<Input>,
-    lines: std::sync::mpsc::Sender<Bytes>,
+    router: Router,
 ) {
     let config = ServerConfig {
         server_info: Implementation::new("ringmcp-gateway", env!("CARGO_PKG_VERSION")),
@@ -203,16 +157,13 @@ async fn run(
         // A person may be answering (sampling, elicitation, approvals).
         request_timeout: std::time::Duration::from_secs(600),
     };
-    for i in 0..core.backends.len() {
-        tokio::spawn(backend::supervise(core.clone(), i));
-    }
     let mut l = Loop {
         core,
         session: ServerSession::new(config),
         working: HashMap::new(),
         version: None,
         listen: None,
-        lines,
+        router,
         diffing: false,
         again: false,
     };
@@ -234,6 +185,7 @@ async fn run(
                     codes::INVALID_REQUEST,
                     format!("Message too large: {len} bytes, over the gateway's {MAX_FRAME}-byte limit"),
                 )),
+                Some(Input::Attach(a)) => l.router.attach(a),
                 None => break,
             },
             out = inbox.recv() => {
@@ -256,13 +208,16 @@ async fn run(
         w.task.abort();
     }
     tracing::info!("upstream closed: stopping the backends");
+    // stdio: the process exits next, so wait for the backends; HTTP: other sessions go on.
+    let wait = matches!(l.router, Router::Stdio(_));
+    l.core.shutdown(wait);
 }
 
 impl Loop {
     /// Writes what the session has to send; `false` when stdout is gone.
     fn flush(&mut self) -> bool {
         while let Some(line) = self.session.poll_transmit() {
-            if self.lines.send(line).is_err() {
+            if !self.router.line(line) {
                 return false;
             }
         }
