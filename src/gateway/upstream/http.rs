@@ -34,7 +34,7 @@ use tokio::sync::mpsc;
 use crate::jsonrpc::{ErrorObject, Id, codes};
 
 use super::super::{Gateway, GatewayError, lock};
-use super::{Inbox, Input, Router, run};
+use super::{Inbox, Input, Router, Source, run};
 
 const SESSION_HEADER: &str = "mcp-session-id";
 const VERSION_HEADER: &str = "mcp-protocol-version";
@@ -688,7 +688,7 @@ fn start(server: &Arc<Server>, what: &str) -> Result<mpsc::Sender<Input>, Refusa
     let (tx, rx) = mpsc::channel(256);
     let core = gateway.core;
     core.start();
-    tokio::spawn(run(core, inbox.0, rx, Router::Http(Streams::new())));
+    tokio::spawn(run(core, inbox.0, Source::Channel(rx), Router::Http(Streams::new())));
     Ok(tx)
 }
 

@@ -95,10 +95,30 @@ pub(crate) enum Input {
     Attach(http::Attach),
 }
 
+/// Where the session's input comes from.
+pub(crate) enum Source {
+    /// A transport's task or thread.
+    Channel(mpsc::Receiver<Input>),
+    /// stdin, read on the session's own thread.
+    Stdin(Box<stdio::StdinSource>),
+}
+
+impl Source {
+    /// The next input; `None` when the transport ended. Cancel-safe.
+    async fn next(&mut self) -> Option<Input> {
+        match self {
+            Source::Channel(rx) => rx.recv().await,
+            Source::Stdin(s) => s.next().await,
+        }
+    }
+}
+
 /// Where the lines the session writes go.
 pub(crate) enum Router {
     /// stdout, through the writer thread.
     Stdio(std::sync::mpsc::Sender<Bytes>),
+    /// stdout, written on the session's thread.
+    Direct(stdio::StdoutSink),
     /// The session's HTTP streams.
     Http(http::Streams),
 }
@@ -108,6 +128,7 @@ impl Router {
     fn line(&mut self, line: Bytes) -> bool {
         match self {
             Router::Stdio(tx) => tx.send(line).is_ok(),
+            Router::Direct(sink) => sink.line(line),
             Router::Http(streams) => {
                 streams.line(line);
                 true
@@ -146,7 +167,7 @@ struct Loop {
 pub(crate) async fn run(
     core: Arc<Core>,
     mut inbox: mpsc::UnboundedReceiver<Out>,
-    mut frames: mpsc::Receiver<Input>,
+    mut frames: Source,
     router: Router,
 ) {
     let config = ServerConfig {
@@ -179,7 +200,7 @@ pub(crate) async fn run(
             }
         };
         tokio::select! {
-            input = frames.recv() => match input {
+            input = frames.next() => match input {
                 Some(Input::Frame(f)) => l.session.handle_frame(&f, Instant::now()),
                 Some(Input::Oversized(id, len)) => l.session.reject(id.as_ref(), ErrorObject::new(
                     codes::INVALID_REQUEST,
@@ -209,7 +230,7 @@ pub(crate) async fn run(
     }
     tracing::info!("upstream closed: stopping the backends");
     // stdio: the process exits next, so wait for the backends; HTTP: other sessions go on.
-    let wait = matches!(l.router, Router::Stdio(_));
+    let wait = matches!(l.router, Router::Stdio(_) | Router::Direct(_));
     l.core.shutdown(wait);
 }
 
