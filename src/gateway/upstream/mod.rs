@@ -27,6 +27,9 @@ pub use stdio::{serve, serve_stdio};
 /// Longest upstream message.
 pub(crate) const MAX_FRAME: usize = 64 << 20;
 
+/// How long requests in flight when the upstream input ends still get answered.
+const DRAIN: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// The `_meta` key naming a 2026-07-28 subscription stream.
 const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 
@@ -225,6 +228,19 @@ pub(crate) async fn run(
             l.event(event);
         }
     }
+    // The input ended: answer what is in flight (a client that sent requests and closed its
+    // end still gets them), for a while.
+    let deadline = tokio::time::Instant::now() + DRAIN;
+    while !l.working.is_empty() && l.flush() {
+        tokio::select! {
+            out = inbox.recv() => match out {
+                Some(out) => { l.out(out); }
+                None => break,
+            },
+            () = tokio::time::sleep_until(deadline) => break,
+        }
+    }
+    l.flush();
     for (_, w) in l.working.drain() {
         w.task.abort();
     }

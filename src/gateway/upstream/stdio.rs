@@ -34,11 +34,10 @@ const READ_CHUNK: usize = 256 << 10;
 /// [`GatewayError::Io`] when the runtime cannot be started or stdio fails.
 pub fn serve_stdio(gateway: Gateway, inbox: Inbox) -> Result<(), GatewayError> {
     let (stdin, stdout) = (std::io::stdin(), std::io::stdout());
-    let (Some(input), Some(output)) =
-        (streamable(stdin.as_fd(), false)?, streamable(stdout.as_fd(), true)?)
-    else {
+    if !(streamable(stdin.as_fd())? && streamable(stdout.as_fd())?) {
         return serve(gateway, inbox, stdin, stdout);
-    };
+    }
+    let (input, output) = (nonblocking(stdin.as_fd())?, nonblocking(stdout.as_fd())?);
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let core = gateway.core;
     runtime.block_on(async {
@@ -54,24 +53,58 @@ pub fn serve_stdio(gateway: Gateway, inbox: Inbox) -> Result<(), GatewayError> {
     Ok(())
 }
 
-/// A non-blocking duplicate of `fd` when it is a pipe (or, `socket`, a socket): their
-/// non-blocking flag is shared with no terminal or shell. `None` otherwise.
-fn streamable(fd: BorrowedFd<'_>, socket: bool) -> std::io::Result<Option<OwnedFd>> {
+/// Whether `fd` is a pipe or a socket, whose non-blocking flag no terminal or shell shares
+/// (MCP clients launch servers with one or the other: Node's child processes get sockets).
+fn streamable(fd: BorrowedFd<'_>) -> std::io::Result<bool> {
     use nix::sys::stat::{SFlag, fstat};
     let kind = fstat(fd).map_err(std::io::Error::from)?.st_mode & SFlag::S_IFMT.bits();
-    if kind != SFlag::S_IFIFO.bits() && !(socket && kind == SFlag::S_IFSOCK.bits()) {
-        return Ok(None);
-    }
+    Ok(kind == SFlag::S_IFIFO.bits() || kind == SFlag::S_IFSOCK.bits())
+}
+
+/// A non-blocking duplicate of `fd`.
+fn nonblocking(fd: BorrowedFd<'_>) -> std::io::Result<OwnedFd> {
     let owned = fd.try_clone_to_owned()?;
     let flags = fcntl(&owned, FcntlArg::F_GETFL).map_err(std::io::Error::from)?;
     let flags = OFlag::from_bits_truncate(flags) | OFlag::O_NONBLOCK;
     fcntl(&owned, FcntlArg::F_SETFL(flags)).map_err(std::io::Error::from)?;
-    Ok(Some(owned))
+    Ok(owned)
+}
+
+/// stdin as the runtime watches it.
+enum Stdin {
+    Pipe(tokio::net::unix::pipe::Receiver),
+    Socket(tokio::net::UnixStream),
+}
+
+impl Stdin {
+    fn new(fd: OwnedFd) -> std::io::Result<Stdin> {
+        use nix::sys::stat::{SFlag, fstat};
+        let kind = fstat(&fd).map_err(std::io::Error::from)?.st_mode & SFlag::S_IFMT.bits();
+        if kind == SFlag::S_IFSOCK.bits() {
+            let std = std::os::unix::net::UnixStream::from(fd);
+            return Ok(Stdin::Socket(tokio::net::UnixStream::from_std(std)?));
+        }
+        Ok(Stdin::Pipe(tokio::net::unix::pipe::Receiver::from_owned_fd(fd)?))
+    }
+
+    async fn readable(&self) -> std::io::Result<()> {
+        match self {
+            Stdin::Pipe(p) => p.readable().await,
+            Stdin::Socket(s) => s.readable().await,
+        }
+    }
+
+    fn try_read(&self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            Stdin::Pipe(p) => p.try_read(buf),
+            Stdin::Socket(s) => s.try_read(buf),
+        }
+    }
 }
 
 /// stdin, read on the session's thread when the runtime says it is readable.
 pub(crate) struct StdinSource {
-    pipe: tokio::net::unix::pipe::Receiver,
+    pipe: Stdin,
     framer: LineFramer,
     chunk: Vec<u8>,
     ready: VecDeque<Input>,
@@ -81,7 +114,7 @@ pub(crate) struct StdinSource {
 impl StdinSource {
     fn new(fd: OwnedFd) -> std::io::Result<Self> {
         Ok(StdinSource {
-            pipe: tokio::net::unix::pipe::Receiver::from_owned_fd(fd)?,
+            pipe: Stdin::new(fd)?,
             framer: LineFramer::new(MAX_FRAME),
             chunk: vec![0; READ_CHUNK],
             ready: VecDeque::new(),
@@ -271,8 +304,8 @@ fn write<W: Write>(output: W, lines: std::sync::mpsc::Receiver<Bytes>) {
         while ok && let Ok(more) = lines.try_recv() {
             ok = out.write_all(&more).is_ok();
         }
-        if !ok || out.flush().is_err() {
-            tracing::warn!("the upstream client stopped reading stdout");
+        if let Err(e) = if ok { out.flush() } else { Err(std::io::Error::other("write failed")) } {
+            tracing::warn!("the upstream client stopped reading stdout: {e}");
             return;
         }
     }
