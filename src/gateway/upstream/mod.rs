@@ -149,7 +149,6 @@ impl Router {
 /// An upstream request being worked on.
 struct Working {
     task: tokio::task::AbortHandle,
-    version: ProtocolVersion,
 }
 
 struct Loop {
@@ -180,6 +179,7 @@ pub(crate) async fn run(
         versions: ProtocolVersion::ALL.to_vec(),
         // A person may be answering (sampling, elicitation, approvals).
         request_timeout: std::time::Duration::from_secs(600),
+        cache: Some(crate::protocol::server::CacheHints::default()),
     };
     let mut l = Loop {
         core,
@@ -275,7 +275,7 @@ impl Loop {
                     let outcome = dispatch::handle(core, &method, params).await;
                     outbox.send(Out::Respond(answered, outcome));
                 });
-                self.working.insert(id, Working { task: task.abort_handle(), version });
+                self.working.insert(id, Working { task: task.abort_handle() });
             }
             Incoming::Cancelled { id, .. } => {
                 if let Some(w) = self.working.remove(&id) {
@@ -305,15 +305,10 @@ impl Loop {
     fn out(&mut self, out: Out) -> bool {
         match out {
             Out::Respond(id, outcome) => {
-                let Some(w) = self.working.remove(&id) else { return false };
-                let outcome = outcome.map(|mut v| {
-                    if w.version.is_modern()
-                        && let Some(o) = v.as_object_mut()
-                    {
-                        o.entry("resultType").or_insert(json!("complete"));
-                    }
-                    v
-                });
+                if self.working.remove(&id).is_none() {
+                    return false;
+                }
+                // 2026-07-28 answers get their resultType and caching hints from the session.
                 self.session.respond(&id, outcome);
             }
             Out::Notify(method, params) => self.notify(&method, params),

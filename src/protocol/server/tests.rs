@@ -140,6 +140,11 @@ fn the_stateless_revision_discovers_and_takes_requests_without_initialize() {
     let d = sent(&mut s).remove(0);
     assert_eq!(d["result"]["supportedVersions"], json!(["2026-07-28"]));
     assert_eq!(d["result"]["capabilities"]["tools"]["listChanged"], true);
+    assert_eq!(d["result"]["_meta"][super::super::modern::META_SERVER_INFO]["name"], "ringmcp");
+    assert_eq!(
+        (&d["result"]["resultType"], &d["result"]["ttlMs"]),
+        (&json!("complete"), &json!(0))
+    );
     let meta = json!({META_PROTOCOL_VERSION: "2026-07-28",
         super::super::modern::META_CLIENT_CAPABILITIES: {"elicitation": {}}});
     feed(
@@ -150,6 +155,32 @@ fn the_stateless_revision_discovers_and_takes_requests_without_initialize() {
         matches!(&events(&mut s)[..], [Incoming::Request { version, .. }] if version.is_modern())
     );
     assert_eq!(s.client_capabilities(), &json!({"elicitation": {}}));
+    // Its answers are stamped as 2026-07-28 wants them.
+    assert!(s.respond(&Id::Number(2), Ok(json!({"tools": []}))));
+    let answer = sent(&mut s).remove(0);
+    assert_eq!(answer["result"]["resultType"], "complete");
+    assert_eq!(answer["result"]["cacheScope"], "private");
+    // A revision it does not speak: -32022 with the ones it does; no capabilities: -32602.
+    feed(
+        &mut s,
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list",
+               "params": {"_meta": {META_PROTOCOL_VERSION: "2099-01-01"}}}),
+    );
+    feed(
+        &mut s,
+        json!({"jsonrpc": "2.0", "id": 4, "method": "tools/list",
+               "params": {"_meta": {META_PROTOCOL_VERSION: "2026-07-28"}}}),
+    );
+    let out = sent(&mut s);
+    assert_eq!(out[0]["error"]["code"], codes::UNSUPPORTED_PROTOCOL_VERSION);
+    assert_eq!(out[0]["error"]["data"]["supported"], json!(["2026-07-28"]));
+    assert_eq!(out[1]["error"]["code"], codes::INVALID_PARAMS);
+    // A server that speaks only 2026-07-28 refuses requests without `_meta`.
+    let modern_only =
+        ServerConfig { versions: vec![ProtocolVersion::V2026_07_28], ..ServerConfig::default() };
+    let mut m: S = ServerSession::new(modern_only);
+    feed(&mut m, json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}));
+    assert_eq!(sent(&mut m)[0]["error"]["code"], codes::INVALID_PARAMS);
     let legacy_only =
         ServerConfig { versions: ProtocolVersion::LEGACY.to_vec(), ..ServerConfig::default() };
     let mut s: S = ServerSession::new(legacy_only);
