@@ -40,6 +40,9 @@ pub struct ServerConfig {
     /// 2026-07-28: the caching hints put on cacheable results (`server/discover`, the lists,
     /// `resources/read`) that do not carry their own; `None` for none.
     pub cache: Option<CacheHints>,
+    /// Refuse an `initialize` without `capabilities` and `clientInfo` (`name`, `version`), as
+    /// the schema requires them (default: only `protocolVersion` is required).
+    pub strict_initialize: bool,
 }
 
 /// The `ttlMs` and `cacheScope` of a 2026-07-28 cacheable result.
@@ -77,6 +80,7 @@ impl Default for ServerConfig {
             versions: ProtocolVersion::ALL.to_vec(),
             request_timeout: Duration::from_secs(60),
             cache: Some(CacheHints::default()),
+            strict_initialize: false,
         }
     }
 }
@@ -106,7 +110,7 @@ pub enum Incoming<T> {
         version: ProtocolVersion,
     },
     /// A notification (`notifications/cancelled` of a request in flight comes as
-    /// [`Cancelled`](Self::Cancelled) instead).
+    /// [`Cancelled`](Self::Cancelled) instead; of any other id, as a notification).
     Notification {
         /// Its method.
         method: String,
@@ -249,8 +253,13 @@ impl<T> ServerSession<T> {
                                 .map(str::to_owned);
                             self.events.push_back(Incoming::Cancelled { id, reason });
                         }
-                        // A request already answered, or never seen: nothing to stop.
-                        _ => {}
+                        // A request already answered (or answered by the application
+                        // itself), or never seen: nothing to stop, but the application may
+                        // want to know.
+                        _ => {
+                            let (method, params) = (n.method, n.params);
+                            self.events.push_back(Incoming::Notification { method, params });
+                        }
                     }
                 }
                 _ => {
@@ -273,6 +282,11 @@ impl<T> ServerSession<T> {
         let Some(named) = meta.and_then(|m| m.get(META_PROTOCOL_VERSION)) else {
             return Ok(None);
         };
+        // A legacy-only server knows nothing of stateless requests (and says "not
+        // initialized", as any legacy server would).
+        if self.modern_versions().next().is_none() {
+            return Ok(None);
+        }
         let version = named.as_str().and_then(|n| n.parse::<ProtocolVersion>().ok());
         match version {
             Some(v) if v.is_modern() && self.config.versions.contains(&v) => {
@@ -400,12 +414,29 @@ impl<T> ServerSession<T> {
                 ErrorObject::new(codes::INVALID_PARAMS, "initialize needs a protocolVersion");
             return self.error(Some(id), error);
         };
+        if self.config.strict_initialize
+            && let Err(why) = complete_initialize(&params)
+        {
+            let error = ErrorObject::new(
+                codes::INVALID_PARAMS,
+                format!("Invalid params for initialize: {why}"),
+            );
+            return self.error(Some(id), error);
+        }
         let legacy = || self.config.versions.iter().copied().filter(|v| !v.is_modern());
         let Some(latest) = legacy().max_by_key(|v| v.as_str()) else {
+            // -32022 with the revisions spoken: what a client probing for the era reads as
+            // "this is a stateless server".
+            let supported: Vec<&str> =
+                self.modern_versions().map(ProtocolVersion::as_str).collect();
             let error = ErrorObject::new(
-                codes::INVALID_REQUEST,
-                "This server only speaks 2026-07-28: use server/discover",
-            );
+                codes::UNSUPPORTED_PROTOCOL_VERSION,
+                format!(
+                    "Unsupported protocol version {asked}: this server speaks only {} (use server/discover)",
+                    supported.join(", ")
+                ),
+            )
+            .with_data(json!({"supported": supported, "requested": asked}));
             return self.error(Some(id), error);
         };
         // The client's revision when we speak it; otherwise our latest, for it to accept or
@@ -519,6 +550,13 @@ impl<T> ServerSession<T> {
         if self.version().is_none() && self.client_capabilities == json!({}) || !declared {
             return Err(token);
         }
+        self.request_anyway(method, params, token, now);
+        Ok(())
+    }
+
+    /// [`request`](Self::request) without the capability check: for a test peer that checks
+    /// how a client answers what it did not declare.
+    pub fn request_anyway(&mut self, method: &str, params: Option<Value>, token: T, now: Instant) {
         let id = self.next_id;
         self.next_id += 1;
         let raw =
@@ -526,7 +564,6 @@ impl<T> ServerSession<T> {
         let line = jsonrpc::encode_request(&Id::Number(id), method, raw.as_deref());
         self.transmit.push_back(line.into());
         self.pending.insert(id, (token, now + self.config.request_timeout, method.to_owned()));
-        Ok(())
     }
 
     /// When [`handle_timeout`](Self::handle_timeout) is due next.
@@ -559,6 +596,20 @@ impl<T> ServerSession<T> {
     fn error(&mut self, id: Option<&Id>, error: ErrorObject) {
         self.transmit.push_back(jsonrpc::encode_error(id, &error).into());
     }
+}
+
+/// What a strict server requires of `initialize` params besides `protocolVersion`.
+fn complete_initialize(params: &Value) -> Result<(), String> {
+    if !params.get("capabilities").is_some_and(Value::is_object) {
+        return Err("missing field `capabilities`".into());
+    }
+    let info = params.get("clientInfo").ok_or("missing field `clientInfo`")?;
+    for field in ["name", "version"] {
+        if !info.get(field).is_some_and(Value::is_string) {
+            return Err(format!("clientInfo: missing field `{field}`"));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

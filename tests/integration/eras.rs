@@ -106,7 +106,7 @@ fn the_default_probe_timeout_is_five_seconds() {
 fn a_modern_only_server_refuses_a_legacy_only_host_clearly() {
     let host = Host::builder().era(Era::Legacy).build().unwrap();
     let err = host.spawn_blocking(era("modern")).unwrap_err();
-    assert!(err.to_string().contains("_meta must carry"), "{err}");
+    assert!(err.to_string().contains("speaks only 2026-07-28"), "{err}");
     // And a legacy-only server refuses a modern-only host.
     let host = Host::builder().era(Era::Modern).build().unwrap();
     let err = host.spawn_blocking(era("legacy")).unwrap_err();

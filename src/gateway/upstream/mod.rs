@@ -180,6 +180,7 @@ pub(crate) async fn run(
         // A person may be answering (sampling, elicitation, approvals).
         request_timeout: std::time::Duration::from_secs(600),
         cache: Some(crate::protocol::server::CacheHints::default()),
+        strict_initialize: false,
     };
     let mut l = Loop {
         core,

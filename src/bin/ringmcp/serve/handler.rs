@@ -8,10 +8,10 @@ use std::collections::HashMap;
 use std::io::{self, Write};
 use std::num::NonZeroUsize;
 
-use ringmcp::frame::{IdSniffer, Oversized};
-use ringmcp::jsonrpc::{
-    self, DecodeError, Decoded, ErrorObject, Id, Message, Request, Response, codes,
-};
+use ringmcp::frame::Oversized;
+use ringmcp::jsonrpc::{self, ErrorObject, Id, codes};
+use ringmcp::protocol::server::{CacheHints, Incoming, ServerConfig, ServerSession};
+use ringmcp::protocol::{Implementation, ProtocolVersion};
 use serde::Deserialize;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -20,18 +20,8 @@ use serde_json::{Map, Value, json};
 use super::catalog::{Catalog, EXPORT_PREFIX, README_TEXT, README_URI};
 use super::tools::text_result;
 
-/// Protocol versions the server speaks, newest last.
-pub(crate) const SUPPORTED_VERSIONS: [&str; 4] =
-    ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
-
-/// The version answered when the client asks for one the server does not speak.
-pub(crate) const LATEST_VERSION: &str = "2025-11-25";
-
 /// The `serverInfo.name` the server reports.
 pub(crate) const SERVER_NAME: &str = "ringmcp-reference";
-
-/// The stateless revision the server speaks with `--era modern` or `--era dual`.
-pub(crate) const MODERN_VERSION: &str = "2026-07-28";
 
 /// Which MCP revisions the server speaks (`ringmcp serve --era`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
@@ -82,15 +72,6 @@ pub(crate) enum Deferred {
     Exit(i32),
 }
 
-/// Where the session is in the MCP lifecycle.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Phase {
-    /// Only `initialize` and `ping` are served.
-    AwaitingInitialize,
-    /// `initialize` was answered; everything is served.
-    Ready,
-}
-
 /// Settings of one server instance.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct Config {
@@ -104,17 +85,18 @@ pub(crate) struct Config {
 }
 
 /// One MCP session of the reference server. `E` is where the `stderr` tool writes.
+///
+/// The lifecycle is the library's [`ServerSession`] (the one the gateway serves with): the
+/// handshake, revision checks, one answer per request, cancellations, the server's own
+/// requests. This type answers what the session hands over; tool results and resources are
+/// written as they are made (some are streamed), each request claimed from the session first.
 #[derive(Debug)]
 pub(crate) struct Server<E> {
-    phase: Phase,
+    session: ServerSession<Id>,
     catalog: Catalog,
     pub(super) fault_tools: bool,
     /// The `stderr` tool's target (the process's stderr; a `Vec<u8>` in tests).
     pub(super) stderr: E,
-    /// How many `roots/list` requests were sent; the next one gets id `"roots-{n+1}"`.
-    pub(super) roots_sent: u64,
-    /// `roots/list` request id → the `ask_roots` tool call waiting for its answer.
-    pub(super) awaiting_roots: HashMap<String, Id>,
     /// Resource URIs the client subscribed to (`touch` notifies them).
     pub(super) subscribed: std::collections::BTreeSet<String>,
     /// The level set by `logging/setLevel`.
@@ -137,13 +119,44 @@ pub(crate) struct Server<E> {
 impl<E: Write> Server<E> {
     /// A server waiting for `initialize`.
     pub(crate) fn new(config: Config, stderr: E) -> Self {
+        let modern = config.era.modern();
+        let versions = match config.era {
+            ServeEra::Legacy | ServeEra::Silent => ProtocolVersion::LEGACY.to_vec(),
+            ServeEra::Modern => vec![ProtocolVersion::V2026_07_28],
+            ServeEra::Dual => ProtocolVersion::ALL.to_vec(),
+        };
+        let capabilities = if modern {
+            json!({
+                "tools": {"listChanged": true},
+                "resources": {"subscribe": true},
+                "prompts": {},
+                "logging": {},
+                "completions": {},
+            })
+        } else {
+            json!({
+                "tools": {"listChanged": false},
+                "resources": {"subscribe": true, "listChanged": false},
+                "prompts": {"listChanged": false},
+                "logging": {},
+                "completions": {},
+            })
+        };
+        let session = ServerSession::new(ServerConfig {
+            server_info: Implementation::new(SERVER_NAME, env!("CARGO_PKG_VERSION")),
+            capabilities,
+            instructions: None,
+            versions,
+            request_timeout: std::time::Duration::from_secs(60),
+            cache: Some(CacheHints::default()),
+            // A host that forgets a member the schema requires finds out in its tests.
+            strict_initialize: true,
+        });
         Server {
-            phase: Phase::AwaitingInitialize,
-            catalog: Catalog::new(config.page_size, config.fault_tools, config.era.modern()),
+            session,
+            catalog: Catalog::new(config.page_size, config.fault_tools, modern),
             fault_tools: config.fault_tools,
             stderr,
-            roots_sent: 0,
-            awaiting_roots: HashMap::new(),
             subscribed: std::collections::BTreeSet::new(),
             log_level: None,
             era: config.era,
@@ -165,31 +178,55 @@ impl<E: Write> Server<E> {
         frame: &[u8],
         out: &mut impl Write,
     ) -> io::Result<Vec<Deferred>> {
-        let mut later = Vec::new();
-        match jsonrpc::decode(frame) {
-            Ok(Decoded::Single(message)) => later.extend(self.message(message, out)?),
-            Ok(Decoded::Batch(items)) => {
-                for item in items {
-                    match item {
-                        Ok(message) => later.extend(self.message(message, out)?),
-                        // The element's id was consumed by the decoder: answer with a null id.
-                        Err(e) => write_error(out, None, &ErrorObject::from(&e))?,
-                    }
-                    if later.iter().any(|d| matches!(d, Deferred::Exit(_))) {
-                        break;
-                    }
+        // A batch is served element by element, so that nothing after an `exit` call runs
+        // (the session would answer a later `ping` at once).
+        let trimmed = frame.trim_ascii_start();
+        if trimmed.starts_with(b"[")
+            && let Ok(items) = serde_json::from_slice::<Vec<&serde_json::value::RawValue>>(frame)
+            && !items.is_empty()
+        {
+            let mut later = Vec::new();
+            for item in items {
+                later.extend(self.handle_one(item.get().as_bytes(), out)?);
+                if later.iter().any(|d| matches!(d, Deferred::Exit(_))) {
+                    break;
                 }
             }
-            Err(e) => {
-                // Valid JSON that breaks JSON-RPC rules may still carry a readable id.
-                let id = match e {
-                    DecodeError::Json(_) => None,
-                    _ => sniff_id(frame),
-                };
-                write_error(out, id.as_ref(), &ErrorObject::from(&e))?;
+            return Ok(later);
+        }
+        self.handle_one(frame, out)
+    }
+
+    /// [`handle`](Self::handle) for one message (or what the session makes of the line).
+    fn handle_one(&mut self, frame: &[u8], out: &mut impl Write) -> io::Result<Vec<Deferred>> {
+        // A legacy server that drops what it does not know before `initialize`.
+        if self.era == ServeEra::Silent && self.session.version().is_none() && dropped(frame) {
+            return Ok(Vec::new());
+        }
+        self.session.handle_frame(frame, std::time::Instant::now());
+        let mut later = Vec::new();
+        loop {
+            self.flush(out)?;
+            let Some(event) = self.session.poll_event() else { break };
+            if let Some(deferred) = self.event(event, out)? {
+                let exit = matches!(deferred, Deferred::Exit(_));
+                later.push(deferred);
+                if exit {
+                    // The rest of the frame (batch elements after `exit`) is not processed.
+                    break;
+                }
             }
         }
+        self.flush(out)?;
         Ok(later)
+    }
+
+    /// Writes what the session has queued.
+    fn flush(&mut self, out: &mut impl Write) -> io::Result<()> {
+        while let Some(line) = self.session.poll_transmit() {
+            out.write_all(&line)?;
+        }
+        Ok(())
     }
 
     /// Answers a line that was too long to buffer, by the id found in it if any.
@@ -206,155 +243,129 @@ impl<E: Write> Server<E> {
             codes::INVALID_REQUEST,
             format!("Message too large: {} bytes, over the server's frame limit", o.len),
         );
-        write_error(out, id.as_ref(), &error)
+        self.session.reject(id.as_ref(), error);
+        self.flush(out)
     }
 
-    fn message(&mut self, message: Message, out: &mut impl Write) -> io::Result<Option<Deferred>> {
-        match message {
-            Message::Request(request) => self.request(request, out),
+    fn event(&mut self, event: Incoming<Id>, out: &mut impl Write) -> io::Result<Option<Deferred>> {
+        match event {
+            Incoming::Request { id, method, params, version } => {
+                self.request(id, &method, params, version.is_modern(), out)
+            }
             // Notifications are never answered; only a cancellation of the open
             // `subscriptions/listen` changes this server's state (`notifications/initialized`
             // is not required before other requests).
-            Message::Notification(n) => {
-                let cancelled = n.params.as_ref().and_then(|p| p.get("requestId"));
-                if n.method == "notifications/cancelled" {
-                    self.cancelled.push(cancelled.cloned().unwrap_or(Value::Null));
-                }
-                if n.method == "notifications/cancelled"
-                    && let Some((listen, _)) = &self.listen
-                    && cancelled.is_some_and(|c| json!(listen) == *c)
-                {
+            Incoming::Cancelled { id, .. } => {
+                self.cancelled.push(json!(id));
+                if self.listen.as_ref().is_some_and(|(listen, _)| *listen == id) {
                     self.listen = None;
                 }
                 Ok(None)
             }
-            Message::Response(response) => {
-                self.response(response, out)?;
+            Incoming::Notification { method, params } => {
+                if method == "notifications/cancelled" {
+                    let id = params.as_ref().and_then(|p| p.get("requestId")).cloned();
+                    self.cancelled.push(id.unwrap_or(Value::Null));
+                }
                 Ok(None)
             }
+            // The client's answer to an `ask_roots` call's `roots/list`.
+            Incoming::Answer { token: call, outcome } => {
+                let (text, is_error) = match &outcome {
+                    Ok(result) => (result.to_string(), false),
+                    Err(error) => (json!(error).to_string(), true),
+                };
+                write_result(out, &call, &text_result(text, is_error))?;
+                Ok(None)
+            }
+            Incoming::Initialized { .. } | Incoming::Violation(_) => Ok(None),
         }
     }
 
-    fn request(&mut self, request: Request, out: &mut impl Write) -> io::Result<Option<Deferred>> {
-        let Request { id, method, params } = request;
-        let modern = match self.modern_request(params.as_ref()) {
-            Ok(modern) => modern,
-            Err(error) => {
-                write_error(out, Some(&id), &error)?;
-                return Ok(None);
-            }
-        };
-        let outcome = match method.as_str() {
-            "ping" if !modern => Ok(json!({})),
-            "server/discover" if modern => Ok(self.discover()),
-            // A long-lived request: acknowledged now, answered never (the client cancels it);
-            // the tools tag their notifications with its id.
-            "subscriptions/listen" if modern => {
-                self.listen(id, params, out)?;
-                return Ok(None);
-            }
-            "initialize" if self.era != ServeEra::Modern => self.initialize(params),
-            // A legacy server that drops what it does not know before `initialize`.
-            _ if self.era == ServeEra::Silent && self.phase == Phase::AwaitingInitialize => {
-                return Ok(None);
-            }
-            _ if self.phase == Phase::AwaitingInitialize && !modern => {
-                Err(ErrorObject::new(codes::INVALID_REQUEST, "Server not initialized"))
-            }
-            "tools/call" if modern && is_confirm(params.as_ref()) => {
-                write_result(out, &id, &self.confirm(params))?;
-                return Ok(None);
-            }
-            // Tool results are written as they are made (some are streamed): without
-            // `resultType` in 2026-07-28, which a client MUST read as "complete".
-            "tools/call" => return self.call_tool(id, params, out),
-            "tools/list" => parse::<ListParams>(&method, params)
-                .and_then(|p| self.catalog.tools(p.cursor(), modern)),
-            "resources/list" => parse::<ListParams>(&method, params)
-                .and_then(|p| self.catalog.resources(p.cursor())),
-            "resources/subscribe" => parse::<ReadParams>(&method, params).map(|p| {
-                self.subscribed.insert(p.uri);
-                json!({})
-            }),
-            "resources/unsubscribe" => parse::<ReadParams>(&method, params).map(|p| {
-                self.subscribed.remove(&p.uri);
-                json!({})
-            }),
-            "logging/setLevel" => parse::<LevelParams>(&method, params).and_then(|p| {
-                if LOG_LEVELS.contains(&p.level.as_str()) {
-                    self.log_level = Some(p.level);
-                    Ok(json!({}))
-                } else {
-                    let msg = format!("Invalid log level {:?}", p.level);
-                    Err(ErrorObject::new(codes::INVALID_PARAMS, msg))
+    /// Sends `roots/list` to the client for the `ask_roots` call `call` (whether or not the
+    /// client declared roots: the test checks how hosts answer what they did not declare).
+    pub(super) fn ask_roots(&mut self, call: Id) {
+        self.session.request_anyway("roots/list", None, call, std::time::Instant::now());
+    }
+
+    /// A request the session handed over. Tool calls, streamed resources and the listen
+    /// stream are claimed and written here; every other answer goes through the session
+    /// (which adds what 2026-07-28 results carry).
+    fn request(
+        &mut self,
+        id: Id,
+        method: &str,
+        params: Option<Value>,
+        modern: bool,
+        out: &mut impl Write,
+    ) -> io::Result<Option<Deferred>> {
+        let outcome =
+            match method {
+                // A long-lived request: acknowledged now, answered never (the client cancels it);
+                // the tools tag their notifications with its id.
+                "subscriptions/listen" if modern => {
+                    self.listen(id, params, out)?;
+                    return Ok(None);
                 }
-            }),
-            "completion/complete" => parse::<CompleteParams>(&method, params).map(complete),
-            "resources/templates/list" => {
-                parse::<ListParams>(&method, params).map(|_| json!({"resourceTemplates": []}))
-            }
-            "resources/read" => match parse::<ReadParams>(&method, params) {
-                Ok(p) => match p.uri.strip_prefix(EXPORT_PREFIX).map(str::parse::<u64>) {
-                    // Export resources are streamed, like blobs.
-                    Some(Ok(len)) => {
-                        super::tools::write_export(out, &id, &p.uri, len)?;
-                        return Ok(None);
+                "tools/call" if modern && is_confirm(params.as_ref()) => {
+                    let result = self.confirm(params);
+                    self.session.claim(&id);
+                    write_result(out, &id, &result)?;
+                    return Ok(None);
+                }
+                // Tool results are written as they are made (some are streamed): without
+                // `resultType` in 2026-07-28, which a client MUST read as "complete".
+                "tools/call" => {
+                    self.session.claim(&id);
+                    return self.call_tool(id, params, out);
+                }
+                "tools/list" => parse::<ListParams>(method, params)
+                    .and_then(|p| self.catalog.tools(p.cursor(), modern)),
+                "resources/list" => parse::<ListParams>(method, params)
+                    .and_then(|p| self.catalog.resources(p.cursor())),
+                "resources/subscribe" => parse::<ReadParams>(method, params).map(|p| {
+                    self.subscribed.insert(p.uri);
+                    json!({})
+                }),
+                "resources/unsubscribe" => parse::<ReadParams>(method, params).map(|p| {
+                    self.subscribed.remove(&p.uri);
+                    json!({})
+                }),
+                "logging/setLevel" => parse::<LevelParams>(method, params).and_then(|p| {
+                    if LOG_LEVELS.contains(&p.level.as_str()) {
+                        self.log_level = Some(p.level);
+                        Ok(json!({}))
+                    } else {
+                        let msg = format!("Invalid log level {:?}", p.level);
+                        Err(ErrorObject::new(codes::INVALID_PARAMS, msg))
                     }
-                    _ => read_resource(p),
+                }),
+                "completion/complete" => parse::<CompleteParams>(method, params).map(complete),
+                "resources/templates/list" => {
+                    parse::<ListParams>(method, params).map(|_| json!({"resourceTemplates": []}))
+                }
+                "resources/read" => match parse::<ReadParams>(method, params) {
+                    Ok(p) => match p.uri.strip_prefix(EXPORT_PREFIX).map(str::parse::<u64>) {
+                        // Export resources are streamed, like blobs.
+                        Some(Ok(len)) => {
+                            self.session.claim(&id);
+                            super::tools::write_export(out, &id, &p.uri, len)?;
+                            return Ok(None);
+                        }
+                        _ => read_resource(p),
+                    },
+                    Err(e) => Err(e),
                 },
-                Err(e) => Err(e),
-            },
-            "prompts/list" => {
-                parse::<ListParams>(&method, params).and_then(|p| self.catalog.prompts(p.cursor()))
-            }
-            "prompts/get" => parse::<PromptParams>(&method, params).and_then(get_prompt),
-            _ => Err(ErrorObject::new(
-                codes::METHOD_NOT_FOUND,
-                format!("Method not found: {method}"),
-            )),
-        };
-        match outcome {
-            Ok(mut result) => {
-                if modern && let Value::Object(members) = &mut result {
-                    members.insert("resultType".into(), json!("complete"));
-                    if CACHEABLE.contains(&method.as_str()) {
-                        members.insert("ttlMs".into(), json!(0));
-                        members.insert("cacheScope".into(), json!("private"));
-                    }
-                }
-                write_result(out, &id, &result)?
-            }
-            Err(error) => write_error(out, Some(&id), &error)?,
-        }
+                "prompts/list" => parse::<ListParams>(method, params)
+                    .and_then(|p| self.catalog.prompts(p.cursor())),
+                "prompts/get" => parse::<PromptParams>(method, params).and_then(get_prompt),
+                _ => Err(ErrorObject::new(
+                    codes::METHOD_NOT_FOUND,
+                    format!("Method not found: {method}"),
+                )),
+            };
+        self.session.respond(&id, outcome);
         Ok(None)
-    }
-
-    /// Whether a request is a 2026-07-28 one (its `_meta` names the revision), checked as that
-    /// revision requires: a revision we do not speak gets -32022 with the supported list, a
-    /// missing `clientCapabilities` -32602. A `--era modern` server refuses requests without
-    /// `_meta` the same way.
-    fn modern_request(&self, params: Option<&Value>) -> Result<bool, ErrorObject> {
-        let meta = params.and_then(|p| p.get("_meta"));
-        let version = meta.and_then(|m| m.get(META_VERSION)).and_then(Value::as_str);
-        match (self.era.modern(), version) {
-            (true, Some(version)) if version != MODERN_VERSION => Err(ErrorObject::new(
-                codes::UNSUPPORTED_PROTOCOL_VERSION,
-                "Unsupported protocol version",
-            )
-            .with_data(json!({"supported": [MODERN_VERSION], "requested": version}))),
-            (true, Some(_)) if meta.and_then(|m| m.get(META_CAPABILITIES)).is_none() => {
-                Err(ErrorObject::new(
-                    codes::INVALID_PARAMS,
-                    format!("params._meta lacks {META_CAPABILITIES}"),
-                ))
-            }
-            (true, Some(_)) => Ok(true),
-            (_, None) if self.era == ServeEra::Modern => Err(ErrorObject::new(
-                codes::INVALID_PARAMS,
-                format!("params._meta must carry {META_VERSION} and {META_CAPABILITIES}"),
-            )),
-            _ => Ok(false),
-        }
     }
 
     /// `subscriptions/listen`: grants what this server can send (tool list changes and
@@ -363,7 +374,8 @@ impl<E: Write> Server<E> {
         let asked = params.as_ref().and_then(|p| p.get("notifications")).cloned();
         let Some(Value::Object(asked)) = asked else {
             let e = ErrorObject::new(codes::INVALID_PARAMS, "notifications filter required");
-            return write_error(out, Some(&id), &e);
+            self.session.respond(&id, Err(e));
+            return self.flush(out);
         };
         let granted: Map<String, Value> = asked
             .into_iter()
@@ -375,24 +387,6 @@ impl<E: Write> Server<E> {
         super::tools::write_notification(out, method, Some(params))?;
         self.listen = Some((id, super::tools::Granted(Value::Object(granted))));
         Ok(())
-    }
-
-    /// The `DiscoverResult`.
-    fn discover(&self) -> Value {
-        json!({
-            "supportedVersions": [MODERN_VERSION],
-            "capabilities": {
-                "tools": {"listChanged": true},
-                "resources": {"subscribe": true},
-                "prompts": {},
-                "logging": {},
-                "completions": {},
-            },
-            "_meta": {
-                "io.modelcontextprotocol/serverInfo":
-                    {"name": SERVER_NAME, "version": env!("CARGO_PKG_VERSION")},
-            },
-        })
     }
 
     /// The `confirm` tool (2026-07-28 MRTR): first an `input_required` result asking for an
@@ -425,40 +419,19 @@ impl<E: Write> Server<E> {
         json!({"resultType": "complete", "content": [{"type": "text", "text": text}],
                "isError": !intact})
     }
+}
 
-    fn initialize(&mut self, params: Option<Value>) -> Result<Value, ErrorObject> {
-        if self.phase != Phase::AwaitingInitialize {
-            return Err(ErrorObject::new(codes::INVALID_REQUEST, "Server already initialized"));
-        }
-        let params = parse::<InitializeParams>("initialize", params)?;
-        let version = SUPPORTED_VERSIONS
-            .into_iter()
-            .find(|v| *v == params.protocol_version)
-            .unwrap_or(LATEST_VERSION);
-        self.phase = Phase::Ready;
-        Ok(json!({
-            "protocolVersion": version,
-            "capabilities": {
-                "tools": {"listChanged": false},
-                "resources": {"subscribe": true, "listChanged": false},
-                "prompts": {"listChanged": false},
-                "logging": {},
-                "completions": {},
-            },
-            "serverInfo": {"name": SERVER_NAME, "version": env!("CARGO_PKG_VERSION")},
-        }))
+/// Whether a `--era silent` server ignores `frame` before `initialize`: any request other than
+/// `initialize` and `ping` (what it cannot read is left to the session's errors).
+fn dropped(frame: &[u8]) -> bool {
+    #[derive(Deserialize)]
+    struct Peek {
+        id: Option<Value>,
+        method: Option<String>,
     }
-
-    /// A response from the client: only answers to our `roots/list` requests matter; anything
-    /// else (unknown ids, stray responses) is ignored.
-    fn response(&mut self, response: Response, out: &mut impl Write) -> io::Result<()> {
-        let Some(Id::String(key)) = &response.id else { return Ok(()) };
-        let Some(call) = self.awaiting_roots.remove(key) else { return Ok(()) };
-        let (text, is_error) = match &response.outcome {
-            Ok(result) => (result.to_string(), false),
-            Err(error) => (json!(error).to_string(), true),
-        };
-        write_result(out, &call, &text_result(text, is_error))
+    match serde_json::from_slice::<Peek>(frame) {
+        Ok(Peek { id: Some(_), method: Some(m) }) => m != "initialize" && m != "ping",
+        _ => false,
     }
 }
 
@@ -467,21 +440,6 @@ pub(crate) fn slept(id: &Id, ms: u64) -> Vec<u8> {
     let text = format!("slept {ms} ms");
     jsonrpc::encode_result(id, text_result(text, false)).expect("a text result serialises")
 }
-
-/// `_meta` key of a 2026-07-28 request's revision.
-const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
-/// `_meta` key of a 2026-07-28 request's client capabilities.
-const META_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
-
-/// 2026-07-28 results that carry `ttlMs` and `cacheScope`.
-const CACHEABLE: [&str; 6] = [
-    "server/discover",
-    "tools/list",
-    "resources/list",
-    "resources/templates/list",
-    "prompts/list",
-    "resources/read",
-];
 
 fn is_confirm(params: Option<&Value>) -> bool {
     params.and_then(|p| p.get("name")).and_then(Value::as_str) == Some("confirm")
@@ -516,12 +474,6 @@ pub(super) fn parse<T: DeserializeOwned>(
     })
 }
 
-fn sniff_id(frame: &[u8]) -> Option<Id> {
-    let mut sniffer = IdSniffer::new();
-    sniffer.feed(frame);
-    sniffer.id().and_then(Id::from_token)
-}
-
 fn read_resource(params: ReadParams) -> Result<Value, ErrorObject> {
     if params.uri != README_URI {
         return Err(ErrorObject::new(codes::RESOURCE_NOT_FOUND, "Resource not found")
@@ -544,27 +496,6 @@ fn get_prompt(params: PromptParams) -> Result<Value, ErrorObject> {
         "description": "Greets someone by name.",
         "messages": [{"role": "user", "content": {"type": "text", "text": format!("Hello, {name}!")}}],
     }))
-}
-
-/// `initialize` params. The schema requires all three members, and so does this server, so
-/// that a host that forgets one finds out in its tests.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct InitializeParams {
-    protocol_version: String,
-    #[serde(rename = "capabilities")]
-    _capabilities: Map<String, Value>,
-    #[serde(rename = "clientInfo")]
-    _client_info: ClientInfo,
-}
-
-/// `Implementation`: `name` and `version` are required.
-#[derive(Deserialize)]
-struct ClientInfo {
-    #[serde(rename = "name")]
-    _name: String,
-    #[serde(rename = "version")]
-    _version: String,
 }
 
 /// Params of the paginated `*/list` methods.

@@ -10,7 +10,7 @@ use ringmcp::frame::Oversized;
 use ringmcp::jsonrpc::Id;
 use serde_json::{Value, json};
 
-use super::handler::{Config, Deferred, LATEST_VERSION, Server, slept};
+use super::handler::{Config, Deferred, Server, slept};
 use super::tools::{NOISE_LINE, blob_byte};
 use super::{Ended, serve};
 
@@ -106,8 +106,8 @@ fn negotiates_versions() {
         ("2024-11-05", "2024-11-05"),
         ("2025-03-26", "2025-03-26"),
         ("2025-11-25", "2025-11-25"),
-        ("2026-07-28", LATEST_VERSION),
-        ("1999-01-01", LATEST_VERSION),
+        ("2026-07-28", ringmcp::protocol::ProtocolVersion::LATEST.as_str()),
+        ("1999-01-01", ringmcp::protocol::ProtocolVersion::LATEST.as_str()),
     ] {
         let mut server = fresh(Config::default());
         let params = json!({"protocolVersion": asked, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}});
@@ -408,28 +408,27 @@ fn fault_ask_roots_relays_the_clients_answer() {
         )
     };
     let (sent, _) = send(&mut server, &ask_frame(10));
-    assert_eq!(sent, [json!({"jsonrpc": "2.0", "id": "roots-1", "method": "roots/list"})]);
+    // The session numbers the server's own requests.
+    assert_eq!(sent, [json!({"jsonrpc": "2.0", "id": 1, "method": "roots/list"})]);
     let (sent, _) = send(&mut server, &ask_frame(11));
-    assert_eq!(sent[0]["id"], "roots-2");
+    assert_eq!(sent[0]["id"], 2);
     // Other requests are served while the roots requests are pending.
     assert_eq!(ask(&mut server, 12, "ping", json!({}))["result"], json!({}));
     let (answers, _) = send(
         &mut server,
-        r#"{"jsonrpc":"2.0","id":"roots-2","error":{"code":-32601,"message":"no roots"}}"#,
+        r#"{"jsonrpc":"2.0","id":2,"error":{"code":-32601,"message":"no roots"}}"#,
     );
     assert_eq!((&answers[0]["id"], &answers[0]["result"]["isError"]), (&json!(11), &json!(true)));
     let relayed: Value = serde_json::from_str(text(&answers[0])).unwrap();
     assert_eq!(relayed, json!({"code": -32601, "message": "no roots"}));
-    let (answers, _) = send(
-        &mut server,
-        r#"{"jsonrpc":"2.0","id":"roots-1","result":{"roots":[{"uri":"file:///tmp"}]}}"#,
-    );
+    let (answers, _) =
+        send(&mut server, r#"{"jsonrpc":"2.0","id":1,"result":{"roots":[{"uri":"file:///tmp"}]}}"#);
     assert_eq!(answers[0]["id"], 10);
     assert!(answers[0]["result"].get("isError").is_none());
     let relayed: Value = serde_json::from_str(text(&answers[0])).unwrap();
     assert_eq!(relayed, json!({"roots": [{"uri": "file:///tmp"}]}));
     // A repeated or unknown response is ignored.
-    let again = r#"{"jsonrpc":"2.0","id":"roots-1","result":{}}"#;
+    let again = r#"{"jsonrpc":"2.0","id":1,"result":{}}"#;
     assert_eq!(send(&mut server, again), (vec![], vec![]));
 }
 

@@ -162,13 +162,7 @@ impl<E: Write> Server<E> {
                 self.notify(out)?;
                 write_result(out, &id, &text_result("notified", false))?;
             }
-            Call::AskRoots => {
-                self.roots_sent += 1;
-                let key = format!("roots-{}", self.roots_sent);
-                let request = Id::String(key.clone());
-                out.write_all(&jsonrpc::encode_request(&request, "roots/list", None))?;
-                self.awaiting_roots.insert(key, id);
-            }
+            Call::AskRoots => self.ask_roots(id),
         }
         Ok(None)
     }
