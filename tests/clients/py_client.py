@@ -136,7 +136,42 @@ async def main():
                 chunks += 1
             check(offset == 100_000_000, f"read {offset}")
             ok(f"read the 100 MB result in {chunks} chunks")
+    await stateless(server)
     ok("closed")
+
+
+async def stateless(server):
+    """A 2026-07-28 session (server/discover, no initialize): what a backend asks (the
+    gateway's approval, server-everything's sampling) comes back as input_required rounds,
+    answered by retrying the call with inputResponses and the requestState."""
+    async with stdio_client(server) as (read, write):
+        # The callbacks declare the capabilities; in 2026-07-28 the requests come as rounds.
+        async def never(context, params):
+            raise AssertionError("a 2026-07-28 client gets no server requests")
+
+        async with ClientSession(read, write, sampling_callback=never, elicitation_callback=never) as session:
+            await session.discover()
+            check(session.protocol_version == "2026-07-28", session.protocol_version)
+            r = await session.call_tool("py__add", {"a": 20, "b": 22})
+            check(text_of(r) == "42", text_of(r))
+            args = {"prompt": "hi", "maxTokens": 5}
+            name = "everything__trigger-sampling-request"
+            r = await session.call_tool(name, args, allow_input_required=True)
+            asked = []
+            while isinstance(r, types.InputRequiredResult):
+                responses = {}
+                for key, request in r.input_requests.items():
+                    asked.append(request.method)
+                    if request.method == "elicitation/create":
+                        responses[key] = {"action": "accept", "content": {"decision": "once"}}
+                    else:
+                        responses[key] = {"role": "assistant", "model": "m", "stopReason": "endTurn",
+                                          "content": {"type": "text", "text": "sampled in rounds"}}
+                r = await session.call_tool(name, args, allow_input_required=True,
+                                            input_responses=responses, request_state=r.request_state)
+            check(asked == ["elicitation/create", "sampling/createMessage"], f"rounds: {asked}")
+            check("sampled in rounds" in str(r.content), str(r.content))
+            ok("2026-07-28: approval and sampling as input_required rounds")
 
 
 anyio.run(main)

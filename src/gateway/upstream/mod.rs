@@ -149,7 +149,23 @@ impl Router {
 /// An upstream request being worked on.
 struct Working {
     task: tokio::task::AbortHandle,
+    /// The id its task answers with (the first request's, when it was retried after
+    /// `input_required` rounds).
+    task_id: Id,
+    /// 2026-07-28 `tools/call`: the backend it goes to (its requests come back as rounds).
+    backend: Option<String>,
 }
+
+/// A 2026-07-28 call answered with `input_required`, waiting for the client's retry.
+struct Parked {
+    working: Working,
+    /// The input requests' keys and where each answer goes.
+    replies: Vec<(String, Reply)>,
+    since: Instant,
+}
+
+/// How long a parked round waits for its retry.
+const ROUND_WAIT: std::time::Duration = std::time::Duration::from_secs(600);
 
 struct Loop {
     core: Arc<Core>,
@@ -163,6 +179,11 @@ struct Loop {
     /// A comparison of the lists is running; `again`: another change came meanwhile.
     diffing: bool,
     again: bool,
+    /// 2026-07-28 rounds by `requestState`.
+    rounds: HashMap<String, Parked>,
+    /// A task's id → the id of the retry that now waits for its answer.
+    retried: HashMap<Id, Id>,
+    next_round: u64,
 }
 
 /// Serves one upstream session until its input ends.
@@ -191,6 +212,9 @@ pub(crate) async fn run(
         router,
         diffing: false,
         again: false,
+        rounds: HashMap::new(),
+        retried: HashMap::new(),
+        next_round: 0,
     };
     loop {
         if !l.flush() {
@@ -269,6 +293,15 @@ impl Loop {
                 if method == "subscriptions/listen" && version.is_modern() {
                     return self.listen(id, params);
                 }
+                if method == "tools/call"
+                    && version.is_modern()
+                    && self.resume(&id, params.as_ref())
+                {
+                    return;
+                }
+                let backend = (method == "tools/call" && version.is_modern())
+                    .then(|| self.backend_of(params.as_ref()))
+                    .flatten();
                 let core = self.core.clone();
                 let outbox = core.upstream.clone();
                 let answered = id.clone();
@@ -276,7 +309,8 @@ impl Loop {
                     let outcome = dispatch::handle(core, &method, params).await;
                     outbox.send(Out::Respond(answered, outcome));
                 });
-                self.working.insert(id, Working { task: task.abort_handle() });
+                let working = Working { task: task.abort_handle(), task_id: id.clone(), backend };
+                self.working.insert(id, working);
             }
             Incoming::Cancelled { id, .. } => {
                 if let Some(w) = self.working.remove(&id) {
@@ -305,7 +339,8 @@ impl Loop {
     /// A message from the gateway's tasks; `true` when a list changed.
     fn out(&mut self, out: Out) -> bool {
         match out {
-            Out::Respond(id, outcome) => {
+            Out::Respond(task_id, outcome) => {
+                let id = self.retried.remove(&task_id).unwrap_or(task_id);
                 if self.working.remove(&id).is_none() {
                     return false;
                 }
@@ -337,27 +372,97 @@ impl Loop {
         false
     }
 
-    /// A backend's request, asked of the upstream client if it can take it.
+    /// A backend's request, asked of the upstream client if it can take it: as a request of
+    /// the gateway's (up to 2025-11-25), or (2026-07-28) as an `input_required` answer to the
+    /// client's call that is waiting on that backend.
     fn ask(&mut self, server: &str, method: &str, params: Value, reply: Reply) {
-        if self.version.is_some_and(ProtocolVersion::is_modern) {
-            let _ = reply.send(Err(ErrorObject::new(
-                codes::METHOD_NOT_FOUND,
-                format!(
-                    "server {server:?} sent {method}, which the gateway relays to 2025-11-25 and older clients only; this client speaks 2026-07-28"
-                ),
-            )));
-            return;
-        }
-        if let Err(reply) = self.session.request(method, Some(params), reply, Instant::now()) {
-            let capability =
-                if method.starts_with("sampling") { "sampling" } else { "elicitation" };
+        let capability = if method.starts_with("sampling") { "sampling" } else { "elicitation" };
+        let missing = |reply: Reply| {
             let _ = reply.send(Err(ErrorObject::new(
                 codes::METHOD_NOT_FOUND,
                 format!(
                     "server {server:?} sent {method}, but the client in front of the gateway did not declare the {capability} capability"
                 ),
             )));
+        };
+        if !self.version.is_some_and(ProtocolVersion::is_modern) {
+            if let Err(reply) = self.session.request(method, Some(params), reply, Instant::now()) {
+                missing(reply);
+            }
+            return;
         }
+        if self.session.client_capabilities().get(capability).is_none() {
+            return missing(reply);
+        }
+        // The one call of this client waiting on that backend (two at once cannot tell
+        // whose request this is: refused rather than guessed).
+        let waiting: Vec<Id> = self
+            .working
+            .iter()
+            .filter(|(_, w)| w.backend.as_deref() == Some(server))
+            .map(|(id, _)| id.clone())
+            .collect();
+        let [id] = &waiting[..] else {
+            let _ = reply.send(Err(ErrorObject::new(
+                codes::METHOD_NOT_FOUND,
+                format!(
+                    "server {server:?} sent {method}, but {} calls of this 2026-07-28 client wait on it, so the gateway cannot tell which to ask through",
+                    waiting.len()
+                ),
+            )));
+            return;
+        };
+        let working = self.working.remove(id).expect("just found");
+        self.next_round += 1;
+        let state = format!("ringmcp-gateway-round-{}", self.next_round);
+        let key = "gateway".to_owned();
+        let answer = json!({
+            "resultType": "input_required",
+            "inputRequests": {key.clone(): {"method": method, "params": params}},
+            "requestState": state,
+        });
+        self.session.respond(id, Ok(answer));
+        let parked = Parked { working, replies: vec![(key, reply)], since: Instant::now() };
+        self.rounds.insert(state, parked);
+        self.rounds.retain(|_, p| p.since.elapsed() < ROUND_WAIT);
+    }
+
+    /// A 2026-07-28 `tools/call` that retries a parked round (its `requestState` is one the
+    /// gateway handed out): the answers go to the backend's waiting requests, and the call's
+    /// result will answer this retry. `false` for any other call.
+    fn resume(&mut self, id: &Id, params: Option<&Value>) -> bool {
+        let state = params.and_then(|p| p.get("requestState")).and_then(Value::as_str);
+        let Some(parked) = state.and_then(|s| self.rounds.remove(s)) else {
+            return false;
+        };
+        let responses = params.and_then(|p| p.get("inputResponses"));
+        for (key, reply) in parked.replies {
+            let answer = responses.and_then(|r| r.get(&key)).cloned().ok_or_else(|| {
+                ErrorObject::new(
+                    codes::INVALID_PARAMS,
+                    format!("the client's retry has no inputResponses[{key:?}]"),
+                )
+            });
+            let _ = reply.send(answer);
+        }
+        self.retried.insert(parked.working.task_id.clone(), id.clone());
+        self.working.insert(id.clone(), parked.working);
+        true
+    }
+
+    /// The backend a `tools/call` goes to, by its name's prefix (the exact lookup is the
+    /// dispatcher's; this only says whose requests may come back as rounds).
+    fn backend_of(&self, params: Option<&Value>) -> Option<String> {
+        let name = params?.get("name")?.as_str()?;
+        let sep = &self.core.naming.separator;
+        let backends = &self.core.backends;
+        if !self.core.naming.prefix {
+            return backends.first().map(|b| b.name().to_owned());
+        }
+        backends
+            .iter()
+            .find(|b| super::names::may_be_from(name, b.name(), sep))
+            .map(|b| b.name().to_owned())
     }
 
     fn notify(&mut self, method: &str, params: Option<Value>) {
