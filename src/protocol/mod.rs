@@ -523,10 +523,16 @@ impl<T> Session<T> {
         self.state = state.close(reason.clone());
         for id in self.inflight.ids() {
             self.complete(id, Err(RequestError::Closed(reason.clone())));
+            // A server still running (stdin closed, not yet exited) may answer it yet.
+            self.inflight.abandon(id);
         }
         for token in self.rounds.close() {
             let outcome = Err(RequestError::Closed(reason.clone()));
             self.events.push_back(Event::Completed { token, outcome });
+        }
+        // Servers answer an open subscriptions/listen when their input ends: a late answer.
+        if let Some(id) = self.listen.id() {
+            self.inflight.abandon(id);
         }
         self.listen.close();
         self.inflight.clear_deadlines();
