@@ -370,6 +370,66 @@ pub fn server_session(data: &[u8]) {
     }
 }
 
+/// The gateway's naming and routing tables under arbitrary backend names: the first line is
+/// the separator, the others `server<TAB>tool` (or a URI, or a cursor). Every upstream name is
+/// valid, unique, and resolves back to exactly the backend tool it was made from; URI ranges
+/// and cursors never panic.
+pub fn gateway(data: &[u8]) {
+    use crate::gateway::catalog::{Catalog, Lists, Naming, ToolFilter, page};
+    use crate::gateway::names::{check_separator, check_server, is_valid};
+    use crate::protocol::Tool;
+    let text = String::from_utf8_lossy(data);
+    let mut lines = text.split('\n');
+    let sep = lines.next().unwrap_or("__");
+    let sep = if check_separator(sep).is_ok() { sep } else { "__" };
+    let mut servers: Vec<(String, Vec<Tool>)> = Vec::new();
+    let mut others = Vec::new();
+    for line in lines {
+        let _ = crate::gateway::spilled_range(line);
+        others.push(line.to_owned());
+        let Some((server, tool)) = line.split_once('\t') else { continue };
+        if check_server(server, sep).is_err() || tool.is_empty() {
+            continue;
+        }
+        let tool: Tool = serde_json::from_value(serde_json::json!({
+            "name": tool, "inputSchema": {"type": "object"}}))
+        .expect("a tool");
+        match servers.iter_mut().find(|(s, _)| s == server) {
+            Some((_, tools)) => tools.push(tool),
+            None => servers.push((server.to_owned(), vec![tool])),
+        }
+    }
+    let filter = ToolFilter::default();
+    let lists: Vec<Option<Lists<'_>>> = servers
+        .iter()
+        .map(|(server, tools)| {
+            Some(Lists {
+                server,
+                filter: &filter,
+                tools,
+                prompts: &[],
+                resources: &[],
+                templates: &[],
+            })
+        })
+        .collect();
+    let naming = Naming { separator: sep.to_owned(), prefix: true };
+    let catalog = Catalog::build(&naming, &[], &lists);
+    let mut seen = std::collections::HashSet::new();
+    for tool in catalog.tools() {
+        let name = tool["name"].as_str().expect("a name");
+        assert!(is_valid(name), "{name:?}");
+        assert!(seen.insert(name.to_owned()), "{name:?} twice");
+        let target = catalog.tool(name).expect("an upstream name resolves");
+        let (_, tools) = &servers[target.backend];
+        assert!(tools.iter().any(|t| t.name == target.name), "{name:?} -> {target:?}");
+    }
+    let items: Vec<serde_json::Value> = catalog.tools().to_vec();
+    for cursor in &others {
+        let _ = page(&items, Some(cursor), 3);
+    }
+}
+
 /// The epoch of the protocol simulator's virtual clock: tests take one real instant as time
 /// zero and then only add durations to it, so the session under test never reads a clock.
 pub fn epoch() -> std::time::Instant {
@@ -405,5 +465,6 @@ mod tests {
         super::spill_scan(b"");
         super::sse(b"\x03id: 1\r\ndata: a\r\ndata:b\r\rretry: 5\n: c\n\xEF\xBB\xBFx\n\n");
         super::sse(b"");
+        super::gateway(b"__\nfs\tread_file\nfs\tread.file\nx__y\tz\ngh\tr\xc3\xa9po\nringmcp-spill://a/b?offset=1\ngw:1");
     }
 }

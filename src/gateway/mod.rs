@@ -326,6 +326,12 @@ impl Core {
     }
 }
 
+/// A spill URI's range (fuzzing).
+#[doc(hidden)]
+pub fn spilled_range(uri: &str) -> Option<(u64, Option<u64>)> {
+    spilled::parse(uri).ok().and_then(|r| r.range)
+}
+
 /// Locks a mutex whose holder may have panicked (the data stays consistent: every update is
 /// a single assignment).
 pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
