@@ -235,6 +235,13 @@ pub(crate) async fn supervise(core: Arc<Core>, index: usize) {
                     "backend up in {} ms",
                     started.elapsed().as_millis()
                 );
+                let level = lock(&core.log_level).clone();
+                if let Some(level) = level
+                    && (client.has_capability("logging") || client.protocol_version().is_modern())
+                    && let Err(e) = client.set_log_level(&level).await
+                {
+                    tracing::info!(server = backend.name(), "logging/setLevel {level}: {e}");
+                }
                 let events = client.events();
                 set(&backend, |s| {
                     s.health = Health::Up;

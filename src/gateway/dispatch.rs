@@ -118,9 +118,14 @@ pub(crate) async fn handle(
         }
         "logging/setLevel" => {
             let level = string(&params, "level")?.to_owned();
+            // Backends still starting get it when they come up.
+            *super::lock(&core.log_level) = Some(level.clone());
             let mut sets = Vec::new();
+            // Every backend: a legacy one that declared logging gets logging/setLevel, a
+            // 2026-07-28 one the level in each request's _meta (the host's set_log_level
+            // does either).
             for c in core.backends.iter().filter_map(|b| b.client()) {
-                if c.has_capability("logging") {
+                if c.has_capability("logging") || c.protocol_version().is_modern() {
                     sets.push((c.name().to_owned(), c.set_log_level(&level)));
                 }
             }

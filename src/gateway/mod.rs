@@ -159,6 +159,8 @@ pub(crate) struct Core {
     settled: tokio::sync::watch::Sender<usize>,
     /// The lists as the upstream client was last told of them.
     announced: Mutex<Option<Arc<Catalog>>>,
+    /// The upstream client's `logging/setLevel`, given to every backend that comes up.
+    pub(crate) log_level: Mutex<Option<String>>,
 }
 
 /// Which upstream lists differ between two catalogs.
@@ -209,6 +211,7 @@ impl Gateway {
             upstream: outbox,
             settled: tokio::sync::watch::Sender::new(0),
             announced: Mutex::new(None),
+            log_level: Mutex::new(None),
         };
         Ok(Gateway { core: Arc::new(core) })
     }

@@ -579,10 +579,20 @@ impl Client {
     pub fn set_log_level(&self, level: &str) -> impl Future<Output = Result<()>> + Send + 'static {
         const LEVELS: [&str; 8] =
             ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"];
-        let sent = if LEVELS.contains(&level) {
-            Ok(self.checked("logging/setLevel", &["logging"], json!({ "level": level })))
-        } else {
+        let params = json!({ "level": level });
+        let sent: Result<futures::future::Either<_, _>> = if !LEVELS.contains(&level) {
             Err(Error::InvalidArgument(format!("{level:?} is not a log level (one of {LEVELS:?})")))
+        } else if self.protocol_version().is_modern() {
+            // 2026-07-28 has no logging capability: the level rides in every request's _meta
+            // (the session keeps it and answers at once).
+            let set = self.request("logging/setLevel", Some(params), None);
+            Ok(futures::future::Either::Left(async move { set.await.map(drop) }))
+        } else {
+            Ok(futures::future::Either::Right(self.checked(
+                "logging/setLevel",
+                &["logging"],
+                params,
+            )))
         };
         async move { sent?.await }
     }

@@ -327,10 +327,38 @@ impl<T> ServerSession<T> {
         };
         let modern_only = self.config.versions.iter().all(|v| v.is_modern());
         match method.as_str() {
-            // 2026-07-28 has no ping; a stateless server still answers it.
+            // Gone in 2026-07-28 (the handshake, ping, and what moved into `_meta` or
+            // `subscriptions/listen`).
+            "initialize"
+            | "ping"
+            | "logging/setLevel"
+            | "resources/subscribe"
+            | "resources/unsubscribe"
+                if stateless.is_some() =>
+            {
+                let error = ErrorObject::new(
+                    codes::METHOD_NOT_FOUND,
+                    format!(
+                        "Method not found: {method} is not part of {}",
+                        stateless.expect("matched").as_str()
+                    ),
+                );
+                self.error(Some(&id), error)
+            }
+            // 2026-07-28 has no ping; a legacy request of it is answered.
             "ping" => self.result(&id, json!({})),
             "initialize" => self.initialize(&id, params),
             "server/discover" if self.modern_versions().next().is_some() => {
+                if stateless.is_none() {
+                    let error = ErrorObject::new(
+                        codes::INVALID_PARAMS,
+                        format!(
+                            "server/discover needs params._meta with {META_PROTOCOL_VERSION} and {}",
+                            super::modern::META_CLIENT_CAPABILITIES
+                        ),
+                    );
+                    return self.error(Some(&id), error);
+                }
                 let result = self.discover();
                 self.result(&id, result);
             }

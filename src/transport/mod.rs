@@ -66,7 +66,7 @@ use bytes::Bytes;
 use futures_channel::oneshot;
 
 pub use error::{BoxError, OAuthStep, TransportError};
-pub use wire::encode_header_value;
+pub use wire::{decode_header_value, encode_header_value};
 
 use crate::jsonrpc::Id;
 use driver::{Ctx, Shared, TransportCommand};

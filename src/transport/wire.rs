@@ -145,6 +145,18 @@ pub fn encode_header_value(value: &str) -> Cow<'_, str> {
     }
 }
 
+/// Decodes a header value [`encode_header_value`] made (`=?base64?…?=` or as is); `None` for
+/// a sentinel whose base64 or UTF-8 is invalid.
+pub fn decode_header_value(value: &str) -> Option<Cow<'_, str>> {
+    match value.strip_prefix("=?base64?").and_then(|v| v.strip_suffix("?=")) {
+        None => Some(Cow::Borrowed(value)),
+        Some(b64) => {
+            let bytes = base64::engine::general_purpose::STANDARD.decode(b64).ok()?;
+            String::from_utf8(bytes).ok().map(Cow::Owned)
+        }
+    }
+}
+
 /// Whether a server-assigned session id is usable: visible ASCII (0x21–0x7E), non-empty.
 pub(crate) fn valid_session_id(id: &str) -> bool {
     !id.is_empty() && id.bytes().all(|b| (0x21..=0x7E).contains(&b))
@@ -153,6 +165,14 @@ pub(crate) fn valid_session_id(id: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn header_values_decode_what_was_encoded() {
+        for v in ["plain", " padded ", "héllo", "=?base64?x?="] {
+            assert_eq!(decode_header_value(&encode_header_value(v)).unwrap(), v);
+        }
+        assert_eq!(decode_header_value("=?base64?SGVs!!!bG8=?="), None);
+    }
 
     #[test]
     fn outgoing_kinds_methods_and_names() {

@@ -38,12 +38,17 @@ use super::{Inbox, Input, Router, Source, run};
 
 const SESSION_HEADER: &str = "mcp-session-id";
 const VERSION_HEADER: &str = "mcp-protocol-version";
+const METHOD_HEADER: &str = "mcp-method";
+const NAME_HEADER: &str = "mcp-name";
 const LAST_EVENT_HEADER: &str = "last-event-id";
 const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 
 /// Events kept per session for GET-stream resumption.
 const HISTORY: usize = 1024;
+
+/// The reconnection delay SSE streams announce.
+const RETRY_MS: u64 = 1000;
 
 /// Settings of the HTTP front.
 #[derive(Debug, Clone)]
@@ -76,10 +81,22 @@ impl HttpOptions {
 /// Makes one gateway (its host and backends) for a new session.
 pub type Factory = dyn Fn() -> Result<(Gateway, Inbox), GatewayError> + Send + Sync;
 
+/// How a POST's answers are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PostMode {
+    /// As SSE events (with ids), progress included.
+    Sse,
+    /// The bare answers, for one JSON body.
+    Json,
+    /// Bare lines, progress included: the HTTP side picks JSON or SSE once it sees the first
+    /// (a stateless request answered at once gets its HTTP status from its error).
+    Raw,
+}
+
 /// A stream attached to a session's router.
 pub(crate) enum Attach {
     /// A POST's answer stream: the ids of its requests and their progress tokens.
-    Post { ids: Vec<Id>, tokens: Vec<Value>, sse: bool, tx: mpsc::UnboundedSender<Bytes> },
+    Post { ids: Vec<Id>, tokens: Vec<Value>, mode: PostMode, tx: mpsc::UnboundedSender<Bytes> },
     /// The session's GET stream, resuming after `last` when given.
     Get { last: Option<u64>, tx: mpsc::UnboundedSender<Bytes> },
 }
@@ -87,7 +104,7 @@ pub(crate) enum Attach {
 struct Post {
     ids: HashSet<Id>,
     tokens: Vec<Value>,
-    sse: bool,
+    mode: PostMode,
     tx: mpsc::UnboundedSender<Bytes>,
 }
 
@@ -132,6 +149,13 @@ impl Streams {
         (self.next_event, out.into())
     }
 
+    /// The event that opens a stream: an id to resume from, no data, and how long to wait
+    /// before reconnecting (MCP 2025-11-25 SSE polling).
+    fn priming(&mut self) -> Bytes {
+        self.next_event += 1;
+        format!("id: {}\nretry: {RETRY_MS}\ndata: \n\n", self.next_event).into()
+    }
+
     pub(crate) fn line(&mut self, line: Bytes) {
         let peek: Option<Peek> = serde_json::from_slice(&line).ok();
         let (id, method, params) = match peek {
@@ -141,8 +165,9 @@ impl Streams {
         let index = match (&id, &method) {
             // An answer: to the POST that carried the request.
             (Some(id), None) => self.posts.iter().position(|p| p.ids.contains(id)),
-            // Progress: with its request; a subscription's notification: on its stream.
-            (None, Some(_)) => {
+            // Progress: with its request; a subscription's notification: on its stream; a log
+            // message: the GET stream, else the latest POST stream that can carry it.
+            (None, Some(m)) => {
                 let token = params.as_ref().and_then(|p| p.progress_token.as_ref());
                 let sub = params
                     .as_ref()
@@ -150,19 +175,27 @@ impl Streams {
                     .and_then(|m| m.get(SUBSCRIPTION_ID))
                     .and_then(|v| serde_json::from_value::<Id>(v.clone()).ok());
                 match (token, sub) {
-                    (Some(t), _) => self.posts.iter().position(|p| p.sse && p.tokens.contains(t)),
+                    (Some(t), _) => self
+                        .posts
+                        .iter()
+                        .position(|p| p.mode != PostMode::Json && p.tokens.contains(t)),
                     (None, Some(s)) => self.posts.iter().position(|p| p.ids.contains(&s)),
+                    _ if m == "notifications/message" && self.get.is_none() => {
+                        self.posts.iter().rposition(|p| p.mode != PostMode::Json)
+                    }
                     _ => None,
                 }
             }
             // A request of the gateway's (sampling, elicitation): the GET stream, else the
             // latest POST stream that can carry it.
-            (Some(_), Some(_)) if self.get.is_none() => self.posts.iter().rposition(|p| p.sse),
+            (Some(_), Some(_)) if self.get.is_none() => {
+                self.posts.iter().rposition(|p| p.mode == PostMode::Sse)
+            }
             _ => None,
         };
         if let Some(i) = index {
             let post = &self.posts[i];
-            let body = if post.sse { self.event(&line).1 } else { line.clone() };
+            let body = if post.mode == PostMode::Sse { self.event(&line).1 } else { line.clone() };
             let post = &mut self.posts[i];
             let sent = post.tx.send(body).is_ok();
             if let (Some(id), None) = (&id, &method) {
@@ -194,10 +227,14 @@ impl Streams {
 
     pub(crate) fn attach(&mut self, attach: Attach) {
         match attach {
-            Attach::Post { ids, tokens, sse, tx } => {
-                self.posts.push(Post { ids: ids.into_iter().collect(), tokens, sse, tx });
+            Attach::Post { ids, tokens, mode, tx } => {
+                if mode == PostMode::Sse {
+                    let _ = tx.send(self.priming());
+                }
+                self.posts.push(Post { ids: ids.into_iter().collect(), tokens, mode, tx });
             }
             Attach::Get { last, tx } => {
+                let _ = tx.send(self.priming());
                 if let Some(last) = last {
                     for (_, event) in self.history.iter().filter(|(id, _)| *id > last) {
                         let _ = tx.send(event.clone());
@@ -527,8 +564,10 @@ async fn post(
         .get(ACCEPT)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|a| a.contains("text/event-stream"));
-    let version =
-        req.headers().get(VERSION_HEADER).and_then(|v| v.to_str().ok()).map(str::to_owned);
+    let header = |name: &str| req.headers().get(name).map(|v| v.to_str().map(str::to_owned));
+    let version = header(VERSION_HEADER).and_then(Result::ok);
+    let method_header = header(METHOD_HEADER);
+    let name_header = header(NAME_HEADER);
     let max = server.options.max_body;
     let body = match Limited::new(req.into_body(), max).collect().await {
         Ok(b) => b.to_bytes(),
@@ -550,8 +589,17 @@ async fn post(
             return r;
         }
     };
+    if parsed.modern
+        && let Err(why) =
+            check_headers(&parsed.value, version.as_deref(), method_header, name_header)
+    {
+        return rpc_error(StatusCode::BAD_REQUEST, None, codes::HEADER_MISMATCH, &why);
+    }
     let initialize = parsed.requests.iter().any(|(_, m)| m == "initialize");
     // Which session: the header's; a new one for `initialize`; the shared stateless one.
+    // A stateless request (even an `initialize`, which that revision answers with -32601)
+    // never opens a session.
+    let initialize = initialize && !parsed.modern;
     let (input, new_session, rewrite) = match (&session, initialize, parsed.modern) {
         (Some(id), _, _) => {
             let mut sessions = lock(&server.sessions);
@@ -584,6 +632,7 @@ async fn post(
         }
     };
     let batch = parsed.value.is_array();
+    let mut tokens = parsed.tokens;
     let (frame, ids, map) = if rewrite {
         internal_ids(server, parsed.value)
     } else {
@@ -598,20 +647,136 @@ async fn post(
     }
     let (tx, rx) = mpsc::unbounded_channel();
     let count = ids.len();
-    let attach = Attach::Post { ids, tokens: parsed.tokens, sse, tx };
+    let mode = match (sse, rewrite && !batch) {
+        (true, true) => PostMode::Raw,
+        (true, false) => PostMode::Sse,
+        (false, _) => PostMode::Json,
+    };
+    if rewrite {
+        // Progress comes back under the gateway's own tokens.
+        tokens = map.keys().filter(|k| k.starts_with('t')).map(|k| json!(k)).collect();
+    }
+    let attach = Attach::Post { ids, tokens, mode, tx };
     if input.send(Input::Attach(attach)).await.is_err()
         || input.send(Input::Frame(frame)).await.is_err()
     {
         return rpc_error(StatusCode::NOT_FOUND, None, codes::INVALID_REQUEST, "Session ended");
     }
     let rx = if map.is_empty() { rx } else { restore_ids(rx, map) };
-    let mut response = if sse { sse_response(rx) } else { json_response(rx, count, batch).await };
+    let mut response = match mode {
+        PostMode::Sse => sse_response(rx),
+        PostMode::Json => json_response(rx, count, batch).await,
+        PostMode::Raw => auto_response(rx).await,
+    };
     if let Some(id) = new_session
         && let Ok(v) = HeaderValue::from_str(&id)
     {
         response.headers_mut().insert(SESSION_HEADER, v);
     }
     response
+}
+
+/// A stateless request's answer: JSON when the answer comes first (an error gets the HTTP
+/// status 2026-07-28 gives it), else an SSE stream of what comes (progress, then the answer).
+async fn auto_response(mut rx: mpsc::UnboundedReceiver<Bytes>) -> Response<Body> {
+    let Some(first) = rx.recv().await else {
+        return rpc_error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            None,
+            codes::INTERNAL_ERROR,
+            "no answer",
+        );
+    };
+    let peek: Option<Peek> = serde_json::from_slice(&first).ok();
+    let answer = peek.as_ref().is_some_and(|p| p.id.is_some() && p.method.is_none());
+    if answer {
+        let code = serde_json::from_slice::<Value>(&first)
+            .ok()
+            .and_then(|v| v.pointer("/error/code").and_then(Value::as_i64));
+        let mut r = Response::new(full(first));
+        *r.status_mut() = code.map_or(StatusCode::OK, status_of);
+        r.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        return r;
+    }
+    let (tx, out) = mpsc::unbounded_channel();
+    let frame = |line: &[u8]| -> Bytes {
+        let line = line.strip_suffix(b"\n").unwrap_or(line);
+        [b"data: ".as_slice(), line, b"\n\n"].concat().into()
+    };
+    let _ = tx.send(frame(&first));
+    tokio::spawn(async move {
+        while let Some(line) = rx.recv().await {
+            if tx.send(frame(&line)).is_err() {
+                break;
+            }
+        }
+    });
+    sse_response(out)
+}
+
+/// The HTTP status of a 2026-07-28 error answer.
+fn status_of(code: i64) -> StatusCode {
+    match code {
+        codes::METHOD_NOT_FOUND => StatusCode::NOT_FOUND,
+        codes::PARSE_ERROR
+        | codes::INVALID_REQUEST
+        | codes::INVALID_PARAMS
+        | codes::HEADER_MISMATCH
+        | codes::UNSUPPORTED_PROTOCOL_VERSION
+        | codes::MISSING_REQUIRED_CLIENT_CAPABILITY => StatusCode::BAD_REQUEST,
+        _ => StatusCode::OK,
+    }
+}
+
+/// 2026-07-28 standard headers against the body: `MCP-Protocol-Version` the same as the
+/// `_meta` one, `Mcp-Method` the body's method, `Mcp-Name` (decoded) the tool or prompt name
+/// or the resource URI.
+fn check_headers(
+    body: &Value,
+    version: Option<&str>,
+    method: Option<Result<String, hyper::header::ToStrError>>,
+    name: Option<Result<String, hyper::header::ToStrError>>,
+) -> Result<(), String> {
+    if body.is_array() {
+        return Ok(()); // no batches in 2026-07-28; the session refuses them
+    }
+    let meta_version = body.pointer(&format!("/params/_meta/{}", META_VERSION.replace('/', "~1")));
+    if let (Some(h), Some(m)) = (version, meta_version.and_then(Value::as_str))
+        && h != m
+    {
+        return Err(format!("MCP-Protocol-Version {h:?} differs from the body's _meta {m:?}"));
+    }
+    let Some(body_method) = body.get("method").and_then(Value::as_str) else { return Ok(()) };
+    match method {
+        None => {
+            return Err(format!(
+                "Mcp-Method header missing (the body's method is {body_method:?})"
+            ));
+        }
+        Some(Err(_)) => return Err("Mcp-Method header is not visible ASCII".into()),
+        Some(Ok(m)) if m != body_method => {
+            return Err(format!("Mcp-Method {m:?} differs from the body's method {body_method:?}"));
+        }
+        Some(Ok(_)) => {}
+    }
+    let named = match body_method {
+        "tools/call" | "prompts/get" => body.pointer("/params/name"),
+        "resources/read" => body.pointer("/params/uri"),
+        _ => None,
+    };
+    let Some(named) = named.and_then(Value::as_str) else { return Ok(()) };
+    let given = match name {
+        None => return Err(format!("Mcp-Name header missing (the body names {named:?})")),
+        Some(Err(_)) => return Err("Mcp-Name header is not visible ASCII".into()),
+        Some(Ok(n)) => n,
+    };
+    match crate::transport::decode_header_value(&given) {
+        None => Err(format!("Mcp-Name {given:?} is not valid =?base64?…?=")),
+        Some(decoded) if decoded != named => {
+            Err(format!("Mcp-Name {decoded:?} differs from the body's {named:?}"))
+        }
+        Some(_) => Ok(()),
+    }
 }
 
 /// Waits for `count` answers and returns them as one JSON body (an array for a batch).
@@ -794,7 +959,7 @@ mod tests {
         s.attach(Attach::Post {
             ids: vec![Id::Number(1)],
             tokens: vec![json!("p")],
-            sse: true,
+            mode: PostMode::Sse,
             tx: post_tx,
         });
         s.attach(Attach::Get { last: None, tx: get_tx });
@@ -803,15 +968,20 @@ mod tests {
             b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n",
         ));
         s.line(Bytes::from_static(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n"));
+        // Each stream opens with a priming event: an id, a retry delay, no data.
+        let priming = post_rx.try_recv().unwrap();
+        assert!(priming.starts_with(b"id: 1\nretry: ") && priming.ends_with(b"data: \n\n"));
+        assert!(get_rx.try_recv().unwrap().starts_with(b"id: 2\nretry: "));
         let progress = post_rx.try_recv().unwrap();
-        assert!(progress.starts_with(b"id: 1\ndata: {") && progress.ends_with(b"}\n\n"));
+        assert!(progress.starts_with(b"id: 3\ndata: {") && progress.ends_with(b"}\n\n"));
         assert!(post_rx.try_recv().unwrap().windows(6).any(|w| w == b"\"id\":1"));
         assert!(post_rx.try_recv().is_err(), "the stream ends after its answer");
         assert!(get_rx.try_recv().unwrap().windows(12).any(|w| w == b"list_changed"));
         // Resumption replays what the GET stream was sent after the given event.
         let (again, mut again_rx) = mpsc::unbounded_channel();
-        s.attach(Attach::Get { last: Some(1), tx: again });
-        assert!(again_rx.try_recv().unwrap().starts_with(b"id: 2\n"));
+        s.attach(Attach::Get { last: Some(3), tx: again });
+        assert!(again_rx.try_recv().unwrap().starts_with(b"id: 6\nretry: "), "its own priming");
+        assert!(again_rx.try_recv().unwrap().starts_with(b"id: 4\n"), "then the replay");
     }
 
     #[test]

@@ -293,11 +293,20 @@ impl Loop {
                 if method == "subscriptions/listen" && version.is_modern() {
                     return self.listen(id, params);
                 }
-                if method == "tools/call"
-                    && version.is_modern()
-                    && self.resume(&id, params.as_ref())
-                {
-                    return;
+                if method == "tools/call" && version.is_modern() {
+                    if self.resume(&id, params.as_ref()) {
+                        return;
+                    }
+                    // Any requestState the client sends is one of the gateway's (a backend's
+                    // never reaches it): one not handed out, or expired, is refused.
+                    if params.as_ref().and_then(|p| p.get("requestState")).is_some() {
+                        let error = ErrorObject::new(
+                            codes::INVALID_PARAMS,
+                            "requestState was not handed out by this gateway (altered, or its round expired): call again without it",
+                        );
+                        self.session.respond(&id, Err(error));
+                        return;
+                    }
                 }
                 let backend = (method == "tools/call" && version.is_modern())
                     .then(|| self.backend_of(params.as_ref()))
@@ -468,6 +477,13 @@ impl Loop {
     fn notify(&mut self, method: &str, params: Option<Value>) {
         match self.version {
             None => {}
+            // Progress and log messages belong to a request (over HTTP, its stream).
+            Some(v)
+                if v.is_modern()
+                    && matches!(method, "notifications/progress" | "notifications/message") =>
+            {
+                self.session.notify(method, params)
+            }
             Some(v) if v.is_modern() => {
                 // 2026-07-28: notifications travel on the client's listen stream, tagged.
                 let Some((stream, asked)) = &self.listen else { return };

@@ -136,7 +136,15 @@ fn the_servers_requests_need_the_capability_and_time_out() {
 #[test]
 fn the_stateless_revision_discovers_and_takes_requests_without_initialize() {
     let mut s = session();
+    // server/discover needs the _meta every stateless request carries.
     feed(&mut s, json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {}}));
+    assert_eq!(sent(&mut s)[0]["error"]["code"], codes::INVALID_PARAMS);
+    let meta = json!({META_PROTOCOL_VERSION: "2026-07-28",
+        super::super::modern::META_CLIENT_CAPABILITIES: {}});
+    feed(
+        &mut s,
+        json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": meta}}),
+    );
     let d = sent(&mut s).remove(0);
     assert_eq!(d["result"]["supportedVersions"], json!(["2026-07-28"]));
     assert_eq!(d["result"]["capabilities"]["tools"]["listChanged"], true);
