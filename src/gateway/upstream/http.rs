@@ -488,18 +488,9 @@ async fn get(
             "GET needs an Mcp-Session-Id (stateless 2026-07-28 clients use subscriptions/listen)",
         );
     };
-    let input = {
-        let mut sessions = lock(&server.sessions);
-        let Some(s) = sessions.get_mut(&id) else {
-            return rpc_error(
-                StatusCode::NOT_FOUND,
-                None,
-                codes::INVALID_REQUEST,
-                "Session not found",
-            );
-        };
-        s.used = Instant::now();
-        s.input.clone()
+    let input = match used(server, &id) {
+        Ok(input) => input,
+        Err(r) => return r.response(),
     };
     let last = req
         .headers()
@@ -601,19 +592,10 @@ async fn post(
     // never opens a session.
     let initialize = initialize && !parsed.modern;
     let (input, new_session, rewrite) = match (&session, initialize, parsed.modern) {
-        (Some(id), _, _) => {
-            let mut sessions = lock(&server.sessions);
-            let Some(s) = sessions.get_mut(id) else {
-                return rpc_error(
-                    StatusCode::NOT_FOUND,
-                    None,
-                    codes::INVALID_REQUEST,
-                    "Session not found",
-                );
-            };
-            s.used = Instant::now();
-            (s.input.clone(), None, false)
-        }
+        (Some(id), _, _) => match used(server, id) {
+            Ok(input) => (input, None, false),
+            Err(r) => return r.response(),
+        },
         (None, true, _) => match open_session(server) {
             Ok((id, input)) => (input, Some(id), false),
             Err(r) => return r.response(),
@@ -808,6 +790,20 @@ async fn json_response(
     let mut r = Response::new(full(body));
     r.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
     r
+}
+
+/// Session `id`'s input, marking it used; 404 when there is no such session (any more).
+fn used(server: &Server, id: &str) -> Result<mpsc::Sender<Input>, Refusal> {
+    let mut sessions = lock(&server.sessions);
+    let Some(s) = sessions.get_mut(id) else {
+        return Err(Refusal::new(
+            StatusCode::NOT_FOUND,
+            codes::INVALID_REQUEST,
+            "Session not found (it ended or expired): initialize again",
+        ));
+    };
+    s.used = Instant::now();
+    Ok(s.input.clone())
 }
 
 /// Starts a session with a gateway of its own.
