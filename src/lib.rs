@@ -36,6 +36,7 @@ pub mod parse;
 pub mod policy;
 pub mod protocol;
 pub mod queue;
+pub mod route;
 pub mod sandbox;
 pub mod spill;
 mod syscall;
