@@ -146,7 +146,7 @@ impl Backend {
             }
             _ => String::new(),
         };
-        Err(super::rpc_error(
+        Err(crate::jsonrpc::ErrorObject::new(
             crate::jsonrpc::codes::SERVER_ERROR,
             format!("server {:?} is not available: {why}{when}", self.name()),
         ))
@@ -176,46 +176,41 @@ impl Backend {
     pub(crate) async fn lists(&self) -> Option<OwnedLists> {
         let client = self.client()?;
         let name = self.name();
-        let tools = async {
-            if !client.has_capability("tools") {
-                return Arc::new(Vec::new());
-            }
-            client.tools().await.unwrap_or_else(|e| {
-                tracing::warn!(server = name, "tools/list failed: {e}");
-                Arc::new(Vec::new())
-            })
-        };
-        let prompts = async {
-            if !client.has_capability("prompts") {
-                return Arc::new(Vec::new());
-            }
-            client.prompts().await.unwrap_or_else(|e| {
-                tracing::warn!(server = name, "prompts/list failed: {e}");
-                Arc::new(Vec::new())
-            })
-        };
-        let resources = async {
-            if !client.has_capability("resources") {
-                return Arc::new(Vec::new());
-            }
-            client.resources().await.unwrap_or_else(|e| {
-                tracing::warn!(server = name, "resources/list failed: {e}");
-                Arc::new(Vec::new())
-            })
-        };
-        let templates = async {
-            if !client.has_capability("resources") {
-                return Vec::new();
-            }
-            client.list_resource_templates().await.unwrap_or_else(|e| {
-                tracing::debug!(server = name, "resources/templates/list failed: {e}");
-                Vec::new()
-            })
-        };
+        let has = |cap| client.has_capability(cap);
+        let tools = listed(name, "tools/list", has("tools"), client.tools());
+        let prompts = listed(name, "prompts/list", has("prompts"), client.prompts());
+        let resources = listed(name, "resources/list", has("resources"), client.resources());
+        let templates = listed(
+            name,
+            "resources/templates/list",
+            has("resources"),
+            client.list_resource_templates(),
+        );
         let (tools, prompts, resources, templates) =
             futures::future::join4(tools, prompts, resources, templates).await;
         Some(OwnedLists { tools, prompts, resources, templates })
     }
+}
+
+/// One of a backend's lists: empty when it lacks the capability or fails to give it (logged;
+/// many servers with resources answer no templates, so that failure is only a debug line).
+async fn listed<T: Default>(
+    server: &str,
+    method: &str,
+    wanted: bool,
+    list: impl std::future::Future<Output = crate::host::Result<T>>,
+) -> T {
+    if !wanted {
+        return T::default();
+    }
+    list.await.unwrap_or_else(|e| {
+        if method == "resources/templates/list" {
+            tracing::debug!(server, "{method} failed: {e}");
+        } else {
+            tracing::warn!(server, "{method} failed: {e}");
+        }
+        T::default()
+    })
 }
 
 /// Runs backend `index` for the gateway's life: start, serve, and restart with back-off.

@@ -227,7 +227,7 @@ async fn read_resource(core: &Arc<Core>, params: &Value) -> Result<Value, ErrorO
             )
             .with_data(json!({"uri": uri})));
         };
-        return spilled::read(uri, &ranged, &file, None, core.settings.read_chunk_max);
+        return spilled::read(uri, &ranged, &file, core.settings.read_chunk_max);
     }
     let target = core.catalog().await.route_uri(uri)?;
     let client = core.backends[target.backend].require()?;

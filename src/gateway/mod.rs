@@ -35,7 +35,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::host::{Host, ServerSpec};
-use crate::jsonrpc::{ErrorObject, Id};
+use crate::jsonrpc::Id;
 
 pub use backend::{BackendStatus, Health};
 pub use catalog::{Catalog, ToolFilter};
@@ -322,6 +322,11 @@ impl Core {
         }
     }
 
+    /// The merged lists if they are fresh, without building them.
+    pub(crate) fn cached_catalog(&self) -> Option<Arc<Catalog>> {
+        lock(&self.catalog).clone()
+    }
+
     /// Marks the merged lists stale (a backend came, went, or changed a list).
     pub(crate) fn invalidate(&self) {
         self.epoch.fetch_add(1, Ordering::AcqRel);
@@ -366,11 +371,6 @@ pub fn filter_from(server: &str, value: Option<&Value>) -> Result<ToolFilter, Ga
             ))
         }),
     }
-}
-
-/// An error answer for the upstream client.
-pub(crate) fn rpc_error(code: i64, message: impl Into<String>) -> ErrorObject {
-    ErrorObject::new(code, message)
 }
 
 /// An upstream request id as a `Value`.

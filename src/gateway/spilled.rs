@@ -64,7 +64,6 @@ pub(crate) fn read(
     uri: &str,
     ranged: &Ranged<'_>,
     file: &SpillFile,
-    mime: Option<&str>,
     chunk_max: usize,
 ) -> Result<Value, ErrorObject> {
     let size = file.len();
@@ -79,13 +78,10 @@ pub(crate) fn read(
             .with_data(json!({"uri": uri, "size": size, "maxLength": chunk_max})));
         }
         let bytes = file.read_range(0, size as usize).map_err(internal)?;
-        // Without a declared type, text is whatever decodes as UTF-8.
+        // A spilled payload keeps no type: text is whatever decodes as UTF-8.
         let item = match String::from_utf8(bytes) {
-            Ok(text) if mime.is_none_or(is_text) => {
-                json!({"uri": uri, "mimeType": mime.unwrap_or("text/plain"), "text": text})
-            }
-            Ok(text) => json!({"uri": uri, "mimeType": mime, "blob": encode(text.as_bytes())}),
-            Err(e) => json!({"uri": uri, "mimeType": mime.unwrap_or("application/octet-stream"),
+            Ok(text) => json!({"uri": uri, "mimeType": "text/plain", "text": text}),
+            Err(e) => json!({"uri": uri, "mimeType": "application/octet-stream",
                              "blob": encode(e.as_bytes())}),
         };
         return Ok(json!({"contents": [item]}));
@@ -104,10 +100,6 @@ pub(crate) fn read(
             "_meta": {"io.ringmcp/range": {"offset": offset, "length": bytes.len(), "size": size}},
         }],
     }))
-}
-
-fn is_text(mime: &str) -> bool {
-    mime.starts_with("text/") || mime.contains("json") || mime.contains("xml")
 }
 
 fn encode(bytes: &[u8]) -> String {
@@ -143,16 +135,16 @@ mod tests {
         w.write_all(b"hello, world").unwrap();
         let file = w.finish().unwrap();
         let uri = file.uri().to_owned();
-        let whole = read(&uri, &parse(&uri).unwrap(), &file, Some("text/plain"), 64).unwrap();
+        let whole = read(&uri, &parse(&uri).unwrap(), &file, 64).unwrap();
         assert_eq!(whole["contents"][0]["text"], "hello, world");
         let ranged_uri = format!("{uri}?offset=7&length=100");
-        let r = read(&ranged_uri, &parse(&ranged_uri).unwrap(), &file, None, 64).unwrap();
+        let r = read(&ranged_uri, &parse(&ranged_uri).unwrap(), &file, 64).unwrap();
         assert_eq!(r["contents"][0]["blob"], encode(b"world"));
         assert_eq!(r["contents"][0]["_meta"]["io.ringmcp/range"]["size"], 12);
         let past = format!("{uri}?offset=99");
-        let r = read(&past, &parse(&past).unwrap(), &file, None, 64).unwrap();
+        let r = read(&past, &parse(&past).unwrap(), &file, 64).unwrap();
         assert_eq!(r["contents"][0]["blob"], "");
-        let e = read(&uri, &parse(&uri).unwrap(), &file, None, 4).unwrap_err();
+        let e = read(&uri, &parse(&uri).unwrap(), &file, 4).unwrap_err();
         assert!(e.message.contains("?offset=0&length=4"), "{}", e.message);
     }
 }

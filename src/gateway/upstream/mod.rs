@@ -459,15 +459,20 @@ impl Loop {
         true
     }
 
-    /// The backend a `tools/call` goes to, by its name's prefix (the exact lookup is the
-    /// dispatcher's; this only says whose requests may come back as rounds).
+    /// The backend a `tools/call` goes to: by the name table when the lists are fresh (the
+    /// dispatcher resolves the same way), else by the name's prefix (only to say whose
+    /// requests may come back as rounds).
     fn backend_of(&self, params: Option<&Value>) -> Option<String> {
         let name = params?.get("name")?.as_str()?;
-        let sep = &self.core.naming.separator;
         let backends = &self.core.backends;
+        if let Some(catalog) = self.core.cached_catalog() {
+            let target = catalog.tool(name)?;
+            return backends.get(target.backend).map(|b| b.name().to_owned());
+        }
         if !self.core.naming.prefix {
             return backends.first().map(|b| b.name().to_owned());
         }
+        let sep = &self.core.naming.separator;
         backends
             .iter()
             .find(|b| super::names::may_be_from(name, b.name(), sep))

@@ -300,11 +300,13 @@ fn read<R: Read>(mut input: R, frames: mpsc::Sender<Input>) {
 fn write<W: Write>(output: W, lines: std::sync::mpsc::Receiver<Bytes>) {
     let mut out = BufWriter::with_capacity(256 << 10, output);
     while let Ok(line) = lines.recv() {
-        let mut ok = out.write_all(&line).is_ok();
-        while ok && let Ok(more) = lines.try_recv() {
-            ok = out.write_all(&more).is_ok();
+        let mut written = out.write_all(&line);
+        while written.is_ok()
+            && let Ok(more) = lines.try_recv()
+        {
+            written = out.write_all(&more);
         }
-        if let Err(e) = if ok { out.flush() } else { Err(std::io::Error::other("write failed")) } {
+        if let Err(e) = written.and_then(|()| out.flush()) {
             tracing::warn!("the upstream client stopped reading stdout: {e}");
             return;
         }
