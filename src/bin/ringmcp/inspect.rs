@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 use ringmcp::host::Client;
 use ringmcp::protocol::{Prompt, Resource, Tool};
+use ringmcp::route::CatalogEntry;
 use serde_json::{Value, json};
 
 use crate::target::{Failure, ServerArgs, exit};
@@ -14,6 +15,10 @@ pub(crate) struct Args {
     /// Print one JSON object instead of text.
     #[arg(long)]
     json: bool,
+    /// Also write the tools to FILE as a router catalog: a JSON array of {"server": NAME,
+    /// "tool": <Tool as tools/list returned it>}, every server's (`ringmcp route --catalog`).
+    #[arg(long, value_name = "FILE")]
+    catalog_out: Option<std::path::PathBuf>,
     #[command(flatten)]
     server: ServerArgs,
     #[command(flatten)]
@@ -128,6 +133,7 @@ fn inspect_all(args: &Args, file: &std::path::Path) -> Result<(), Failure> {
     let settings = args.policy.settings(&args.server)?;
     let host = args.server.host_with(Some(settings.clone()))?;
     let mut all = serde_json::Map::new();
+    let mut catalog = Vec::new();
     for name in config.names() {
         let server = args.server.with_server(&name);
         let outcome = server.spec().and_then(|spec| {
@@ -152,13 +158,16 @@ fn inspect_all(args: &Args, file: &std::path::Path) -> Result<(), Failure> {
                 if review.pins.is_empty() { "" } else { ", tools changed since pinned" },
             );
             client.blocking().shutdown();
-            Ok((summary, line))
+            Ok((summary, line, inv.tools))
         });
         match outcome {
-            Ok((summary, line)) => {
+            Ok((summary, line, tools)) => {
                 if !args.json {
                     println!("{line}");
                 }
+                catalog.extend(
+                    tools.into_iter().map(|tool| CatalogEntry { server: name.clone(), tool }),
+                );
                 all.insert(name, summary);
             }
             Err(f) => {
@@ -175,6 +184,20 @@ fn inspect_all(args: &Args, file: &std::path::Path) -> Result<(), Failure> {
             serde_json::to_string_pretty(&json!({ "servers": all }))
                 .expect("JSON values serialise")
         );
+    }
+    write_catalog(args, &catalog)
+}
+
+/// `--catalog-out FILE`: the catalog, written whole or not at all (a temporary file renamed).
+fn write_catalog(args: &Args, catalog: &[CatalogEntry]) -> Result<(), Failure> {
+    let Some(file) = &args.catalog_out else { return Ok(()) };
+    let text = serde_json::to_string_pretty(catalog).expect("JSON values serialise");
+    let tmp = file.with_extension("tmp");
+    std::fs::write(&tmp, text + "\n")
+        .and_then(|()| std::fs::rename(&tmp, file))
+        .map_err(|e| Failure::usage(format!("cannot write {}: {e}", file.display())))?;
+    if !args.json {
+        eprintln!("catalog: {} tools written to {}", catalog.len(), file.display());
     }
     Ok(())
 }
@@ -196,7 +219,12 @@ fn inspect(args: &Args) -> Result<(), Failure> {
         print_text(&client, &inv, &review);
     }
     client.blocking().shutdown();
-    Ok(())
+    let catalog: Vec<CatalogEntry> = inv
+        .tools
+        .into_iter()
+        .map(|tool| CatalogEntry { server: spec.name.clone(), tool })
+        .collect();
+    write_catalog(args, &catalog)
 }
 
 fn print_text(client: &Client, inv: &Inventory, review: &Review) {

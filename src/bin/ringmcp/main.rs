@@ -13,6 +13,7 @@ mod conformance;
 mod gateway;
 mod inspect;
 mod policy;
+mod route;
 mod sandbox;
 mod serve;
 mod size;
@@ -39,6 +40,9 @@ enum Command {
     Inspect(inspect::Args),
     /// Call one tool and print its result.
     Call(call::Args),
+    /// Rank the tools of a config's servers (or of a catalog file) for a request: the few that
+    /// fit, why, and the tokens they cost against injecting them all.
+    Route(route::Args),
     /// Serve every server of an mcpServers config as one sandboxed, policy-checked MCP server
     /// on stdio (point Claude Desktop, Cursor or VS Code at it).
     Gateway(gateway::Args),
@@ -81,6 +85,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Inspect(args) => return inspect::run(args),
         Command::Call(args) => return call::run(args),
+        Command::Route(args) => return route::run(args),
         Command::Bench(args) => return bench::run(args),
         Command::Audit(args) => return policy::audit(args),
         Command::Pins(args) => return policy::pins(args),

@@ -1,0 +1,443 @@
+//! The semantic half of the tool router: text → a unit vector, and an index of tool vectors
+//! replaceable one server at a time.
+//!
+//! [`Embedder`] is the pluggable part. The one shipped, [`StaticEmbedder`], is a static token
+//! table (model2vec-style) distilled from all-MiniLM-L6-v2 at install time by
+//! `scripts/embed-distill.py` (every vocabulary token run through the full encoder alone,
+//! centred, reduced by PCA); a text's vector is the weighted mean of its WordPiece tokens'
+//! rows. It needs no model at run time: a 16 MB table, loaded in tens of milliseconds, a few
+//! microseconds per query. See docs/routing.md for the file format and the measured trade-offs.
+
+#![forbid(unsafe_code)]
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use unicode_normalization::UnicodeNormalization;
+
+/// Turns text into a vector; every vector of one embedder has [`Embedder::dim`] components and
+/// unit length (or is all zeros when the text has nothing the embedder knows).
+pub trait Embedder: Send + Sync + std::fmt::Debug {
+    /// The vectors' length.
+    fn dim(&self) -> usize;
+    /// The unit vector of `text`.
+    fn embed(&self, text: &str) -> Vec<f32>;
+    /// A short name for reports ("minilm-l6-static").
+    fn name(&self) -> &str;
+}
+
+/// Why a table could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum EmbedError {
+    /// The file could not be read.
+    #[error("cannot read the embedding table {path}: {source}")]
+    Io {
+        /// The table's path.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The file is not a table of ours.
+    #[error("{path} is not a ringmcp embedding table ({why}); rebuild it with scripts/deps.sh")]
+    Format {
+        /// The table's path.
+        path: PathBuf,
+        /// What is wrong.
+        why: &'static str,
+    },
+}
+
+const MAGIC: &[u8; 8] = b"RMCPEMB1";
+
+/// The first id of a whole word in the BERT uncased vocabulary: ids below are padding, unused
+/// slots, special tokens and single characters; from here on, words come roughly in order of
+/// frequency, which the token weights use (a Zipf prior: rarer tokens weigh more).
+const FIRST_WORD_ID: u32 = 1996;
+
+/// WordPiece stops looking inside words longer than this.
+const MAX_WORD_CHARS: usize = 100;
+
+/// Common words whose tokens carry no meaning about a tool.
+const STOP: [&str; 40] = [
+    "a", "an", "and", "are", "as", "at", "be", "by", "can", "could", "do", "for", "from", "i",
+    "in", "into", "is", "it", "me", "my", "of", "on", "or", "please", "some", "that", "the",
+    "this", "to", "use", "want", "was", "we", "what", "will", "with", "would", "you", "your",
+    "need",
+];
+
+/// The static MiniLM token table (see the module docs).
+#[derive(Debug)]
+pub struct StaticEmbedder {
+    dim: usize,
+    vocab: HashMap<String, u32>,
+    /// Row-major `tokens × dim`.
+    rows: Vec<f32>,
+    /// Per token id: its weight in a text's mean.
+    weights: Vec<f32>,
+    unk: Option<u32>,
+    lowercase: bool,
+}
+
+impl StaticEmbedder {
+    /// Where `scripts/deps.sh` writes the table: `$RINGMCP_EMBED_TABLE` if set, else
+    /// `.deps/embed/minilm-l6-static.bin` under `$RINGMCP_DEPS` or the crate's folder.
+    pub fn default_path() -> PathBuf {
+        if let Some(p) = std::env::var_os("RINGMCP_EMBED_TABLE") {
+            return PathBuf::from(p);
+        }
+        let deps = std::env::var_os("RINGMCP_DEPS")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(".deps"));
+        deps.join("embed").join("minilm-l6-static.bin")
+    }
+
+    /// Loads a table written by `scripts/embed-distill.py`.
+    pub fn load(path: &Path) -> Result<Self, EmbedError> {
+        let bytes = std::fs::read(path)
+            .map_err(|source| EmbedError::Io { path: path.to_owned(), source })?;
+        Self::from_bytes(&bytes).map_err(|why| EmbedError::Format { path: path.to_owned(), why })
+    }
+
+    /// Parses a table from its bytes.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, &'static str> {
+        let mut at = 0usize;
+        let mut take = |n: usize| -> Result<&[u8], &'static str> {
+            let s = bytes.get(at..at + n).ok_or("truncated")?;
+            at += n;
+            Ok(s)
+        };
+        if take(8)? != MAGIC {
+            return Err("bad magic");
+        }
+        let mut u32_at = || -> Result<u32, &'static str> {
+            Ok(u32::from_le_bytes(take(4)?.try_into().expect("4 bytes")))
+        };
+        let version = u32_at()?;
+        let dim = u32_at()? as usize;
+        let tokens = u32_at()? as usize;
+        let flags = u32_at()?;
+        if version != 1 {
+            return Err("unknown format version");
+        }
+        if dim == 0 || dim > 4096 || tokens == 0 || tokens > 1_000_000 {
+            return Err("implausible dimensions");
+        }
+        let mut vocab = HashMap::with_capacity(tokens);
+        for id in 0..tokens {
+            let len = u16::from_le_bytes(take(2)?.try_into().expect("2 bytes")) as usize;
+            let token = std::str::from_utf8(take(len)?).map_err(|_| "token not UTF-8")?;
+            vocab.insert(token.to_owned(), id as u32);
+        }
+        let raw = take(tokens * dim * 2)?;
+        if at != bytes.len() {
+            return Err("trailing bytes");
+        }
+        let rows: Vec<f32> =
+            raw.chunks_exact(2).map(|c| f16_to_f32(u16::from_le_bytes([c[0], c[1]]))).collect();
+        let mut weights = vec![1.0f32; tokens];
+        for (id, w) in weights.iter_mut().enumerate() {
+            let rank = (id as u32).saturating_sub(FIRST_WORD_ID) as f32;
+            *w = (2.0 + rank).ln();
+        }
+        for word in STOP {
+            if let Some(&id) = vocab.get(word) {
+                weights[id as usize] = 0.0;
+            }
+        }
+        for special in ["[PAD]", "[CLS]", "[SEP]", "[MASK]", "[UNK]"] {
+            if let Some(&id) = vocab.get(special) {
+                weights[id as usize] = 0.0;
+            }
+        }
+        let unk = vocab.get("[UNK]").copied();
+        Ok(StaticEmbedder { dim, vocab, rows, weights, unk, lowercase: flags & 1 == 1 })
+    }
+
+    /// How many tokens the table holds.
+    pub fn tokens(&self) -> usize {
+        self.weights.len()
+    }
+
+    /// Bytes the table holds in memory (rows, weights and vocabulary).
+    pub fn memory_bytes(&self) -> usize {
+        self.rows.len() * 4
+            + self.weights.len() * 4
+            + self.vocab.keys().map(|k| k.len() + 40).sum::<usize>()
+    }
+
+    /// The WordPiece ids of `text` (BERT's basic tokenizer after splitting identifiers).
+    pub fn token_ids(&self, text: &str) -> Vec<u32> {
+        let mut ids = Vec::new();
+        for word in self.basic_words(&split_identifiers(text)) {
+            self.wordpiece(&word, &mut ids);
+        }
+        ids
+    }
+
+    fn basic_words(&self, text: &str) -> Vec<String> {
+        let cleaned: String = if self.lowercase {
+            text.to_lowercase()
+                .nfd()
+                .filter(|c| !unicode_normalization::char::is_combining_mark(*c))
+                .collect()
+        } else {
+            text.to_owned()
+        };
+        let mut words = Vec::new();
+        for chunk in cleaned.split(|c: char| c.is_whitespace() || c.is_control()) {
+            let mut cur = String::new();
+            for c in chunk.chars() {
+                if c.is_ascii_punctuation() || (!c.is_alphanumeric() && !c.is_ascii()) {
+                    if !cur.is_empty() {
+                        words.push(std::mem::take(&mut cur));
+                    }
+                    words.push(c.to_string());
+                } else {
+                    cur.push(c);
+                }
+            }
+            if !cur.is_empty() {
+                words.push(cur);
+            }
+        }
+        words
+    }
+
+    fn wordpiece(&self, word: &str, out: &mut Vec<u32>) {
+        let chars: Vec<(usize, char)> = word.char_indices().collect();
+        if chars.len() > MAX_WORD_CHARS {
+            out.extend(self.unk);
+            return;
+        }
+        let mark = out.len();
+        let mut start = 0usize;
+        let mut piece = String::new();
+        while start < chars.len() {
+            let mut end = chars.len();
+            let mut found = None;
+            while start < end {
+                let from = chars[start].0;
+                let to = chars.get(end).map_or(word.len(), |c| c.0);
+                piece.clear();
+                if start > 0 {
+                    piece.push_str("##");
+                }
+                piece.push_str(&word[from..to]);
+                if let Some(&id) = self.vocab.get(piece.as_str()) {
+                    found = Some(id);
+                    break;
+                }
+                end -= 1;
+            }
+            match found {
+                Some(id) => {
+                    out.push(id);
+                    start = end;
+                }
+                None => {
+                    out.truncate(mark);
+                    out.extend(self.unk);
+                    return;
+                }
+            }
+        }
+    }
+}
+
+impl Embedder for StaticEmbedder {
+    fn dim(&self) -> usize {
+        self.dim
+    }
+
+    fn embed(&self, text: &str) -> Vec<f32> {
+        let mut v = vec![0.0f32; self.dim];
+        for id in self.token_ids(text) {
+            let w = self.weights[id as usize];
+            if w == 0.0 {
+                continue;
+            }
+            let row = &self.rows[id as usize * self.dim..(id as usize + 1) * self.dim];
+            for (x, r) in v.iter_mut().zip(row) {
+                *x += w * r;
+            }
+        }
+        normalize(&mut v);
+        v
+    }
+
+    fn name(&self) -> &str {
+        "minilm-l6-static"
+    }
+}
+
+/// Scales `v` to unit length (leaves a zero vector alone).
+pub fn normalize(v: &mut [f32]) {
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm > 0.0 {
+        v.iter_mut().for_each(|x| *x /= norm);
+    }
+}
+
+/// The dot product (the cosine, for unit vectors).
+pub fn dot(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// Spaces at identifier joints so the BERT tokenizer sees words: `createPullRequest` →
+/// `create Pull Request`, `list_issues` → `list issues`, `readFile2` → `read File 2`.
+pub fn split_identifiers(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut prev: Option<char> = None;
+    for c in text.chars() {
+        if c == '_' {
+            out.push(' ');
+            prev = None;
+            continue;
+        }
+        if let Some(p) = prev {
+            let camel = p.is_lowercase() && c.is_uppercase();
+            let digit = p.is_alphabetic() && c.is_ascii_digit();
+            if camel || digit {
+                out.push(' ');
+            }
+        }
+        out.push(c);
+        prev = Some(c);
+    }
+    out
+}
+
+/// IEEE binary16 → f32.
+fn f16_to_f32(h: u16) -> f32 {
+    let sign = ((h >> 15) as u32) << 31;
+    let exp = ((h >> 10) & 0x1f) as u32;
+    let frac = (h & 0x3ff) as u32;
+    let bits = match (exp, frac) {
+        (0, 0) => sign,
+        (0, f) => {
+            // Subnormal: renormalise.
+            let shift = f.leading_zeros() - 21;
+            let f = (f << shift) & 0x3ff;
+            sign | ((127 - 15 + 1 - shift) << 23) | (f << 13)
+        }
+        (0x1f, f) => sign | 0x7f80_0000 | (f << 13),
+        (e, f) => sign | ((e + 127 - 15) << 23) | (f << 13),
+    };
+    f32::from_bits(bits)
+}
+
+/// A vector index over documents grouped by owner (a server), replaceable per owner; search is
+/// a scan (a few hundred nanoseconds per document at 256 dimensions), which beats any
+/// approximate structure at the sizes a tool catalog has.
+#[derive(Debug, Default, Clone)]
+pub struct VectorIndex {
+    owners: HashMap<String, Vec<(String, Vec<f32>)>>,
+}
+
+impl VectorIndex {
+    /// Replaces every document of `owner` by `docs` (`(key, unit vector)` pairs).
+    pub fn replace(&mut self, owner: &str, docs: Vec<(String, Vec<f32>)>) {
+        self.owners.insert(owner.to_owned(), docs);
+    }
+
+    /// Removes every document of `owner`.
+    pub fn remove(&mut self, owner: &str) {
+        self.owners.remove(owner);
+    }
+
+    /// Every document's cosine with `query`, as `(key, cosine)`.
+    pub fn scores<'a>(&'a self, query: &'a [f32]) -> impl Iterator<Item = (&'a str, f32)> + 'a {
+        self.owners.values().flatten().map(move |(k, v)| (k.as_str(), dot(query, v)))
+    }
+
+    /// Bytes the vectors take.
+    pub fn memory_bytes(&self) -> usize {
+        self.owners.values().flatten().map(|(k, v)| k.len() + v.len() * 4 + 48).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A small table in the real format: a handful of tokens, 4 dimensions.
+    fn table(tokens: &[(&str, [f32; 4])]) -> Vec<u8> {
+        let mut b = MAGIC.to_vec();
+        for v in [1u32, 4, tokens.len() as u32, 1] {
+            b.extend(v.to_le_bytes());
+        }
+        for (t, _) in tokens {
+            b.extend((t.len() as u16).to_le_bytes());
+            b.extend(t.as_bytes());
+        }
+        for (_, row) in tokens {
+            for x in row {
+                b.extend(f32_to_f16(*x).to_le_bytes());
+            }
+        }
+        b
+    }
+
+    fn f32_to_f16(x: f32) -> u16 {
+        // Enough for the test's values (normal numbers and zero).
+        if x == 0.0 {
+            return 0;
+        }
+        let bits = x.to_bits();
+        let sign = ((bits >> 16) & 0x8000) as u16;
+        let exp = (((bits >> 23) & 0xff) as i32 - 127 + 15) as u16;
+        sign | (exp << 10) | ((bits >> 13) & 0x3ff) as u16
+    }
+
+    #[test]
+    fn half_floats_decode() {
+        assert_eq!(f16_to_f32(0x3c00), 1.0);
+        assert_eq!(f16_to_f32(0xc000), -2.0);
+        assert_eq!(f16_to_f32(0x0001), 2f32.powi(-24));
+        assert!(f16_to_f32(0x7c00).is_infinite());
+        assert_eq!(f16_to_f32(f32_to_f16(0.5)), 0.5);
+    }
+
+    #[test]
+    fn wordpiece_and_identifier_splitting() {
+        let bytes = table(&[
+            ("[UNK]", [0.0; 4]),
+            ("the", [1.0, 0.0, 0.0, 0.0]),
+            ("create", [0.0, 1.0, 0.0, 0.0]),
+            ("pull", [0.0, 0.0, 1.0, 0.0]),
+            ("request", [0.0, 0.0, 0.0, 1.0]),
+            ("issue", [0.0, 1.0, 1.0, 0.0]),
+            ("##s", [0.5, 0.0, 0.0, 0.0]),
+            ("_", [0.0; 4]),
+            ("cafe", [1.0, 1.0, 0.0, 0.0]),
+        ]);
+        let e = StaticEmbedder::from_bytes(&bytes).unwrap();
+        assert_eq!(
+            split_identifiers("createPullRequest list_issues readFile2"),
+            "create Pull Request list issues read File 2"
+        );
+        let ids = e.token_ids("createPullRequest issues Café zzz");
+        assert_eq!(ids, [2, 3, 4, 5, 6, 8, 0]);
+        let v = e.embed("create");
+        assert!((dot(&v, &v) - 1.0).abs() < 1e-6);
+        assert!(e.embed("the").iter().all(|x| *x == 0.0), "stop words weigh nothing");
+        assert!(e.embed("").iter().all(|x| *x == 0.0));
+        // Bad tables are refused, not half-read.
+        assert_eq!(StaticEmbedder::from_bytes(&bytes[..bytes.len() - 1]).unwrap_err(), "truncated");
+        assert_eq!(StaticEmbedder::from_bytes(b"NOTATABLE...........").unwrap_err(), "bad magic");
+    }
+
+    #[test]
+    fn vector_index_replaces_one_owner() {
+        let mut idx = VectorIndex::default();
+        idx.replace("a", vec![("a__x".into(), vec![1.0, 0.0]), ("a__y".into(), vec![0.0, 1.0])]);
+        idx.replace("b", vec![("b__z".into(), vec![0.6, 0.8])]);
+        let mut s: Vec<_> = idx.scores(&[1.0, 0.0]).collect();
+        s.sort_by(|x, y| y.1.total_cmp(&x.1));
+        assert_eq!(s[0].0, "a__x");
+        idx.replace("a", vec![]);
+        assert_eq!(idx.scores(&[1.0, 0.0]).count(), 1);
+        idx.remove("b");
+        assert_eq!(idx.scores(&[1.0, 0.0]).count(), 0);
+    }
+}
