@@ -12,6 +12,7 @@ mod leaks;
 mod policy;
 mod python_sdk;
 mod reference;
+mod route;
 mod sandbox;
 mod scripted;
 mod spill;

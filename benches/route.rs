@@ -1,0 +1,96 @@
+//! The tool router (PERFORMANCE.md, "Tool routing"): one query over 1,000 tools (the real
+//! catalog of bench/route/catalog.json, its servers repeated under other names until there are
+//! 1,000), fused and each ranker alone; and one server's `list_changed` (its tools re-indexed).
+//! Targets: ≤ 1 ms per query, ≤ 5 ms per update.
+//!
+//! Run with `cargo bench --bench route` (after scripts/deps.sh, which builds the embedding
+//! table; without it the semantic rows are skipped, loudly).
+
+use std::hint::black_box;
+use std::sync::Arc;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use ringmcp::host::router::named;
+use ringmcp::protocol::Tool;
+use ringmcp::route::{CatalogEntry, Embedder, Ranker, Router, StaticEmbedder};
+
+fn servers() -> Vec<(String, Vec<Tool>)> {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/bench/route/catalog.json");
+    let entries: Vec<CatalogEntry> =
+        serde_json::from_str(&std::fs::read_to_string(path).expect("bench/route/catalog.json"))
+            .expect("a catalog");
+    let mut by: Vec<(String, Vec<Tool>)> = Vec::new();
+    for e in entries {
+        match by.iter_mut().find(|(s, _)| *s == e.server) {
+            Some((_, tools)) => tools.push(e.tool),
+            None => by.push((e.server, vec![e.tool])),
+        }
+    }
+    let real = by.clone();
+    let mut total: usize = by.iter().map(|(_, t)| t.len()).sum();
+    let mut copy = 2;
+    while total < 1000 {
+        for (s, tools) in &real {
+            if total >= 1000 {
+                break;
+            }
+            let take = tools.len().min(1000 - total);
+            by.push((format!("{s}-{copy}"), tools[..take].to_vec()));
+            total += take;
+        }
+        copy += 1;
+    }
+    by
+}
+
+fn build(embedder: Option<Arc<dyn Embedder>>, servers: &[(String, Vec<Tool>)]) -> Router {
+    let mut r = match embedder {
+        Some(e) => Router::new().with_embedder(e),
+        None => Router::new(),
+    };
+    for (s, tools) in servers {
+        r.replace_server(s, named(s, tools));
+    }
+    r
+}
+
+fn bench(c: &mut Criterion) {
+    let servers = servers();
+    let embedder: Option<Arc<dyn Embedder>> =
+        match StaticEmbedder::load(&StaticEmbedder::default_path()) {
+            Ok(e) => Some(Arc::new(e)),
+            Err(e) => {
+                eprintln!("!!! no embedding table ({e}): semantic and fused rows skipped");
+                None
+            }
+        };
+    let router = build(embedder.clone(), &servers);
+    assert_eq!(router.len(), 1000, "the bench wants exactly 1,000 tools");
+    let query = "show me the open pull requests waiting for my review";
+    let mut g = c.benchmark_group("route_1000_tools");
+    g.bench_function("lexical", |b| {
+        b.iter(|| black_box(router.route_with(black_box(query), 5, Ranker::Lexical)))
+    });
+    if embedder.is_some() {
+        g.bench_function("semantic", |b| {
+            b.iter(|| black_box(router.route_with(black_box(query), 5, Ranker::Semantic)))
+        });
+        g.bench_function("fused", |b| {
+            b.iter(|| black_box(router.route_with(black_box(query), 5, Ranker::Fused)))
+        });
+    }
+    g.finish();
+    // One server's list_changed: its tools replaced (the largest real server's).
+    let (name, tools) =
+        servers.iter().take(30).max_by_key(|(_, t)| t.len()).expect("servers").clone();
+    let docs = named(&name, &tools);
+    let mut g = c.benchmark_group("update_one_server");
+    let mut r = router.clone();
+    g.bench_function(format!("{name}_{}_tools", tools.len()), |b| {
+        b.iter(|| r.replace_server(black_box(&name), docs.clone()))
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

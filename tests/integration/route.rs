@@ -1,0 +1,183 @@
+//! The tool router against real servers: a catalog written by `ringmcp inspect --catalog-out`
+//! from the reference server and the official npm servers, `ringmcp route` over it and over the
+//! live config (one and batch forms), and `Host::router()` following servers as they come and go.
+
+use std::process::Command;
+
+use ringmcp::route::StaticEmbedder;
+use serde_json::{Value, json};
+
+use crate::util::{TempDir, deps_dir, host, reference, require, ringmcp_bin};
+
+fn run(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(ringmcp_bin())
+        .args(args)
+        .env("RINGMCP_DEPS", deps_dir())
+        .output()
+        .expect("ringmcp runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn catalog_from_live_servers_then_routed_by_file_and_by_config() {
+    let npm = deps_dir().join("npm/node_modules/@modelcontextprotocol");
+    let Some(everything) =
+        require(npm.join("server-everything/dist/index.js"), "server-everything")
+    else {
+        return;
+    };
+    let Some(fs) = require(npm.join("server-filesystem/dist/index.js"), "server-filesystem") else {
+        return;
+    };
+    let table = require(StaticEmbedder::default_path(), "the router's embedding table");
+    let dir = TempDir::new("route");
+    let config = json!({"mcpServers": {
+        "ref": {"command": ringmcp_bin(), "args": ["serve"]},
+        "everything": {"command": "node", "args": [everything]},
+        "files": {"command": "node", "args": [fs, &dir.0]},
+    }});
+    let cfg = dir.0.join("servers.json");
+    std::fs::write(&cfg, serde_json::to_vec(&config).unwrap()).unwrap();
+    let catalog = dir.0.join("catalog.json");
+    let (code, _, err) = run(&[
+        "inspect",
+        "--config",
+        cfg.to_str().unwrap(),
+        "--catalog-out",
+        catalog.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let entries: Vec<Value> = serde_json::from_slice(&std::fs::read(&catalog).unwrap()).unwrap();
+    let servers: std::collections::BTreeSet<&str> =
+        entries.iter().map(|e| e["server"].as_str().unwrap()).collect();
+    assert_eq!(servers.into_iter().collect::<Vec<_>>(), ["everything", "files", "ref"]);
+    assert!(entries.iter().all(|e| e["tool"]["inputSchema"].is_object()), "tools kept whole");
+    assert!(entries.len() > 20, "{}", entries.len());
+
+    // Each ranker that can run here finds the directory listing among its first three (BM25
+    // needs the words; the others do with the user's).
+    let mut rankers = vec!["lexical", "fused"];
+    if table.is_some() {
+        rankers.push("semantic");
+    }
+    for ranker in rankers {
+        let (code, out, err) = run(&[
+            "route",
+            "--json",
+            "--k",
+            "3",
+            "--ranker",
+            ranker,
+            "--catalog",
+            catalog.to_str().unwrap(),
+            if ranker == "lexical" {
+                "list the directory"
+            } else {
+                "what files are in this folder"
+            },
+        ]);
+        assert_eq!(code, 0, "{err}");
+        let v: Value = serde_json::from_str(&out).unwrap();
+        let names: Vec<&str> =
+            v["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+        assert!(
+            names.iter().take(3).any(|n| n.starts_with("files__list_directory")),
+            "{ranker}: {names:?}"
+        );
+        let sum: u64 =
+            v["tools"].as_array().unwrap().iter().map(|t| t["tokens"].as_u64().unwrap()).sum();
+        assert_eq!(v["tokens"].as_u64().unwrap(), sum);
+        assert!(v["allTokens"].as_u64().unwrap() > 5 * sum, "{v}");
+        assert_eq!(v["catalog"].as_u64().unwrap() as usize, entries.len());
+    }
+    // The live config gives the same catalog.
+    let (code, out, err) =
+        run(&["route", "--json", "--config", cfg.to_str().unwrap(), "add these two numbers"]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["catalog"].as_u64().unwrap() as usize, entries.len());
+    assert!(v["tools"][0]["name"].as_str().unwrap().ends_with("__add"), "{v}");
+
+    // Batch: one line out per line in, ids kept, in order.
+    let queries = dir.0.join("q.jsonl");
+    std::fs::write(&queries, "{\"id\": \"a\", \"query\": \"read a text file\"}\n\n{\"id\": 7, \"query\": \"echo my text back\"}\n").unwrap();
+    let (code, out, err) = run(&[
+        "route",
+        "--catalog",
+        catalog.to_str().unwrap(),
+        "--queries",
+        queries.to_str().unwrap(),
+        "--k",
+        "2",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let lines: Vec<Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0]["id"], "a");
+    assert_eq!(lines[1]["id"], 7);
+    assert_eq!(lines[1]["tools"].as_array().unwrap().len(), 2);
+    assert!(
+        lines[1]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t.as_str().unwrap().ends_with("__echo")),
+        "{out}"
+    );
+    assert!(lines[0]["tokens"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn bad_catalogs_and_queries_say_what_is_wrong() {
+    let dir = TempDir::new("route-bad");
+    let bad = dir.0.join("bad.json");
+    std::fs::write(&bad, "{\"server\": \"x\"}").unwrap();
+    let (code, _, err) = run(&["route", "--no-embed", "--catalog", bad.to_str().unwrap(), "x"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("not a catalog") && err.contains("JSON array"), "{err}");
+    let good = dir.0.join("good.json");
+    std::fs::write(
+        &good,
+        r#"[{"server":"s","tool":{"name":"t","inputSchema":{"type":"object"}}}]"#,
+    )
+    .unwrap();
+    let q = dir.0.join("q.jsonl");
+    std::fs::write(&q, "{\"id\": 1}\n").unwrap();
+    let (code, _, err) = run(&[
+        "route",
+        "--no-embed",
+        "--catalog",
+        good.to_str().unwrap(),
+        "--queries",
+        q.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("q.jsonl:1") && err.contains("\"query\""), "{err}");
+    let (code, _, err) = run(&["route", "--no-embed", "x"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--config") && err.contains("--catalog"), "{err}");
+}
+
+#[test]
+fn host_router_follows_the_servers_it_has() {
+    let host = host();
+    let a = host.spawn_blocking(reference("alpha", &[])).unwrap();
+    let b = host.spawn_blocking(reference("beta", &[])).unwrap();
+    let router = host.router_with(None);
+    let got = futures::executor::block_on(router.route("add two numbers", 4)).unwrap();
+    assert_eq!(got.catalog, 12, "{got:?}");
+    let servers: std::collections::BTreeSet<&str> =
+        got.tools.iter().take(2).map(|t| t.server.as_str()).collect();
+    assert_eq!(servers.len(), 2, "both servers' add tool, diversity aside: {got:?}");
+    assert!(got.tools[0].name == "alpha__add" || got.tools[0].name == "beta__add");
+    b.blocking().shutdown();
+    drop(b);
+    let got = futures::executor::block_on(router.route("add two numbers", 4)).unwrap();
+    assert_eq!(got.catalog, 6, "beta is gone: {got:?}");
+    assert_eq!(got.tools[0].name, "alpha__add");
+    a.blocking().shutdown();
+}
