@@ -62,6 +62,11 @@ pub(crate) async fn handle(
     match method {
         "tools/list" => {
             let c = core.catalog().await;
+            if core.settings.routes_tools() {
+                let visible = core.search.visible(&c, core.settings.tool_budget);
+                let (tools, next) = page(&visible, cursor, size)?;
+                return Ok(listed("tools", tools, next));
+            }
             let (tools, next) = page(c.tools(), cursor, size)?;
             Ok(listed("tools", tools, next))
         }
@@ -175,6 +180,14 @@ async fn call_tool(core: &Arc<Core>, params: Value) -> Result<Value, ErrorObject
         return Err(ErrorObject::new(codes::INVALID_PARAMS, format!("Unknown tool: {name}"))
             .with_data(json!({"tool": name, "hint": "list the tools: names are SERVER__TOOL"})));
     };
+    if target.backend == OWN && name == super::search::FIND_TOOL {
+        let names: Vec<String> = core.backends.iter().map(|b| b.spec.name.clone()).collect();
+        let (result, grew) = core.search.find(&catalog, &names, &arguments)?;
+        if grew {
+            core.upstream.send(Out::Notify("notifications/tools/list_changed".into(), None));
+        }
+        return Ok(result);
+    }
     if target.backend == OWN {
         let status = status_json(core);
         return Ok(json!({

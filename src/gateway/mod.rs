@@ -23,6 +23,7 @@ pub mod catalog;
 mod dispatch;
 mod handler;
 pub mod names;
+mod search;
 mod spilled;
 mod upstream;
 
@@ -58,6 +59,19 @@ pub struct GatewaySettings {
     /// Largest range of a spilled payload served by one `resources/read`, and largest payload
     /// served whole (bytes).
     pub read_chunk_max: usize,
+    /// `tools/list` holds only the gateway's own tools, `ringmcp__find_tools` and the tools it
+    /// found (docs/gateway.md, "Tool search").
+    pub tool_search: bool,
+    /// `tools/list` holds the backends' tools, in order, up to this many tokens (o200k_base),
+    /// and `ringmcp__find_tools` for the rest.
+    pub tool_budget: Option<usize>,
+}
+
+impl GatewaySettings {
+    /// Whether `tools/list` is routed (search or budget mode).
+    pub fn routes_tools(&self) -> bool {
+        self.tool_search || self.tool_budget.is_some()
+    }
 }
 
 impl Default for GatewaySettings {
@@ -68,6 +82,8 @@ impl Default for GatewaySettings {
             restart: RestartPolicy::default(),
             log_file: None,
             read_chunk_max: 4 << 20,
+            tool_search: false,
+            tool_budget: None,
         }
     }
 }
@@ -161,6 +177,8 @@ pub(crate) struct Core {
     announced: Mutex<Option<Arc<Catalog>>>,
     /// The upstream client's `logging/setLevel`, given to every backend that comes up.
     pub(crate) log_level: Mutex<Option<String>>,
+    /// The tool-routing modes' router and found tools.
+    pub(crate) search: search::Search,
 }
 
 /// Which upstream lists differ between two catalogs.
@@ -212,6 +230,7 @@ impl Gateway {
             settled: tokio::sync::watch::Sender::new(0),
             announced: Mutex::new(None),
             log_level: Mutex::new(None),
+            search: search::Search::default(),
         };
         Ok(Gateway { core: Arc::new(core) })
     }
@@ -240,7 +259,10 @@ impl Core {
         let _ = tokio::time::timeout(STARTUP_WAIT, settled.wait_for(|n| *n >= total)).await;
         let epoch = self.epoch.load(Ordering::Acquire);
         let lists = futures::future::join_all(self.backends.iter().map(|b| b.lists())).await;
-        let own = [dispatch::status_tool()];
+        let mut own = vec![dispatch::status_tool()];
+        if self.settings.routes_tools() {
+            own.push(search::find_tool());
+        }
         let views: Vec<Option<catalog::Lists<'_>>> =
             lists.iter().zip(&self.backends).map(|(l, b)| l.as_ref().map(|l| l.view(b))).collect();
         let built = Arc::new(Catalog::build(&self.naming, &own, &views));

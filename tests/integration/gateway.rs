@@ -387,3 +387,64 @@ fn the_mcp_inspector_cli() {
     ]);
     assert!(prompt["messages"][0]["content"]["text"].as_str().unwrap().contains("Ada"), "{prompt}");
 }
+
+/// `--tool-search`: `tools/list` holds the status and `ringmcp__find_tools` only; a search
+/// returns the definitions, which join the list (announced by `list_changed`) and are callable;
+/// `--tool-budget`: the list is cut to the budget, in order, with the finder for the rest.
+#[test]
+fn tool_search_and_token_budget_modes() {
+    let dir = TempDir::new("gw-search");
+    let reference = json!({"command": ringmcp_bin(), "args": ["serve"]});
+    let config = json!({"mcpServers": {"alpha": reference, "beta": reference}});
+    let path = dir.0.join("search.json");
+    std::fs::write(&path, serde_json::to_vec(&config).unwrap()).unwrap();
+    let names = |list: &serde_json::Value| -> Vec<String> {
+        list["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+
+    let mut up = Upstream::start(&path, &["--tool-search"]);
+    assert_eq!(
+        names(&up.request("tools/list", json!({}))),
+        ["ringmcp__status", "ringmcp__find_tools"]
+    );
+    let found = up.call("ringmcp__find_tools", json!({"query": "sum of two numbers", "k": 2}));
+    let defs = found["result"]["structuredContent"]["tools"].as_array().unwrap().clone();
+    let found_names: Vec<&str> = defs.iter().map(|d| d["name"].as_str().unwrap()).collect();
+    assert_eq!(found_names.len(), 2, "{found}");
+    assert!(found_names.iter().all(|n| n.ends_with("__add")), "both servers' add: {found}");
+    assert!(defs[0]["inputSchema"]["properties"].is_object(), "whole definitions: {found}");
+    assert!(
+        up.notifications.iter().any(|n| n["method"] == "notifications/tools/list_changed"),
+        "{:?}",
+        up.notifications
+    );
+    let listed = names(&up.request("tools/list", json!({})));
+    assert_eq!(listed.len(), 4, "{listed:?}");
+    assert!(listed.contains(&"alpha__add".to_owned()) && listed.contains(&"beta__add".to_owned()));
+    let sum = up.call("alpha__add", json!({"a": 2, "b": 3}));
+    assert_eq!(sum["result"]["structuredContent"]["sum"], 5.0, "{sum}");
+    // Tools not found yet stay callable by name; a search without a query is a clear error.
+    assert_eq!(up.call("beta__echo", json!({"text": "hi"}))["result"]["content"][0]["text"], "hi");
+    let bad = up.call("ringmcp__find_tools", json!({}));
+    assert_eq!(bad["error"]["code"], -32602, "{bad}");
+    drop(up);
+
+    let mut all = Upstream::start(&path, &[]);
+    let every = names(&all.request("tools/list", json!({})));
+    drop(all);
+    let mut up = Upstream::start(&path, &["--tool-budget", "300"]);
+    let cut = names(&up.request("tools/list", json!({})));
+    assert!(cut.contains(&"ringmcp__find_tools".to_owned()), "{cut:?}");
+    let backend_tools = cut.iter().filter(|n| !n.starts_with("ringmcp__")).count();
+    assert!(backend_tools >= 1 && backend_tools < every.len() - 1, "{cut:?} of {every:?}");
+    // In order: the first tools of the full list.
+    let first: Vec<&String> =
+        every.iter().filter(|n| !n.starts_with("ringmcp__")).take(backend_tools).collect();
+    let kept: Vec<&String> = cut.iter().filter(|n| !n.starts_with("ringmcp__")).collect();
+    assert_eq!(first, kept);
+}

@@ -30,6 +30,14 @@ pub(crate) struct Args {
     /// No bearer token (local testing; only on a loopback address).
     #[arg(long, requires = "http")]
     no_auth: bool,
+    /// Serve only `ringmcp__find_tools` (and the gateway's status): tools are found by what the
+    /// model wants to do and join the list as found (config: `gateway.toolSearch`).
+    #[arg(long)]
+    tool_search: bool,
+    /// Cut `tools/list` to this many tokens (o200k_base) of tool definitions, in config order,
+    /// with `ringmcp__find_tools` for the rest (config: `gateway.toolBudget`).
+    #[arg(long, value_name = "TOKENS")]
+    tool_budget: Option<usize>,
     /// Keep tool and prompt names unchanged (one backend only): no `server__` prefix.
     #[arg(long)]
     no_prefix: bool,
@@ -72,8 +80,12 @@ pub(crate) fn run(args: Args) -> ExitCode {
 
 fn start(args: &Args) -> Result<(), Failure> {
     let config = Config::load(&args.config).map_err(|e| Failure::usage(e.to_string()))?;
-    let settings =
+    let mut settings =
         gateway::settings_from(config.gateway()).map_err(|e| Failure::usage(e.to_string()))?;
+    settings.tool_search |= args.tool_search;
+    if args.tool_budget.is_some() {
+        settings.tool_budget = args.tool_budget;
+    }
     let servers = ServerArgs::for_config(
         args.config.clone(),
         args.timeout,

@@ -1,0 +1,179 @@
+//! The gateway's tool-routing modes (docs/gateway.md, "Tool search"): with `toolSearch`, the
+//! upstream `tools/list` holds the gateway's own tools and `ringmcp__find_tools`, plus the tools
+//! found so far; with `toolBudget`, it holds the backends' tools, in order, up to that many
+//! tokens, and `ringmcp__find_tools` for the rest. A tool found by `find_tools` joins the list
+//! (announced with `list_changed`); every tool stays callable by name either way.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use serde_json::{Value, json};
+
+use super::catalog::{Catalog, OWN};
+use crate::jsonrpc::{ErrorObject, codes};
+use crate::route::{Embedder, Router, tokens};
+
+/// The meta-tool's name.
+pub(crate) const FIND_TOOL: &str = "ringmcp__find_tools";
+
+/// Most tools one `find_tools` call returns.
+const MAX_K: usize = 20;
+
+/// The definition of `ringmcp__find_tools`.
+pub(crate) fn find_tool() -> Value {
+    json!({
+        "name": FIND_TOOL,
+        "title": "Find tools",
+        "description": "Search the tools of every server behind this gateway by what you want to do, in plain words. Returns the best matching tool definitions (name, description, input schema); they are added to your tool list and can be called right away.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "description": "What you want to do, e.g. \"open an issue about the login bug\"."},
+                "k": {"type": "integer", "minimum": 1, "maximum": MAX_K, "description": "How many tools to return (default 5)."}
+            },
+            "required": ["query"]
+        },
+        "annotations": {"readOnlyHint": true, "openWorldHint": false},
+    })
+}
+
+/// The embedder, loaded once per process (every HTTP session's gateway shares it).
+fn embedder() -> Option<Arc<dyn Embedder>> {
+    static SHARED: OnceLock<Option<Arc<dyn Embedder>>> = OnceLock::new();
+    SHARED.get_or_init(|| crate::host::router::load_embedder(None)).clone()
+}
+
+/// The router over the catalog, and the tools found so far.
+#[derive(Debug, Default)]
+pub(crate) struct Search {
+    state: Mutex<State>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    router: Option<Router>,
+    /// Per backend: the tool definitions it was indexed from (compact JSON), so that a
+    /// rebuilt catalog re-indexes only the backends whose tools changed.
+    indexed: HashMap<String, String>,
+    /// Upstream names `find_tools` returned.
+    found: BTreeSet<String>,
+}
+
+impl Search {
+    /// Brings the router up to date with `catalog` (`names[i]` is backend `i`'s name).
+    fn sync(state: &mut State, catalog: &Catalog, names: &[String]) {
+        let router = state.router.get_or_insert_with(|| match embedder() {
+            Some(e) => Router::new().with_embedder(e),
+            None => Router::new(),
+        });
+        let mut by: HashMap<&str, Vec<(String, Value)>> = HashMap::new();
+        for tool in catalog.tools() {
+            let Some(name) = tool.get("name").and_then(Value::as_str) else { continue };
+            let Some(target) = catalog.tool(name) else { continue };
+            if target.backend == OWN {
+                continue;
+            }
+            let server = names.get(target.backend).map_or("", String::as_str);
+            by.entry(server).or_default().push((name.to_owned(), tool.clone()));
+        }
+        state.indexed.retain(|server, _| {
+            let keep = by.contains_key(server.as_str());
+            if !keep {
+                router.remove_server(server);
+            }
+            keep
+        });
+        for (server, tools) in by {
+            let text = serde_json::to_string(&tools).expect("JSON");
+            if state.indexed.get(server) == Some(&text) {
+                continue;
+            }
+            router.replace_server(server, tools);
+            state.indexed.insert(server.to_owned(), text);
+        }
+    }
+
+    /// The upstream `tools/list` in these modes: the own tools (`find_tools` among them), the
+    /// catalog's tools in order while they fit the budget (if any), and the tools found so far.
+    pub(crate) fn visible(&self, catalog: &Catalog, budget: Option<usize>) -> Vec<Value> {
+        let state = self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut out = Vec::new();
+        let mut used = 0usize;
+        let mut left_out = false; // budget: once one tool does not fit, the order is kept
+        for tool in catalog.tools() {
+            let name = tool.get("name").and_then(Value::as_str).unwrap_or_default();
+            let own = catalog.tool(name).is_some_and(|t| t.backend == OWN);
+            if own || state.found.contains(name) {
+                out.push(tool.clone());
+                continue;
+            }
+            if let Some(b) = budget {
+                let cost = tokens::count(&tool.to_string());
+                if !left_out && used + cost <= b {
+                    used += cost;
+                    out.push(tool.clone());
+                    continue;
+                }
+            }
+            left_out = true;
+        }
+        out
+    }
+
+    /// `ringmcp__find_tools`: the matching definitions; whether the list grew (the caller
+    /// then announces `list_changed`).
+    pub(crate) fn find(
+        &self,
+        catalog: &Catalog,
+        names: &[String],
+        arguments: &Value,
+    ) -> Result<(Value, bool), ErrorObject> {
+        let query = arguments.get("query").and_then(Value::as_str).filter(|q| !q.trim().is_empty());
+        let Some(query) = query else {
+            return Err(ErrorObject::new(
+                codes::INVALID_PARAMS,
+                "ringmcp__find_tools needs \"query\": what you want to do, in words",
+            ));
+        };
+        let k = arguments.get("k").and_then(Value::as_u64).map_or(5, |k| k.clamp(1, MAX_K as u64))
+            as usize;
+        let mut state = self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        Self::sync(&mut state, catalog, names);
+        let routing = state.router.as_ref().expect("synced").route(query, k);
+        let mut grew = false;
+        let mut defs = Vec::new();
+        for t in &routing.tools {
+            grew |= state.found.insert(t.name.clone());
+            if let Some((_, tool)) = state.router.as_ref().expect("synced").tool(&t.name) {
+                defs.push(tool.clone());
+            }
+        }
+        let summary: Vec<String> = routing
+            .tools
+            .iter()
+            .zip(&defs)
+            .map(|(t, d)| {
+                let desc = d.get("description").and_then(Value::as_str).unwrap_or_default();
+                let first = desc.lines().find(|l| !l.trim().is_empty()).unwrap_or_default();
+                format!("{} — {}", t.name, first.trim())
+            })
+            .collect();
+        let text = if summary.is_empty() {
+            format!("No tool matches {query:?}.")
+        } else {
+            format!(
+                "{} tool(s) found; they are now in your tool list and can be called:\n{}",
+                summary.len(),
+                summary.join("\n")
+            )
+        };
+        Ok((
+            json!({
+                "content": [{"type": "text", "text": text}],
+                "structuredContent": {"tools": defs, "tokens": routing.tokens, "allTokens": routing.all_tokens},
+                "isError": false,
+            }),
+            grew,
+        ))
+    }
+}
