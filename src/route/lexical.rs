@@ -14,11 +14,16 @@ const K1: f32 = 1.2;
 /// BM25's length normalisation.
 const B: f32 = 0.75;
 
-/// Words too common to tell tools apart.
-const STOP: [&str; 32] = [
-    "a", "an", "and", "are", "as", "at", "be", "by", "can", "for", "from", "i", "in", "into", "is",
-    "it", "me", "my", "of", "on", "or", "please", "that", "the", "this", "to", "use", "want",
-    "was", "will", "with", "you",
+/// Words too common to tell tools apart (English function words and the filler of requests).
+const STOP: [&str; 96] = [
+    "a", "about", "after", "all", "also", "am", "an", "and", "any", "are", "as", "at", "be",
+    "been", "before", "but", "by", "can", "could", "did", "do", "does", "doing", "done", "for",
+    "from", "get", "got", "had", "has", "have", "he", "her", "here", "him", "his", "how", "i",
+    "if", "in", "into", "is", "it", "its", "just", "let", "like", "me", "might", "my", "need",
+    "no", "not", "now", "of", "on", "one", "or", "our", "out", "over", "please", "s", "she",
+    "should", "so", "some", "t", "than", "that", "the", "their", "them", "then", "there", "these",
+    "they", "this", "those", "to", "up", "us", "use", "want", "was", "we", "were", "what", "when",
+    "where", "which", "who", "will", "with", "would", "you",
 ];
 
 /// The terms of `text`, in order (repeats kept: they count).
