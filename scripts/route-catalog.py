@@ -16,7 +16,7 @@ holds entries like
     {"name": "github",
      "package": {"registry": "npm", "name": "@modelcontextprotocol/server-github",
                  "version": "2025.4.8"},
-     "command": "{deps}/npm/node_modules/.bin/mcp-server-github",
+     "command": "{deps}/npm/@modelcontextprotocol/server-github/node_modules/.bin/mcp-server-github",
      "args": [],
      "env": {"GITHUB_PERSONAL_ACCESS_TOKEN": "dummy"}}
 
@@ -24,7 +24,11 @@ holds entries like
 the one bench/route/install.sh filled. The servers get dummy credentials
 only: they must answer tools/list without reaching any network service.
 Each server's env is laid over the SDK's minimal inherited environment, so
-no credential of the caller's environment reaches a server.
+no credential of the caller's environment reaches a server, and each runs
+with HOME and its working folder set to a fresh temporary folder, so that
+neither the caller's config nor earlier runs change what it lists, and the
+files some servers write at start are removed. PYTHONHASHSEED is fixed so
+that Python servers building schemas from sets list them the same each run.
 
 Usage:
     bash bench/route/install.sh /tmp/routedeps
@@ -54,12 +58,14 @@ def substitute(value: str, deps: Path) -> str:
     return value.replace("{deps}", str(deps))
 
 
-def server_params(entry: dict, deps: Path) -> StdioServerParameters:
+def server_params(entry: dict, deps: Path, home: str) -> StdioServerParameters:
+    env = {"HOME": home, "PYTHONHASHSEED": "0"}
+    env |= {k: substitute(v, deps) for k, v in entry.get("env", {}).items()}
     return StdioServerParameters(
         command=substitute(entry["command"], deps),
         args=[substitute(a, deps) for a in entry.get("args", [])],
-        env={k: substitute(v, deps) for k, v in entry.get("env", {}).items()},
-        cwd=deps,
+        env=env,
+        cwd=home,
     )
 
 
@@ -87,10 +93,10 @@ async def catalog(spec: list[dict], deps: Path, timeout: float) -> tuple[list, l
     entries, failures = [], []
     for server in spec:
         name = server["name"]
-        with tempfile.TemporaryFile("w+") as errlog:
+        with tempfile.TemporaryFile("w+") as errlog, tempfile.TemporaryDirectory() as home:
             try:
                 with anyio.fail_after(timeout):
-                    tools = await list_tools(server_params(server, deps), errlog)
+                    tools = await list_tools(server_params(server, deps, home), errlog)
             except Exception as exc:  # any failure only drops this server
                 errlog.seek(0)
                 tail = errlog.read()[-1500:]
