@@ -10,9 +10,9 @@ use std::hint::black_box;
 use std::sync::Arc;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use ringmcp::host::router::named;
+use ringmcp::host::router::{embed_table_path, load_table, named};
 use ringmcp::protocol::Tool;
-use ringmcp::route::{CatalogEntry, Embedder, Ranker, Router, StaticEmbedder};
+use ringmcp::route::{CatalogEntry, Embedder, Ranker, Router};
 
 fn servers() -> Option<Vec<(String, Vec<Tool>)>> {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/bench/route/catalog.json");
@@ -61,14 +61,13 @@ fn build(embedder: Option<Arc<dyn Embedder>>, servers: &[(String, Vec<Tool>)]) -
 
 fn bench(c: &mut Criterion) {
     let Some(servers) = servers() else { return };
-    let embedder: Option<Arc<dyn Embedder>> =
-        match StaticEmbedder::load(&StaticEmbedder::default_path()) {
-            Ok(e) => Some(Arc::new(e)),
-            Err(e) => {
-                eprintln!("!!! no embedding table ({e}): semantic and fused rows skipped");
-                None
-            }
-        };
+    let embedder: Option<Arc<dyn Embedder>> = match load_table(&embed_table_path()) {
+        Ok(e) => Some(Arc::new(e)),
+        Err(e) => {
+            eprintln!("!!! no embedding table ({e}): semantic and fused rows skipped");
+            None
+        }
+    };
     let router = build(embedder.clone(), &servers);
     assert_eq!(router.len(), 1000, "the bench wants exactly 1,000 tools");
     let query = "show me the open pull requests waiting for my review";

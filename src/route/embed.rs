@@ -11,7 +11,6 @@
 #![forbid(unsafe_code)]
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
 
 use unicode_normalization::UnicodeNormalization;
 
@@ -24,27 +23,6 @@ pub trait Embedder: Send + Sync + std::fmt::Debug {
     fn embed(&self, text: &str) -> Vec<f32>;
     /// A short name for reports ("minilm-l6-static").
     fn name(&self) -> &str;
-}
-
-/// Why a table could not be loaded.
-#[derive(Debug, thiserror::Error)]
-pub enum EmbedError {
-    /// The file could not be read.
-    #[error("cannot read the embedding table {path}: {source}")]
-    Io {
-        /// The table's path.
-        path: PathBuf,
-        /// The cause.
-        source: std::io::Error,
-    },
-    /// The file is not a table of ours.
-    #[error("{path} is not a ringmcp embedding table ({why}); rebuild it with scripts/deps.sh")]
-    Format {
-        /// The table's path.
-        path: PathBuf,
-        /// What is wrong.
-        why: &'static str,
-    },
 }
 
 const MAGIC: &[u8; 8] = b"RMCPEMB1";
@@ -79,26 +57,7 @@ pub struct StaticEmbedder {
 }
 
 impl StaticEmbedder {
-    /// Where `scripts/deps.sh` writes the table: `$RINGMCP_EMBED_TABLE` if set, else
-    /// `.deps/embed/minilm-l6-static.bin` under `$RINGMCP_DEPS` or the crate's folder.
-    pub fn default_path() -> PathBuf {
-        if let Some(p) = std::env::var_os("RINGMCP_EMBED_TABLE") {
-            return PathBuf::from(p);
-        }
-        let deps = std::env::var_os("RINGMCP_DEPS")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(".deps"));
-        deps.join("embed").join("minilm-l6-static.bin")
-    }
-
-    /// Loads a table written by `scripts/embed-distill.py`.
-    pub fn load(path: &Path) -> Result<Self, EmbedError> {
-        let bytes = std::fs::read(path)
-            .map_err(|source| EmbedError::Io { path: path.to_owned(), source })?;
-        Self::from_bytes(&bytes).map_err(|why| EmbedError::Format { path: path.to_owned(), why })
-    }
-
-    /// Parses a table from its bytes.
+    /// Parses a table from its bytes (the caller reads the file: `host::router::load_table`).
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, &'static str> {
         let mut at = 0usize;
         let mut take = |n: usize| -> Result<&[u8], &'static str> {

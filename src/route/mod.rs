@@ -1,5 +1,5 @@
 //! Semantic tool routing: only the few tools relevant to a request reach the model's context.
-//! Sans-IO (the embedder's table is read by the caller's thread once, at start).
+//! Sans-IO: the embedder's table arrives as bytes (`host::router::load_table` reads the file).
 //!
 //! - [`lexical`]: identifier-aware terms and a BM25 index;
 //! - [`embed`]: the pluggable [`embed::Embedder`], the static MiniLM table that ships as one,
@@ -18,5 +18,5 @@ pub mod lexical;
 pub mod router;
 pub mod tokens;
 
-pub use embed::{EmbedError, Embedder, StaticEmbedder};
+pub use embed::{Embedder, StaticEmbedder};
 pub use router::{CatalogEntry, Ranker, Routed, Router, Routing, Weights};

@@ -4,7 +4,6 @@
 
 use std::process::Command;
 
-use ringmcp::route::StaticEmbedder;
 use serde_json::{Value, json};
 
 use crate::util::{TempDir, deps_dir, host, reference, require, ringmcp_bin};
@@ -33,7 +32,7 @@ fn catalog_from_live_servers_then_routed_by_file_and_by_config() {
     let Some(fs) = require(npm.join("server-filesystem/dist/index.js"), "server-filesystem") else {
         return;
     };
-    let table = require(StaticEmbedder::default_path(), "the router's embedding table");
+    let table = require(ringmcp::host::router::embed_table_path(), "the router's embedding table");
     let dir = TempDir::new("route");
     let config = json!({"mcpServers": {
         "ref": {"command": ringmcp_bin(), "args": ["serve"]},
