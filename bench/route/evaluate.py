@@ -1,13 +1,15 @@
 """Measure the tool router on the labelled set (PERFORMANCE.md, "Tool routing").
 
     .deps/embed/venv/bin/python bench/route/evaluate.py --ringmcp target/release/ringmcp \
-        [--split dev|test|all] [--no-minilm]
+        [--split dev|test|all] [--no-minilm] [--model DIR | --no-model]
 
 For each query of bench/route/queries-{split}.jsonl ({"id", "query", "relevant": [names]}) it
 asks `ringmcp route --catalog bench/route/catalog.json --queries ... --k 10` with each ranker
-(lexical = BM25 alone, semantic = the static MiniLM table alone, fused = the router), and, as
-the reference the issue names, ranks with the full all-MiniLM-L6-v2 encoder (scripts/minilm.py:
-cosine between the query and "name: description"). Reports, per ranker:
+(bm25 = BM25 alone, static = the static MiniLM table alone, fused = the router with it; when
+the model folder is there, bert = the router's full all-MiniLM-L6-v2 encoder alone, fused-bert
+= the router with it), and, as the reference the issue names, ranks with the full
+all-MiniLM-L6-v2 encoder in numpy (scripts/minilm.py: plain cosine between the query and
+"name: description"). Reports, per ranker:
 
 - recall@k: the share of queries with a relevant tool among the first k (k = 1, 5, 10);
 - MRR: the mean of 1 / rank of the first relevant tool (0 when none in the first 10);
@@ -69,7 +71,7 @@ def metrics(ranked, queries):
     return {f"recall@{k}": hits[k] / n for k in hits} | {"mrr": rr / n}
 
 
-def run_router(binary, catalog, queries, ranker, k):
+def run_router(binary, catalog, queries, ranker, k, embeddings=None):
     with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as f:
         for q in queries:
             f.write(json.dumps({"id": q["id"], "query": q["query"]}) + "\n")
@@ -78,7 +80,7 @@ def run_router(binary, catalog, queries, ranker, k):
         t = time.time()
         out = subprocess.run(
             [binary, "route", "--catalog", catalog, "--queries", path, "--k", str(k),
-             "--ranker", ranker],
+             "--ranker", ranker] + (["--embeddings", embeddings] if embeddings else []),
             check=True, capture_output=True, text=True,
         ).stdout
         elapsed = time.time() - t
@@ -111,7 +113,12 @@ def main():
     ap.add_argument("--ringmcp", default=os.path.join(ROOT, "target/release/ringmcp"))
     ap.add_argument("--catalog", default=os.path.join(HERE, "catalog.json"))
     ap.add_argument("--split", default="dev", choices=["dev", "test", "all"])
-    ap.add_argument("--no-minilm", action="store_true")
+    ap.add_argument("--no-minilm", action="store_true",
+                    help="skip the numpy reference (plain cosine of the full model)")
+    ap.add_argument("--model", help="the model folder for the router's full encoder "
+                    "(default .deps/embed/all-MiniLM-L6-v2)")
+    ap.add_argument("--no-model", action="store_true",
+                    help="skip the router's runs with the full encoder")
     ap.add_argument("--json", action="store_true", help="print the numbers as JSON")
     args = ap.parse_args()
 
@@ -131,13 +138,17 @@ def main():
     )
     all_tokens = json.loads(one.stdout)["allTokens"]
     results = {}
-    for ranker in ["lexical", "semantic", "fused"]:
-        ranked, elapsed = run_router(args.ringmcp, args.catalog, queries, ranker, 10)
+    runs = [("bm25", "lexical", None), ("static", "semantic", None), ("fused", "fused", None)]
+    model = args.model or os.path.join(ROOT, ".deps/embed/all-MiniLM-L6-v2")
+    if os.path.isdir(model) and not args.no_model:
+        runs += [("bert", "semantic", model), ("fused-bert", "fused", model)]
+    for name, ranker, embeddings in runs:
+        ranked, elapsed = run_router(args.ringmcp, args.catalog, queries, ranker, 10, embeddings)
         m = metrics({i: l["tools"] for i, l in ranked.items()}, queries)
-        five, _ = run_router(args.ringmcp, args.catalog, queries, ranker, 5)
+        five, _ = run_router(args.ringmcp, args.catalog, queries, ranker, 5, embeddings)
         m["tokens/query"] = sum(l["tokens"] for l in five.values()) / len(queries)
         m["seconds"] = elapsed
-        results[ranker] = m
+        results[name] = m
     if not args.no_minilm:
         results["minilm-full"] = metrics(minilm_rank(entries, queries), queries)
     servers = len({e["server"] for e in entries})

@@ -40,7 +40,7 @@ pub(crate) fn find_tool() -> Value {
 /// The embedder, loaded once per process (every HTTP session's gateway shares it).
 fn embedder() -> Option<Arc<dyn Embedder>> {
     static SHARED: OnceLock<Option<Arc<dyn Embedder>>> = OnceLock::new();
-    SHARED.get_or_init(|| crate::host::router::load_embedder(None)).clone()
+    SHARED.get_or_init(|| crate::host::embedding::load_embedder(None)).clone()
 }
 
 /// The router over the catalog, and the tools found so far.

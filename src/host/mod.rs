@@ -22,6 +22,7 @@ mod client;
 mod config;
 mod conn;
 mod driver;
+pub mod embedding;
 mod error;
 mod events;
 pub mod gate;
@@ -539,7 +540,7 @@ impl Host {
     /// `scripts/deps.sh` built it (or `$RINGMCP_EMBED_TABLE` names one), else ranks by
     /// keywords alone and warns once.
     pub fn router(&self) -> router::HostRouter {
-        self.router_with(router::load_embedder(None))
+        self.router_with(embedding::load_embedder(None))
     }
 
     /// [`router`](Self::router) with the embedder given (`None`: keywords only).

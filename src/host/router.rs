@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, PoisonError, Weak};
 use super::client::{Client, ClientInner};
 use super::error::Result;
 use crate::protocol::Tool;
-use crate::route::{Embedder, Ranker, Router, Routing, StaticEmbedder};
+use crate::route::{Embedder, Ranker, Router, Routing};
 
 /// The clients a host started, weakly held.
 #[derive(Debug, Clone, Default)]
@@ -131,67 +131,4 @@ pub fn named(server: &str, tools: &[Tool]) -> Vec<(String, serde_json::Value)> {
             (name, serde_json::to_value(t).expect("a Tool serialises"))
         })
         .collect()
-}
-
-/// Why the embedding table could not be loaded.
-#[derive(Debug, thiserror::Error)]
-pub enum EmbedError {
-    /// The file could not be read.
-    #[error("cannot read the embedding table {path}: {source}")]
-    Io {
-        /// The table's path.
-        path: std::path::PathBuf,
-        /// The cause.
-        source: std::io::Error,
-    },
-    /// The file is not a table of ours.
-    #[error("{path} is not a ringmcp embedding table ({why}); rebuild it with scripts/deps.sh")]
-    Format {
-        /// The table's path.
-        path: std::path::PathBuf,
-        /// What is wrong.
-        why: &'static str,
-    },
-}
-
-/// Where `scripts/deps.sh` writes the table: `$RINGMCP_EMBED_TABLE` if set, else
-/// `.deps/embed/minilm-l6-static.bin` under `$RINGMCP_DEPS` or the crate's folder.
-pub fn embed_table_path() -> std::path::PathBuf {
-    use std::path::{Path, PathBuf};
-    if let Some(p) = std::env::var_os("RINGMCP_EMBED_TABLE") {
-        return PathBuf::from(p);
-    }
-    let deps = std::env::var_os("RINGMCP_DEPS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(".deps"));
-    deps.join("embed").join("minilm-l6-static.bin")
-}
-
-/// Reads and parses a table written by `scripts/embed-distill.py`.
-///
-/// # Errors
-/// [`EmbedError`] naming the file and what is wrong.
-pub fn load_table(path: &std::path::Path) -> std::result::Result<StaticEmbedder, EmbedError> {
-    let bytes =
-        std::fs::read(path).map_err(|source| EmbedError::Io { path: path.to_owned(), source })?;
-    StaticEmbedder::from_bytes(&bytes)
-        .map_err(|why| EmbedError::Format { path: path.to_owned(), why })
-}
-
-/// The shipped embedder, loaded from `path` (default [`embed_table_path`]); `None`
-/// with a warning saying what to do when the table is missing or unreadable (the router then
-/// ranks lexically).
-pub fn load_embedder(path: Option<&std::path::Path>) -> Option<Arc<dyn Embedder>> {
-    let default = embed_table_path();
-    let path = path.unwrap_or(&default);
-    match load_table(path) {
-        Ok(e) => Some(Arc::new(e)),
-        Err(e) => {
-            tracing::warn!(
-                "semantic routing off, ranking by keywords only: {e} \
-                 (scripts/deps.sh builds it; or set RINGMCP_EMBED_TABLE)"
-            );
-            None
-        }
-    }
 }

@@ -21,6 +21,10 @@ pub trait Embedder: Send + Sync + std::fmt::Debug {
     fn dim(&self) -> usize;
     /// The unit vector of `text`.
     fn embed(&self, text: &str) -> Vec<f32>;
+    /// The unit vectors of `texts`, in order (an encoder spreads them over the cores).
+    fn embed_batch(&self, texts: &[String]) -> Vec<Vec<f32>> {
+        texts.iter().map(|t| self.embed(t)).collect()
+    }
     /// A short name for reports ("minilm-l6-static").
     fn name(&self) -> &str;
 }
@@ -43,21 +47,30 @@ const STOP: [&str; 40] = [
     "need",
 ];
 
+/// BERT's tokenizer: the basic pre-tokenizer (optionally lower-casing and stripping accents;
+/// punctuation split off) after splitting identifiers, then greedy longest-match WordPiece.
+#[derive(Debug, Clone)]
+pub struct WordPiece {
+    vocab: HashMap<String, u32>,
+    unk: Option<u32>,
+    lowercase: bool,
+    /// The longest token in characters (`##` excluded): no longer piece is looked up.
+    longest: usize,
+}
+
 /// The static MiniLM token table (see the module docs).
 #[derive(Debug)]
 pub struct StaticEmbedder {
     dim: usize,
-    vocab: HashMap<String, u32>,
+    tokenizer: WordPiece,
     /// Row-major `tokens × dim`.
     rows: Vec<f32>,
     /// Per token id: its weight in a text's mean.
     weights: Vec<f32>,
-    unk: Option<u32>,
-    lowercase: bool,
 }
 
 impl StaticEmbedder {
-    /// Parses a table from its bytes (the caller reads the file: `host::router::load_table`).
+    /// Parses a table from its bytes (the caller reads the file: `host::embedding::load_table`).
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, &'static str> {
         let mut at = 0usize;
         let mut take = |n: usize| -> Result<&[u8], &'static str> {
@@ -81,12 +94,13 @@ impl StaticEmbedder {
         if dim == 0 || dim > 4096 || tokens == 0 || tokens > 1_000_000 {
             return Err("implausible dimensions");
         }
-        let mut vocab = HashMap::with_capacity(tokens);
-        for id in 0..tokens {
+        let mut vocab = Vec::with_capacity(tokens);
+        for _ in 0..tokens {
             let len = u16::from_le_bytes(take(2)?.try_into().expect("2 bytes")) as usize;
             let token = std::str::from_utf8(take(len)?).map_err(|_| "token not UTF-8")?;
-            vocab.insert(token.to_owned(), id as u32);
+            vocab.push(token.to_owned());
         }
+        let tokenizer = WordPiece::new(vocab, flags & 1 == 1);
         let raw = take(tokens * dim * 2)?;
         if at != bytes.len() {
             return Err("trailing bytes");
@@ -98,18 +112,12 @@ impl StaticEmbedder {
             let rank = (id as u32).saturating_sub(FIRST_WORD_ID) as f32;
             *w = (2.0 + rank).ln();
         }
-        for word in STOP {
-            if let Some(&id) = vocab.get(word) {
+        for word in STOP.iter().chain(&["[PAD]", "[CLS]", "[SEP]", "[MASK]", "[UNK]"]) {
+            if let Some(id) = tokenizer.id(word) {
                 weights[id as usize] = 0.0;
             }
         }
-        for special in ["[PAD]", "[CLS]", "[SEP]", "[MASK]", "[UNK]"] {
-            if let Some(&id) = vocab.get(special) {
-                weights[id as usize] = 0.0;
-            }
-        }
-        let unk = vocab.get("[UNK]").copied();
-        Ok(StaticEmbedder { dim, vocab, rows, weights, unk, lowercase: flags & 1 == 1 })
+        Ok(StaticEmbedder { dim, tokenizer, rows, weights })
     }
 
     /// How many tokens the table holds.
@@ -119,9 +127,38 @@ impl StaticEmbedder {
 
     /// Bytes the table holds in memory (rows, weights and vocabulary).
     pub fn memory_bytes(&self) -> usize {
-        self.rows.len() * 4
-            + self.weights.len() * 4
-            + self.vocab.keys().map(|k| k.len() + 40).sum::<usize>()
+        self.rows.len() * 4 + self.weights.len() * 4 + self.tokenizer.memory_bytes()
+    }
+
+    /// The WordPiece ids of `text` (BERT's basic tokenizer after splitting identifiers).
+    pub fn token_ids(&self, text: &str) -> Vec<u32> {
+        self.tokenizer.token_ids(text)
+    }
+}
+
+impl WordPiece {
+    /// A tokenizer over `tokens` (in id order; continuation pieces start with `##`, the
+    /// unknown token is `[UNK]`); `lowercase` for uncased models.
+    pub fn new(tokens: Vec<String>, lowercase: bool) -> Self {
+        let longest = tokens
+            .iter()
+            .map(|t| t.strip_prefix("##").unwrap_or(t).chars().count())
+            .max()
+            .unwrap_or(0);
+        let vocab: HashMap<String, u32> =
+            tokens.into_iter().enumerate().map(|(id, t)| (t, id as u32)).collect();
+        let unk = vocab.get("[UNK]").copied();
+        WordPiece { vocab, unk, lowercase, longest }
+    }
+
+    /// The id of one token.
+    pub fn id(&self, token: &str) -> Option<u32> {
+        self.vocab.get(token).copied()
+    }
+
+    /// Bytes the vocabulary holds.
+    pub fn memory_bytes(&self) -> usize {
+        self.vocab.keys().map(|k| k.len() + 40).sum()
     }
 
     /// The WordPiece ids of `text` (BERT's basic tokenizer after splitting identifiers).
@@ -172,7 +209,7 @@ impl StaticEmbedder {
         let mut start = 0usize;
         let mut piece = String::new();
         while start < chars.len() {
-            let mut end = chars.len();
+            let mut end = chars.len().min(start + self.longest);
             let mut found = None;
             while start < end {
                 let from = chars[start].0;
@@ -290,13 +327,46 @@ fn f16_to_f32(h: u16) -> f32 {
 /// approximate structure at the sizes a tool catalog has.
 #[derive(Debug, Default, Clone)]
 pub struct VectorIndex {
-    owners: HashMap<String, Vec<(String, Vec<f32>)>>,
+    /// Each owner's documents: their numbers and their unit vectors end to end.
+    owners: HashMap<String, (Vec<u32>, Vec<f32>)>,
+    dim: usize,
 }
 
 impl VectorIndex {
-    /// Replaces every document of `owner` by `docs` (`(key, unit vector)` pairs).
-    pub fn replace(&mut self, owner: &str, docs: Vec<(String, Vec<f32>)>) {
-        self.owners.insert(owner.to_owned(), docs);
+    /// Replaces every document of `owner` by `docs` (`(number, unit vector)` pairs, numbers
+    /// unique across owners, every vector of one length).
+    pub fn replace(&mut self, owner: &str, docs: Vec<(u32, Vec<f32>)>) {
+        self.remove(owner);
+        self.add(owner, docs);
+    }
+
+    /// Adds `docs` (`(number, unit vector)` pairs, numbers not in use) to `owner`'s.
+    pub fn add(&mut self, owner: &str, docs: Vec<(u32, Vec<f32>)>) {
+        let (ids, flat) = self.owners.entry(owner.to_owned()).or_default();
+        for (id, v) in docs {
+            if self.dim == 0 {
+                self.dim = v.len();
+            }
+            assert_eq!(v.len(), self.dim, "every vector of an index has one length");
+            ids.push(id);
+            flat.extend(v);
+        }
+    }
+
+    /// Removes the documents `gone` of `owner` (the others stay as they are).
+    pub fn remove_docs(&mut self, owner: &str, gone: &[u32]) {
+        let Some((ids, flat)) = self.owners.get_mut(owner) else { return };
+        let dim = self.dim;
+        let mut keep = 0;
+        for i in 0..ids.len() {
+            if !gone.contains(&ids[i]) {
+                ids[keep] = ids[i];
+                flat.copy_within(i * dim..(i + 1) * dim, keep * dim);
+                keep += 1;
+            }
+        }
+        ids.truncate(keep);
+        flat.truncate(keep * dim);
     }
 
     /// Removes every document of `owner`.
@@ -304,14 +374,26 @@ impl VectorIndex {
         self.owners.remove(owner);
     }
 
-    /// Every document's cosine with `query`, as `(key, cosine)`.
-    pub fn scores<'a>(&'a self, query: &'a [f32]) -> impl Iterator<Item = (&'a str, f32)> + 'a {
-        self.owners.values().flatten().map(move |(k, v)| (k.as_str(), dot(query, v)))
+    /// Writes each document's cosine with `query` into `out[number]` (`out` as long as the
+    /// highest number + 1); returns the lowest and highest cosine (`None` when empty).
+    pub fn score_into(&self, query: &[f32], out: &mut [f32]) -> Option<(f32, f32)> {
+        let mut range: Option<(f32, f32)> = None;
+        for (ids, flat) in self.owners.values() {
+            if ids.is_empty() {
+                continue;
+            }
+            for (id, v) in ids.iter().zip(flat.chunks_exact(self.dim)) {
+                let c = dot(query, v);
+                out[*id as usize] = c;
+                range = Some(range.map_or((c, c), |(lo, hi)| (lo.min(c), hi.max(c))));
+            }
+        }
+        range
     }
 
     /// Bytes the vectors take.
     pub fn memory_bytes(&self) -> usize {
-        self.owners.values().flatten().map(|(k, v)| k.len() + v.len() * 4 + 48).sum()
+        self.owners.iter().map(|(o, (ids, v))| o.len() + 64 + ids.len() * 4 + v.len() * 4).sum()
     }
 }
 
@@ -389,14 +471,21 @@ mod tests {
     #[test]
     fn vector_index_replaces_one_owner() {
         let mut idx = VectorIndex::default();
-        idx.replace("a", vec![("a__x".into(), vec![1.0, 0.0]), ("a__y".into(), vec![0.0, 1.0])]);
-        idx.replace("b", vec![("b__z".into(), vec![0.6, 0.8])]);
-        let mut s: Vec<_> = idx.scores(&[1.0, 0.0]).collect();
-        s.sort_by(|x, y| y.1.total_cmp(&x.1));
-        assert_eq!(s[0].0, "a__x");
+        idx.replace("a", vec![(0, vec![1.0, 0.0]), (1, vec![0.0, 1.0])]);
+        idx.replace("b", vec![(2, vec![0.6, 0.8])]);
+        let mut out = [f32::NAN; 3];
+        assert_eq!(idx.score_into(&[1.0, 0.0], &mut out), Some((0.0, 1.0)));
+        assert_eq!(out, [1.0, 0.0, 0.6]);
+        idx.remove_docs("a", &[0]);
+        idx.add("a", vec![(0, vec![0.0, -1.0])]);
+        let mut out = [f32::NAN; 3];
+        assert_eq!(idx.score_into(&[0.0, 1.0], &mut out), Some((-1.0, 1.0)));
+        assert_eq!(out, [-1.0, 1.0, 0.8]);
         idx.replace("a", vec![]);
-        assert_eq!(idx.scores(&[1.0, 0.0]).count(), 1);
+        let mut out = [f32::NAN; 3];
+        assert_eq!(idx.score_into(&[1.0, 0.0], &mut out), Some((0.6, 0.6)));
+        assert!(out[0].is_nan() && out[2] == 0.6);
         idx.remove("b");
-        assert_eq!(idx.scores(&[1.0, 0.0]).count(), 0);
+        assert_eq!(idx.score_into(&[1.0, 0.0], &mut out), None);
     }
 }

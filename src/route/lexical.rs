@@ -14,7 +14,8 @@ const K1: f32 = 1.2;
 /// BM25's length normalisation.
 const B: f32 = 0.75;
 
-/// Words too common to tell tools apart (English function words and the filler of requests).
+/// Words too common to tell tools apart (English function words and the filler of requests);
+/// sorted, for a binary search.
 const STOP: [&str; 96] = [
     "a", "about", "after", "all", "also", "am", "an", "and", "any", "are", "as", "at", "be",
     "been", "before", "but", "by", "can", "could", "did", "do", "does", "doing", "done", "for",
@@ -31,7 +32,7 @@ pub fn terms(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     for word in words(text) {
         let lower = word.to_lowercase();
-        if lower.is_empty() || STOP.contains(&lower.as_str()) {
+        if lower.is_empty() || STOP.binary_search(&lower.as_str()).is_ok() {
             continue;
         }
         out.push(stem(&lower));
@@ -93,29 +94,26 @@ fn stem(word: &str) -> String {
 }
 
 /// A BM25 index over documents grouped by owner (a server), replaceable per owner.
+///
+/// Documents are numbered by the caller (a slot in its own table, reused after removal), so a
+/// query scores into a flat array indexed by that number and nothing is allocated per match.
 #[derive(Debug, Default, Clone)]
 pub struct Bm25 {
-    /// Documents by id: owner, terms and their counts, length.
-    docs: HashMap<usize, Doc>,
-    /// Term → the ids of the documents holding it.
-    postings: HashMap<String, Vec<usize>>,
-    next: usize,
+    /// Term → `(document, term frequency)` for the documents holding it.
+    postings: HashMap<String, Vec<(u32, u32)>>,
+    /// Length in terms of each document, by number (0 for a free number).
+    lens: Vec<u32>,
+    /// Each owner's documents and their distinct terms (to take them out again).
+    owners: HashMap<String, Vec<(u32, Vec<String>)>>,
+    docs: usize,
     total_len: usize,
 }
 
-#[derive(Debug, Clone)]
-struct Doc {
-    owner: String,
-    key: String,
-    counts: HashMap<String, u32>,
-    len: usize,
-}
-
-/// One match: the document's key, its score, and the query terms it matched.
+/// One match: the document's number, its score, and the query terms it matched.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Hit {
-    /// The document's key (e.g. the upstream tool name).
-    pub key: String,
+    /// The number the document was added under.
+    pub doc: u32,
     /// BM25 score (higher is better).
     pub score: f32,
     /// The query terms found in it.
@@ -128,39 +126,65 @@ impl Bm25 {
         Bm25::default()
     }
 
-    /// Replaces every document of `owner` by `docs` (`(key, text)` pairs): one server's
-    /// `list_changed` touches only its own documents.
-    pub fn replace(&mut self, owner: &str, docs: impl IntoIterator<Item = (String, String)>) {
+    /// Replaces every document of `owner` by `docs` (`(number, text)` pairs; numbers unique
+    /// across owners): one server's `list_changed` touches only its own documents.
+    pub fn replace(&mut self, owner: &str, docs: impl IntoIterator<Item = (u32, String)>) {
         self.remove(owner);
-        for (key, text) in docs {
+        self.add(owner, docs);
+    }
+
+    /// Adds `docs` (`(number, text)` pairs, numbers not in use) to `owner`'s.
+    pub fn add(&mut self, owner: &str, docs: impl IntoIterator<Item = (u32, String)>) {
+        let mut mine = self.owners.remove(owner).unwrap_or_default();
+        for (doc, text) in docs {
             let terms = terms(&text);
             let mut counts: HashMap<String, u32> = HashMap::new();
             for t in &terms {
                 *counts.entry(t.clone()).or_default() += 1;
             }
-            let id = self.next;
-            self.next += 1;
-            for t in counts.keys() {
-                self.postings.entry(t.clone()).or_default().push(id);
+            let slot = doc as usize;
+            if self.lens.len() <= slot {
+                self.lens.resize(slot + 1, 0);
             }
+            self.lens[slot] = terms.len() as u32;
             self.total_len += terms.len();
-            self.docs.insert(id, Doc { owner: owner.to_owned(), key, counts, len: terms.len() });
+            self.docs += 1;
+            let mut distinct = Vec::with_capacity(counts.len());
+            for (t, tf) in counts {
+                self.postings.entry(t.clone()).or_default().push((doc, tf));
+                distinct.push(t);
+            }
+            mine.push((doc, distinct));
         }
+        self.owners.insert(owner.to_owned(), mine);
     }
 
     /// Removes every document of `owner`.
     pub fn remove(&mut self, owner: &str) {
-        let gone: Vec<usize> =
-            self.docs.iter().filter(|(_, d)| d.owner == owner).map(|(id, _)| *id).collect();
-        for id in gone {
-            let doc = self.docs.remove(&id).expect("listed");
-            self.total_len -= doc.len;
-            for t in doc.counts.keys() {
-                if let Some(list) = self.postings.get_mut(t) {
-                    list.retain(|d| *d != id);
-                    if list.is_empty() {
-                        self.postings.remove(t);
-                    }
+        for (doc, distinct) in self.owners.remove(owner).unwrap_or_default() {
+            self.forget(doc, distinct);
+        }
+    }
+
+    /// Removes the documents `gone` of `owner` (the others stay as they are).
+    pub fn remove_docs(&mut self, owner: &str, gone: &[u32]) {
+        let Some(mine) = self.owners.get_mut(owner) else { return };
+        let (out, keep): (Vec<_>, Vec<_>) = mine.drain(..).partition(|(d, _)| gone.contains(d));
+        *mine = keep;
+        for (doc, distinct) in out {
+            self.forget(doc, distinct);
+        }
+    }
+
+    fn forget(&mut self, doc: u32, distinct: Vec<String>) {
+        let len = std::mem::take(&mut self.lens[doc as usize]);
+        self.total_len -= len as usize;
+        self.docs -= 1;
+        for t in distinct {
+            if let Some(list) = self.postings.get_mut(&t) {
+                list.retain(|(d, _)| *d != doc);
+                if list.is_empty() {
+                    self.postings.remove(&t);
                 }
             }
         }
@@ -168,66 +192,93 @@ impl Bm25 {
 
     /// Bytes the postings and documents take, counted from their contents.
     pub fn memory_bytes(&self) -> usize {
-        let docs: usize = self
-            .docs
-            .values()
-            .map(|d| {
-                64 + d.owner.len()
-                    + d.key.len()
-                    + d.counts.keys().map(|t| t.len() + 40).sum::<usize>()
+        let owners: usize = self
+            .owners
+            .iter()
+            .map(|(o, docs)| {
+                o.len()
+                    + docs
+                        .iter()
+                        .map(|(_, t)| 28 + t.iter().map(|t| t.len() + 24).sum::<usize>())
+                        .sum::<usize>()
             })
             .sum();
         let postings: usize = self.postings.iter().map(|(t, l)| t.len() + 48 + l.len() * 8).sum();
-        docs + postings
+        owners + postings + self.lens.len() * 4
     }
 
     /// How many documents.
     pub fn len(&self) -> usize {
-        self.docs.len()
+        self.docs
     }
 
     /// Whether there are none.
     pub fn is_empty(&self) -> bool {
-        self.docs.is_empty()
+        self.docs == 0
     }
 
-    /// The `k` best documents for `query`, best first (ties by key, for stable output).
-    pub fn search(&self, query: &str, k: usize) -> Vec<Hit> {
-        let n = self.docs.len() as f32;
-        if n == 0.0 {
-            return Vec::new();
-        }
-        let avg = self.total_len as f32 / n;
+    /// The distinct terms of a query, as [`Bm25::score_into`] and [`Bm25::matched`] take them.
+    pub fn query_terms(query: &str) -> Vec<String> {
         let mut q = terms(query);
         q.sort();
         q.dedup();
-        let mut scores: HashMap<usize, (f32, Vec<String>)> = HashMap::new();
-        for term in &q {
+        q
+    }
+
+    /// Adds each document's BM25 score for the query terms `q` to `out[number]` (`out` as
+    /// long as the highest number + 1); returns the highest score.
+    pub fn score_into(&self, q: &[String], out: &mut [f32]) -> f32 {
+        let n = self.docs as f32;
+        if self.docs == 0 {
+            return 0.0;
+        }
+        let avg = self.total_len as f32 / n;
+        for term in q {
             let Some(list) = self.postings.get(term) else { continue };
             let df = list.len() as f32;
             let idf = ((n - df + 0.5) / (df + 0.5) + 1.0).ln();
-            for id in list {
-                let doc = &self.docs[id];
-                let tf = doc.counts[term] as f32;
-                let norm = tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * doc.len as f32 / avg));
-                let entry = scores.entry(*id).or_default();
-                entry.0 += idf * norm;
-                entry.1.push(term.clone());
+            for &(doc, tf) in list {
+                let tf = tf as f32;
+                let len = self.lens[doc as usize] as f32;
+                out[doc as usize] += idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * len / avg));
             }
         }
-        let mut hits: Vec<Hit> = scores
-            .into_iter()
-            .map(|(id, (score, matched))| Hit { key: self.docs[&id].key.clone(), score, matched })
+        out.iter().copied().fold(0.0, f32::max)
+    }
+
+    /// Which of the query terms `q` document `doc` holds.
+    pub fn matched(&self, q: &[String], doc: u32) -> Vec<String> {
+        q.iter()
+            .filter(|t| self.postings.get(*t).is_some_and(|l| l.iter().any(|(d, _)| *d == doc)))
+            .cloned()
+            .collect()
+    }
+
+    /// The `k` best documents for `query`, best first (ties by number, for stable output).
+    pub fn search(&self, query: &str, k: usize) -> Vec<Hit> {
+        let q = Bm25::query_terms(query);
+        let mut scores = vec![0.0; self.lens.len()];
+        self.score_into(&q, &mut scores);
+        let mut hits: Vec<(u32, f32)> = (0..scores.len() as u32)
+            .map(|d| (d, scores[d as usize]))
+            .filter(|(_, s)| *s > 0.0)
             .collect();
-        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.key.cmp(&b.key)));
+        hits.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         hits.truncate(k);
-        hits
+        hits.into_iter()
+            .map(|(doc, score)| Hit { doc, score, matched: self.matched(&q, doc) })
+            .collect()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_stop_list_is_sorted() {
+        assert!(STOP.windows(2).all(|w| w[0] < w[1]));
+    }
 
     #[test]
     fn identifiers_split_and_words_meet_their_stems() {
@@ -246,37 +297,30 @@ mod tests {
     #[test]
     fn the_best_match_comes_first_and_owners_are_replaced_alone() {
         let mut index = Bm25::new();
+        // 0 = fs__read_file, 1 = fs__list_directory, 2 = gh__create_issue, 3 = fs__read_text
         index.replace(
             "fs",
             [
-                ("fs__read_file".to_owned(), "read_file Read the contents of a file".to_owned()),
-                (
-                    "fs__list_directory".to_owned(),
-                    "list_directory List files in a directory".to_owned(),
-                ),
+                (0, "read_file Read the contents of a file".to_owned()),
+                (1, "list_directory List files in a directory".to_owned()),
             ],
         );
         index.replace(
             "gh",
-            [(
-                "gh__create_issue".to_owned(),
-                "create_issue Create a new issue in a GitHub repository".to_owned(),
-            )],
+            [(2, "create_issue Create a new issue in a GitHub repository".to_owned())],
         );
         let hits = index.search("open an issue on github", 5);
-        assert_eq!(hits[0].key, "gh__create_issue");
+        assert_eq!(hits[0].doc, 2);
         assert!(hits[0].matched.contains(&"github".to_owned()));
-        assert_eq!(
-            index.search("what files are in this directory", 1)[0].key,
-            "fs__list_directory"
-        );
+        assert_eq!(index.search("what files are in this directory", 1)[0].doc, 1);
         // One server's change leaves the others' documents in place.
-        index.replace("fs", [("fs__read_text".to_owned(), "read text file".to_owned())]);
+        index.replace("fs", [(3, "read text file".to_owned())]);
         assert_eq!(index.len(), 2);
         assert!(index.search("directory", 5).is_empty());
-        assert_eq!(index.search("issue", 5)[0].key, "gh__create_issue");
+        assert_eq!(index.search("issue", 5)[0].doc, 2);
         index.remove("gh");
         assert!(index.search("issue", 5).is_empty());
-        assert_eq!(index.total_len, index.docs.values().map(|d| d.len).sum::<usize>());
+        assert_eq!(index.total_len, index.lens.iter().map(|l| *l as usize).sum::<usize>());
+        assert_eq!(index.total_len, 3);
     }
 }

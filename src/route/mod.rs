@@ -1,9 +1,10 @@
 //! Semantic tool routing: only the few tools relevant to a request reach the model's context.
-//! Sans-IO: the embedder's table arrives as bytes (`host::router::load_table` reads the file).
+//! Sans-IO: the embedder's table arrives as bytes (`host::embedding::load_table` reads the file).
 //!
 //! - [`lexical`]: identifier-aware terms and a BM25 index;
 //! - [`embed`]: the pluggable [`embed::Embedder`], the static MiniLM table that ships as one,
 //!   and the vector index;
+//! - [`bert`]: the full BERT encoder (all-MiniLM-L6-v2 from local weights) as another;
 //! - [`router`]: the catalog, the fusion of both rankings with name boosts and diversity across
 //!   servers, and the token cost of the result;
 //! - [`tokens`]: BPE token counts (o200k_base).
@@ -13,10 +14,12 @@
 
 #![forbid(unsafe_code)]
 
+pub mod bert;
 pub mod embed;
 pub mod lexical;
 pub mod router;
 pub mod tokens;
 
+pub use bert::BertEmbedder;
 pub use embed::{Embedder, StaticEmbedder};
 pub use router::{CatalogEntry, Ranker, Routed, Router, Routing, Weights};

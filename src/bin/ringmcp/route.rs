@@ -7,7 +7,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
 
-use ringmcp::host::router::{load_embedder, named};
+use ringmcp::host::embedding::load_embedder;
+use ringmcp::host::router::named;
 use ringmcp::protocol::Tool;
 use ringmcp::route::{CatalogEntry, Embedder, Ranker, Router, Routing, tokens};
 use serde_json::{Value, json};
@@ -37,9 +38,11 @@ pub(crate) struct Args {
     /// Which ranking: fused (default), lexical (BM25 alone) or semantic (embeddings alone).
     #[arg(long, value_name = "RANKER", default_value = "fused")]
     ranker: Ranker,
-    /// The static embedding table (default: $RINGMCP_EMBED_TABLE, else the one scripts/deps.sh
-    /// builds in .deps/embed).
-    #[arg(long, value_name = "FILE", conflicts_with = "no_embed")]
+    /// The embeddings: a static table file, or a sentence-transformers BERT folder
+    /// (config.json, model.safetensors, vocab.txt) for the full encoder, e.g.
+    /// .deps/embed/all-MiniLM-L6-v2 (default: $RINGMCP_EMBED_TABLE, else the static table
+    /// scripts/deps.sh builds in .deps/embed).
+    #[arg(long, value_name = "FILE|DIR", conflicts_with = "no_embed")]
     embeddings: Option<PathBuf>,
     /// Rank by keywords alone (no embedding table).
     #[arg(long)]
