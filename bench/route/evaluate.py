@@ -71,7 +71,7 @@ def metrics(ranked, queries):
     return {f"recall@{k}": hits[k] / n for k in hits} | {"mrr": rr / n}
 
 
-def run_router(binary, catalog, queries, ranker, k, embeddings=None):
+def run_router(binary, catalog, queries, ranker, k, embeddings=None, weights=None):
     with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as f:
         for q in queries:
             f.write(json.dumps({"id": q["id"], "query": q["query"]}) + "\n")
@@ -80,7 +80,8 @@ def run_router(binary, catalog, queries, ranker, k, embeddings=None):
         t = time.time()
         out = subprocess.run(
             [binary, "route", "--catalog", catalog, "--queries", path, "--k", str(k),
-             "--ranker", ranker] + (["--embeddings", embeddings] if embeddings else []),
+             "--ranker", ranker] + (["--embeddings", embeddings] if embeddings else [])
+            + (["--weights", weights] if weights else []),
             check=True, capture_output=True, text=True,
         ).stdout
         elapsed = time.time() - t
@@ -120,6 +121,9 @@ def main():
     ap.add_argument("--no-model", action="store_true",
                     help="skip the router's runs with the full encoder")
     ap.add_argument("--json", action="store_true", help="print the numbers as JSON")
+    ap.add_argument("--weights", help="the router's fusion weights (ringmcp route --weights)")
+    ap.add_argument("--only", help="these runs only (comma-separated: bm25,static,fused,bert,"
+                    "fused-bert)")
     args = ap.parse_args()
 
     with open(args.catalog) as f:
@@ -142,10 +146,14 @@ def main():
     model = args.model or os.path.join(ROOT, ".deps/embed/all-MiniLM-L6-v2")
     if os.path.isdir(model) and not args.no_model:
         runs += [("bert", "semantic", model), ("fused-bert", "fused", model)]
+    if args.only:
+        runs = [r for r in runs if r[0] in args.only.split(",")]
     for name, ranker, embeddings in runs:
-        ranked, elapsed = run_router(args.ringmcp, args.catalog, queries, ranker, 10, embeddings)
+        ranked, elapsed = run_router(args.ringmcp, args.catalog, queries, ranker, 10, embeddings,
+                                     args.weights)
         m = metrics({i: l["tools"] for i, l in ranked.items()}, queries)
-        five, _ = run_router(args.ringmcp, args.catalog, queries, ranker, 5, embeddings)
+        five, _ = run_router(args.ringmcp, args.catalog, queries, ranker, 5, embeddings,
+                             args.weights)
         m["tokens/query"] = sum(l["tokens"] for l in five.values()) / len(queries)
         m["seconds"] = elapsed
         results[name] = m

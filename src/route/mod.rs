@@ -7,7 +7,9 @@
 //! - [`bert`]: the full BERT encoder (all-MiniLM-L6-v2 from local weights) as another;
 //! - [`router`]: the catalog, the fusion of both rankings with name boosts and diversity across
 //!   servers, and the token cost of the result;
-//! - [`tokens`]: BPE token counts (o200k_base).
+//! - [`tokens`]: BPE token counts (o200k_base);
+//! - [`values`]: the values a request carries (paths, URLs, commits, issue keys…), the
+//!   parameters that take them, and developers' shorthand spelt out.
 //!
 //! Both indexes are kept per server, so one server's `list_changed` re-indexes only it. See
 //! docs/routing.md.
@@ -19,6 +21,7 @@ pub mod embed;
 pub mod lexical;
 pub mod router;
 pub mod tokens;
+pub mod values;
 
 pub use bert::BertEmbedder;
 pub use embed::{Embedder, StaticEmbedder};

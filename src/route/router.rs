@@ -12,6 +12,7 @@ use serde_json::Value;
 use super::embed::{Embedder, VectorIndex};
 use super::lexical::{self, Bm25};
 use super::tokens;
+use super::values;
 
 /// Which signals rank (the fused default; the others exist to measure it against).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
@@ -51,11 +52,45 @@ pub struct Weights {
     /// Taken off per tool already chosen from the same server, unless the query names it:
     /// ambiguous queries see several servers' tools.
     pub diversity: f32,
+    /// Added, in proportion, to a tool with parameters for the kinds of value the query holds
+    /// (a path, a URL, a commit, … see [`super::values`]).
+    pub values: f32,
+}
+
+impl std::str::FromStr for Weights {
+    type Err = String;
+    /// `lexical=0.2,server=0.25,tool=0.5,diversity=0.03,values=0.5`: any of them, the rest
+    /// at their defaults.
+    fn from_str(s: &str) -> Result<Self, String> {
+        let mut w = Weights::default();
+        for part in s.split(',').filter(|p| !p.trim().is_empty()) {
+            let (key, value) =
+                part.split_once('=').ok_or_else(|| format!("{part:?}: want NAME=NUMBER"))?;
+            let v: f32 = value.trim().parse().map_err(|_| format!("{part:?}: not a number"))?;
+            if !v.is_finite() || v < 0.0 {
+                return Err(format!("{part:?}: weights are finite and not negative"));
+            }
+            match key.trim() {
+                "lexical" if v <= 1.0 => w.lexical = v,
+                "lexical" => return Err("lexical is a share: 0 to 1".into()),
+                "server" => w.server_named = v,
+                "tool" => w.tool_named = v,
+                "diversity" => w.diversity = v,
+                "values" => w.values = v,
+                other => {
+                    return Err(format!(
+                        "unknown weight {other:?}: lexical, server, tool, diversity or values"
+                    ));
+                }
+            }
+        }
+        Ok(w)
+    }
 }
 
 impl Default for Weights {
     fn default() -> Self {
-        Weights { lexical: 0.35, server_named: 0.25, tool_named: 0.5, diversity: 0.03 }
+        Weights { lexical: 0.2, server_named: 0.25, tool_named: 0.5, diversity: 0.03, values: 0.5 }
     }
 }
 
@@ -83,6 +118,8 @@ struct Entry {
     own_lower: String,
     /// The lexical terms of the tool's own name (for exact-name boosts).
     name_terms: Vec<String>,
+    /// The kinds of value its parameters take.
+    takes: values::Kinds,
 }
 
 /// One routed tool.
@@ -237,6 +274,7 @@ impl Router {
             let entry = Entry {
                 own_lower: own.to_lowercase(),
                 name_terms: lexical::terms(own),
+                takes: values::taken_by(&tool),
                 name: name.clone(),
                 server: server.to_owned(),
                 tool,
@@ -279,12 +317,19 @@ impl Router {
     pub fn route_with(&self, query: &str, k: usize, ranker: Ranker) -> Routing {
         let w = self.weights;
         let n = self.slots.len();
+        // The router spells shorthand out ("PR" → pull request); each index alone, as the
+        // baseline it is measured against, sees the query as written.
+        let query: &str = &if ranker == Ranker::Fused {
+            values::expand(query)
+        } else {
+            std::borrow::Cow::Borrowed(query)
+        };
         let q_terms = Bm25::query_terms(query);
         // Raw signals per slot, then the fused score.
         let mut lexical = vec![0.0f32; n];
         let mut semantic = vec![0.0f32; n];
         let mut score = vec![0.0f32; n];
-        let mut named = vec![0u8; n]; // bit 1: its server is named; bit 2: the tool is
+        let mut named = vec![0u8; n]; // bit 1: its server is named; 2: the tool is; 4: values
         if ranker != Ranker::Semantic {
             let top = self.lexical.score_into(&q_terms, &mut lexical);
             let share = if ranker == Ranker::Lexical { 1.0 } else { w.lexical };
@@ -329,6 +374,18 @@ impl Router {
                     named[slot] |= 2;
                 }
             }
+            let wanted = values::in_query(query);
+            if !wanted.is_empty() && w.values > 0.0 {
+                let per_kind = w.values / wanted.len() as f32;
+                for (slot, entry) in self.slots.iter().enumerate() {
+                    let Some(e) = entry else { continue };
+                    let fit = wanted.and(e.takes).len();
+                    if fit > 0 {
+                        score[slot] += per_kind * fit as f32;
+                        named[slot] |= 4;
+                    }
+                }
+            }
         }
         // Only the head can be returned (diversity reorders within k * 3).
         let head =
@@ -362,6 +419,10 @@ impl Router {
                 }
                 if named[i] & 2 != 0 {
                     matched.push("name".to_owned());
+                }
+                if named[i] & 4 != 0 {
+                    let kinds = values::in_query(query).and(e.takes);
+                    matched.extend(kinds.names().into_iter().map(|k| format!("takes:{k}")));
                 }
                 Routed {
                     name: e.name.clone(),
@@ -437,12 +498,13 @@ fn server_terms(server: &str) -> Vec<String> {
     t
 }
 
-/// The text BM25 indexes: the server, the name (twice: a name match counts most), the title,
-/// the description, and every parameter's name and description.
+/// The text BM25 indexes: the server, the name (twice: a name match counts most), the words
+/// people ask for what the name says ([`values::asked_as`]), the title, the description, and
+/// every parameter's name and description.
 fn lexical_text(server: &str, tool: &Value) -> String {
     let mut s = String::new();
     let name = tool.get("name").and_then(Value::as_str).unwrap_or_default();
-    for part in [server, name, name] {
+    for part in [server, name, name, &values::asked_as(name)] {
         s.push_str(part);
         s.push(' ');
     }

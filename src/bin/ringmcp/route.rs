@@ -10,7 +10,7 @@ use std::time::Instant;
 use ringmcp::host::embedding::load_embedder;
 use ringmcp::host::router::named;
 use ringmcp::protocol::Tool;
-use ringmcp::route::{CatalogEntry, Embedder, Ranker, Router, Routing, tokens};
+use ringmcp::route::{CatalogEntry, Embedder, Ranker, Router, Routing, Weights, tokens};
 use serde_json::{Value, json};
 
 use crate::target::{Failure, ServerArgs, exit};
@@ -44,6 +44,10 @@ pub(crate) struct Args {
     /// scripts/deps.sh builds in .deps/embed).
     #[arg(long, value_name = "FILE|DIR", conflicts_with = "no_embed")]
     embeddings: Option<PathBuf>,
+    /// The fusion's weights, for experiments (`lexical=0.2,server=0.25,tool=0.5,
+    /// diversity=0.03,values=0.5`; any of them, the rest at their defaults).
+    #[arg(long, value_name = "NAME=W,…")]
+    weights: Option<Weights>,
     /// Rank by keywords alone (no embedding table).
     #[arg(long)]
     no_embed: bool,
@@ -97,6 +101,9 @@ fn route(args: &Args) -> Result<(), Failure> {
         ));
     };
     let indexed = t1.elapsed();
+    if let Some(w) = args.weights {
+        router = router.with_weights(w);
+    }
     if args.stats {
         let rss2 = rss_bytes();
         eprintln!(
