@@ -5,13 +5,13 @@
 //! Targets: ≤ 1 ms per query, ≤ 5 ms per update.
 //!
 //! Run with `cargo bench --bench route` (after scripts/deps.sh, which builds the embedding
-//! table; without it the semantic rows are skipped, loudly).
+//! table and links the full model; without them their rows are skipped, loudly).
 
 use std::hint::black_box;
 use std::sync::Arc;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use ringmcp::host::embedding::{embed_table_path, load_table};
+use ringmcp::host::embedding::{embed_table_path, load_table, open_embedder};
 use ringmcp::host::router::named;
 use ringmcp::protocol::Tool;
 use ringmcp::route::{CatalogEntry, Embedder, Ranker, Router};
@@ -84,6 +84,22 @@ fn bench(c: &mut Criterion) {
         g.bench_function("fused", |b| {
             b.iter(|| black_box(router.route_with(black_box(query), 5, Ranker::Fused)))
         });
+    }
+    // The full encoder (the wheel's all-MiniLM-L6-v2 folder scripts/deps.sh links): the
+    // query is encoded by the transformer each time; tool vectors come from the on-disk cache
+    // after the first run.
+    let model = embed_table_path().with_file_name("all-MiniLM-L6-v2");
+    match open_embedder(&model) {
+        Ok(bert) if model.is_dir() => {
+            let router = build(Some(bert), &servers);
+            g.bench_function("fused_full_encoder", |b| {
+                b.iter(|| black_box(router.route_with(black_box(query), 5, Ranker::Fused)))
+            });
+        }
+        Ok(_) => {
+            eprintln!("!!! {} is not a model folder: full-encoder row skipped", model.display())
+        }
+        Err(e) => eprintln!("!!! no full encoder ({e}): its row skipped"),
     }
     g.finish();
     // One server's list_changed (the largest real server's): one tool's description edited
