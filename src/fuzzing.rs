@@ -436,6 +436,86 @@ pub fn epoch() -> std::time::Instant {
     std::time::Instant::now()
 }
 
+/// The tool router under arbitrary catalogs and requests: lines `server<TAB>JSON` are tool
+/// definitions (any JSON), other lines are queries; the bytes are also offered whole to both
+/// embedder parsers. Every routed name exists and is unique, never more than K come back, the
+/// token totals add up, and replacing a server (whole, in part, or with nothing) keeps the
+/// catalog consistent. Nothing panics.
+pub fn route(data: &[u8]) {
+    use crate::route::{BertEmbedder, Ranker, Router, StaticEmbedder, values};
+    use std::collections::HashSet;
+    let _ = StaticEmbedder::from_bytes(data);
+    let text = String::from_utf8_lossy(data);
+    let (config, rest) = text.split_once('\n').unwrap_or((&text, ""));
+    let _ = BertEmbedder::from_parts("fuzz", config.as_bytes(), data, rest);
+    // A four-token, two-dimension table in the real format, so the semantic half runs.
+    let mut table = b"RMCPEMB1".to_vec();
+    for v in [1u32, 2, 5, 1] {
+        table.extend(v.to_le_bytes());
+    }
+    for t in ["[UNK]", "read", "file", "issue", "##s"] {
+        table.extend((t.len() as u16).to_le_bytes());
+        table.extend(t.as_bytes());
+    }
+    for h in [0u16, 0, 0x3c00, 0, 0x3800, 0x3800, 0, 0x3c00, 0xb800, 0x3800] {
+        table.extend(h.to_le_bytes());
+    }
+    let embedder = StaticEmbedder::from_bytes(&table).expect("the fuzz table parses");
+    let mut router = Router::new().with_embedder(std::sync::Arc::new(embedder));
+    let mut servers: Vec<(String, Vec<(String, serde_json::Value)>)> = Vec::new();
+    let mut queries = Vec::new();
+    for line in text.lines() {
+        match line.split_once('\t') {
+            Some((server, def)) => {
+                let Ok(tool) = serde_json::from_str::<serde_json::Value>(def) else { continue };
+                let own = tool.get("name").and_then(|n| n.as_str()).unwrap_or("t").to_owned();
+                let name = format!("{server}__{own}");
+                match servers.iter_mut().find(|(s, _)| s == server) {
+                    Some((_, tools)) => tools.push((name, tool)),
+                    None => servers.push((server.to_owned(), vec![(name, tool)])),
+                }
+            }
+            None => queries.push(line.to_owned()),
+        }
+    }
+    let check = |router: &Router, queries: &[String]| {
+        for q in queries {
+            let _ = values::in_query(q);
+            let _ = values::expand(q);
+            for ranker in [Ranker::Lexical, Ranker::Semantic, Ranker::Fused] {
+                for k in [0, 1, 5] {
+                    let got = router.route_with(q, k, ranker);
+                    assert!(got.tools.len() <= k);
+                    let names: HashSet<&str> = got.tools.iter().map(|t| t.name.as_str()).collect();
+                    assert_eq!(names.len(), got.tools.len(), "a tool twice");
+                    assert!(got.tools.iter().all(|t| router.tool(&t.name).is_some()));
+                    assert_eq!(got.tokens, got.tools.iter().map(|t| t.tokens).sum::<usize>());
+                    assert!(got.tokens <= got.all_tokens && got.catalog == router.len());
+                }
+            }
+        }
+    };
+    for (server, tools) in &servers {
+        router.replace_server(server, tools.clone());
+    }
+    check(&router, &queries);
+    let total = router.all_tokens();
+    // Unchanged lists again: nothing moves. Then half of each list, then none.
+    for (server, tools) in &servers {
+        router.replace_server(server, tools.clone());
+    }
+    assert_eq!(router.all_tokens(), total);
+    for (server, tools) in &servers {
+        router.replace_server(server, tools[..tools.len() / 2].to_vec());
+    }
+    check(&router, &queries);
+    for (server, _) in &servers {
+        router.remove_server(server);
+    }
+    assert_eq!((router.len(), router.all_tokens()), (0, 0));
+    check(&router, &queries);
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -465,6 +545,8 @@ mod tests {
         super::spill_scan(b"");
         super::sse(b"\x03id: 1\r\ndata: a\r\ndata:b\r\rretry: 5\n: c\n\xEF\xBB\xBFx\n\n");
         super::sse(b"");
+        super::route(b"{\"model_type\":\"bert\"}\nfs\t{\"name\":\"read_file\",\"description\":\"Read a file\",\"inputSchema\":{\"properties\":{\"path\":{}}}}\nfs\t{\"name\":\"read_file\"}\ngh\t{\"name\":\"create_issue\"}\ngh\t[1]\nread ~/notes.txt\nopen a PR on acme/widgets #4\n\xff");
+        super::route(b"RMCPEMB1");
         super::gateway(b"__\nfs\tread_file\nfs\tread.file\nx__y\tz\ngh\tr\xc3\xa9po\nringmcp-spill://a/b?offset=1\ngw:1");
     }
 }

@@ -65,6 +65,10 @@ pub struct GatewaySettings {
     /// `tools/list` holds the backends' tools, in order, up to this many tokens (o200k_base),
     /// and `ringmcp__find_tools` for the rest.
     pub tool_budget: Option<usize>,
+    /// The router's embedder in these modes: a static table file or a model folder for the
+    /// full encoder (docs/routing.md, "Embedders"; default `$RINGMCP_EMBED_TABLE`, else the
+    /// static table scripts/deps.sh builds).
+    pub embeddings: Option<PathBuf>,
 }
 
 impl GatewaySettings {
@@ -84,6 +88,7 @@ impl Default for GatewaySettings {
             read_chunk_max: 4 << 20,
             tool_search: false,
             tool_budget: None,
+            embeddings: None,
         }
     }
 }
@@ -218,6 +223,7 @@ impl Gateway {
         }
         let naming = catalog::Naming { separator: settings.separator.clone(), prefix };
         let backends = backends.into_iter().map(|b| Arc::new(backend::Backend::new(b))).collect();
+        let settings_embeddings = settings.embeddings.clone();
         let core = Core {
             host: std::sync::RwLock::new(Some(host)),
             supervisors: Mutex::new(Vec::new()),
@@ -230,7 +236,7 @@ impl Gateway {
             settled: tokio::sync::watch::Sender::new(0),
             announced: Mutex::new(None),
             log_level: Mutex::new(None),
-            search: search::Search::default(),
+            search: search::Search::new(settings_embeddings),
         };
         Ok(Gateway { core: Arc::new(core) })
     }

@@ -5,7 +5,8 @@
 //! (announced with `list_changed`); every tool stays callable by name either way.
 
 use std::collections::{BTreeSet, HashMap};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use serde_json::{Value, json};
 
@@ -37,15 +38,26 @@ pub(crate) fn find_tool() -> Value {
     })
 }
 
-/// The embedder, loaded once per process (every HTTP session's gateway shares it).
-fn embedder() -> Option<Arc<dyn Embedder>> {
-    static SHARED: OnceLock<Option<Arc<dyn Embedder>>> = OnceLock::new();
-    SHARED.get_or_init(|| crate::host::embedding::load_embedder(None)).clone()
+/// The embedder from `path` (default: the one [`load_embedder`] finds), loaded once per process
+/// and path: every HTTP session's gateway shares it.
+///
+/// [`load_embedder`]: crate::host::embedding::load_embedder
+fn embedder(path: Option<&Path>) -> Option<Arc<dyn Embedder>> {
+    type Loaded = HashMap<Option<PathBuf>, Option<Arc<dyn Embedder>>>;
+    static SHARED: OnceLock<Mutex<Loaded>> = OnceLock::new();
+    let mut loaded =
+        SHARED.get_or_init(Default::default).lock().unwrap_or_else(PoisonError::into_inner);
+    loaded
+        .entry(path.map(Path::to_owned))
+        .or_insert_with(|| crate::host::embedding::load_embedder(path))
+        .clone()
 }
 
 /// The router over the catalog, and the tools found so far.
 #[derive(Debug, Default)]
 pub(crate) struct Search {
+    /// Where the embedder comes from (`gateway.embeddings`).
+    embeddings: Option<PathBuf>,
     state: Mutex<State>,
 }
 
@@ -60,12 +72,19 @@ struct State {
 }
 
 impl Search {
+    /// A search whose router's embedder comes from `embeddings` (a table file or a model
+    /// folder; `None`: the default one).
+    pub(crate) fn new(embeddings: Option<PathBuf>) -> Self {
+        Search { embeddings, state: Mutex::default() }
+    }
+
     /// Brings the router up to date with `catalog` (`names[i]` is backend `i`'s name).
-    fn sync(state: &mut State, catalog: &Catalog, names: &[String]) {
-        let router = state.router.get_or_insert_with(|| match embedder() {
-            Some(e) => Router::new().with_embedder(e),
-            None => Router::new(),
-        });
+    fn sync(&self, state: &mut State, catalog: &Catalog, names: &[String]) {
+        let router =
+            state.router.get_or_insert_with(|| match embedder(self.embeddings.as_deref()) {
+                Some(e) => Router::new().with_embedder(e),
+                None => Router::new(),
+            });
         let mut by: HashMap<&str, Vec<(String, Value)>> = HashMap::new();
         for tool in catalog.tools() {
             let Some(name) = tool.get("name").and_then(Value::as_str) else { continue };
@@ -138,7 +157,7 @@ impl Search {
         let k = arguments.get("k").and_then(Value::as_u64).map_or(5, |k| k.clamp(1, MAX_K as u64))
             as usize;
         let mut state = self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        Self::sync(&mut state, catalog, names);
+        self.sync(&mut state, catalog, names);
         let routing = state.router.as_ref().expect("synced").route(query, k);
         let mut grew = false;
         let mut defs = Vec::new();

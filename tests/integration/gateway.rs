@@ -97,12 +97,17 @@ struct Upstream {
 
 impl Upstream {
     fn start(config: &Path, extra: &[&str]) -> Upstream {
+        Upstream::start_env(config, extra, &[])
+    }
+
+    fn start_env(config: &Path, extra: &[&str], env: &[(&str, &Path)]) -> Upstream {
         use std::io::BufRead;
         let mut child = Command::new(ringmcp_bin())
             .arg("gateway")
             .arg("--config")
             .arg(config)
             .args(extra)
+            .envs(env.iter().copied())
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
             .spawn()
@@ -447,4 +452,38 @@ fn tool_search_and_token_budget_modes() {
         every.iter().filter(|n| !n.starts_with("ringmcp__")).take(backend_tools).collect();
     let kept: Vec<&String> = cut.iter().filter(|n| !n.starts_with("ringmcp__")).collect();
     assert_eq!(first, kept);
+}
+
+/// `gateway.embeddings` naming the full encoder's folder: `find_tools` ranks with it (its tool
+/// vectors land in the cache folder); a path that does not exist is refused at start.
+#[test]
+fn tool_search_with_the_full_encoder() {
+    let Some(model) =
+        require(deps_dir().join("embed/all-MiniLM-L6-v2"), "the all-MiniLM-L6-v2 folder")
+    else {
+        return;
+    };
+    let dir = TempDir::new("gw-search-bert");
+    let reference = json!({"command": ringmcp_bin(), "args": ["serve"]});
+    let config = json!({"gateway": {"toolSearch": true, "embeddings": model},
+                        "mcpServers": {"alpha": reference}});
+    let path = dir.0.join("search.json");
+    std::fs::write(&path, serde_json::to_vec(&config).unwrap()).unwrap();
+    let cache = dir.0.join("cache");
+    let mut up = Upstream::start_env(&path, &[], &[("RINGMCP_EMBED_CACHE", &cache)]);
+    let found = up.call("ringmcp__find_tools", json!({"query": "add up 2 and 3", "k": 1}));
+    let defs = found["result"]["structuredContent"]["tools"].as_array().unwrap().clone();
+    assert_eq!(defs[0]["name"], "alpha__add", "{found}");
+    drop(up);
+    assert_eq!(std::fs::read_dir(&cache).unwrap().count(), 1, "tool vectors cached");
+
+    let out = Command::new(ringmcp_bin())
+        .args(["gateway", "--tool-search", "--embeddings", "/nonexistent/model", "--config"])
+        .arg(&path)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("/nonexistent/model does not exist"), "{err}");
 }

@@ -38,6 +38,11 @@ pub(crate) struct Args {
     /// with `ringmcp__find_tools` for the rest (config: `gateway.toolBudget`).
     #[arg(long, value_name = "TOKENS")]
     tool_budget: Option<usize>,
+    /// The tool router's embedder in those modes: a static table file, or a model folder for
+    /// the full encoder, e.g. .deps/embed/all-MiniLM-L6-v2 (config: `gateway.embeddings`;
+    /// default $RINGMCP_EMBED_TABLE, else the static table scripts/deps.sh builds).
+    #[arg(long, value_name = "FILE|DIR")]
+    embeddings: Option<PathBuf>,
     /// Keep tool and prompt names unchanged (one backend only): no `server__` prefix.
     #[arg(long)]
     no_prefix: bool,
@@ -85,6 +90,21 @@ fn start(args: &Args) -> Result<(), Failure> {
     settings.tool_search |= args.tool_search;
     if args.tool_budget.is_some() {
         settings.tool_budget = args.tool_budget;
+    }
+    if args.embeddings.is_some() {
+        settings.embeddings = args.embeddings.clone();
+    }
+    if let Some(path) = &settings.embeddings
+        && settings.routes_tools()
+    {
+        // A wrong path is refused at start, not found out at the first search.
+        if !path.exists() {
+            return Err(Failure::usage(format!(
+                "--embeddings / gateway.embeddings: {} does not exist (a static table file or a \
+                 model folder; scripts/deps.sh builds both under .deps/embed)",
+                path.display()
+            )));
+        }
     }
     let servers = ServerArgs::for_config(
         args.config.clone(),
