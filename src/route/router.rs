@@ -527,8 +527,9 @@ fn lexical_text(server: &str, tool: &Value) -> String {
     s
 }
 
-/// The text the embedder sees: the name in words, the title, the description's first part, and
-/// the parameters' names (their descriptions drown the tool's purpose).
+/// The text the embedder sees: the name in words, the title, the description's first part, the
+/// parameters' names (their descriptions drown the tool's purpose), and the words people ask
+/// for what the name says ([`values::asked_as`]).
 fn semantic_text(tool: &Value) -> String {
     let mut s = String::new();
     let name = tool.get("name").and_then(Value::as_str).unwrap_or_default();
@@ -547,6 +548,7 @@ fn semantic_text(tool: &Value) -> String {
         s.push_str(name);
         s.push(' ');
     });
+    s.push_str(&values::asked_as(name));
     s
 }
 
