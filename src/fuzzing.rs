@@ -445,9 +445,20 @@ pub fn route(data: &[u8]) {
     use crate::route::{BertEmbedder, Ranker, Router, StaticEmbedder, values};
     use std::collections::HashSet;
     let _ = StaticEmbedder::from_bytes(data);
+    // A model: the first line is config.json, the rest model.safetensors (the seeds hold a
+    // small valid one), over a fixed vocabulary; when it loads, it embeds.
+    let split = data.iter().position(|&b| b == b'\n').unwrap_or(data.len());
+    let weights = data.get(split + 1..).unwrap_or_default();
+    if let Ok(m) = BertEmbedder::from_parts(
+        "fuzz",
+        &data[..split],
+        weights,
+        "[PAD]\n[UNK]\n[CLS]\n[SEP]\nread\nfile\n##s\n",
+    ) {
+        use crate::route::Embedder;
+        assert_eq!(m.embed("read files").len(), m.dim());
+    }
     let text = String::from_utf8_lossy(data);
-    let (config, rest) = text.split_once('\n').unwrap_or((&text, ""));
-    let _ = BertEmbedder::from_parts("fuzz", config.as_bytes(), data, rest);
     // A four-token, two-dimension table in the real format, so the semantic half runs.
     let mut table = b"RMCPEMB1".to_vec();
     for v in [1u32, 2, 5, 1] {
@@ -547,6 +558,17 @@ mod tests {
         super::sse(b"");
         super::route(b"{\"model_type\":\"bert\"}\nfs\t{\"name\":\"read_file\",\"description\":\"Read a file\",\"inputSchema\":{\"properties\":{\"path\":{}}}}\nfs\t{\"name\":\"read_file\"}\ngh\t{\"name\":\"create_issue\"}\ngh\t[1]\nread ~/notes.txt\nopen a PR on acme/widgets #4\n\xff");
         super::route(b"RMCPEMB1");
+        // The seed model loads (so the fuzzer starts past the safetensors parser).
+        let model = include_bytes!("../fuzz/seeds/route/model");
+        let split = model.iter().position(|&b| b == b'\n').unwrap();
+        crate::route::BertEmbedder::from_parts(
+            "seed",
+            &model[..split],
+            &model[split + 1..],
+            "[PAD]\n[UNK]\n[CLS]\n[SEP]\nread\nfile\n##s\n",
+        )
+        .expect("the seed model loads");
+        super::route(model);
         super::gateway(b"__\nfs\tread_file\nfs\tread.file\nx__y\tz\ngh\tr\xc3\xa9po\nringmcp-spill://a/b?offset=1\ngw:1");
     }
 }

@@ -42,6 +42,7 @@ pub use backend::{BackendStatus, Health};
 pub use catalog::{Catalog, ToolFilter};
 pub use handler::{GatewayApprover, GatewayHandler};
 pub use names::{NameError, check_separator, check_server};
+pub use search::preload_embedder;
 pub use upstream::{Factory, HttpOptions, Inbox, Outbox, serve, serve_http, serve_stdio};
 
 /// The config file's `"gateway"` object (every key optional).

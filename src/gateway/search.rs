@@ -43,14 +43,27 @@ pub(crate) fn find_tool() -> Value {
 ///
 /// [`load_embedder`]: crate::host::embedding::load_embedder
 fn embedder(path: Option<&Path>) -> Option<Arc<dyn Embedder>> {
-    type Loaded = HashMap<Option<PathBuf>, Option<Arc<dyn Embedder>>>;
-    static SHARED: OnceLock<Mutex<Loaded>> = OnceLock::new();
-    let mut loaded =
-        SHARED.get_or_init(Default::default).lock().unwrap_or_else(PoisonError::into_inner);
+    let mut loaded = shared().lock().unwrap_or_else(PoisonError::into_inner);
     loaded
         .entry(path.map(Path::to_owned))
         .or_insert_with(|| crate::host::embedding::load_embedder(path))
         .clone()
+}
+
+type Loaded = HashMap<Option<PathBuf>, Option<Arc<dyn Embedder>>>;
+
+/// The embedders loaded in this process, by path (`None`: the default one).
+fn shared() -> &'static Mutex<Loaded> {
+    static SHARED: OnceLock<Mutex<Loaded>> = OnceLock::new();
+    SHARED.get_or_init(Default::default)
+}
+
+/// Loads the embedder at `path` now (the gateway's start) into the shared set, so that a wrong
+/// path is refused before any client connects and the first search does not wait for it.
+pub fn preload_embedder(path: &Path) -> Result<(), crate::host::embedding::EmbedError> {
+    let e = crate::host::embedding::open_embedder(path)?;
+    shared().lock().unwrap_or_else(PoisonError::into_inner).insert(Some(path.to_owned()), Some(e));
+    Ok(())
 }
 
 /// The router over the catalog, and the tools found so far.
@@ -93,7 +106,11 @@ impl Search {
                 continue;
             }
             let server = names.get(target.backend).map_or("", String::as_str);
-            by.entry(server).or_default().push((name.to_owned(), tool.clone()));
+            // The router ranks by the tool's own name (as the backend lists it); the
+            // definitions handed upstream get the exposed name back (`find`).
+            let mut own = tool.clone();
+            own["name"] = Value::from(target.name.as_str());
+            by.entry(server).or_default().push((name.to_owned(), own));
         }
         state.indexed.retain(|server, _| {
             let keep = by.contains_key(server.as_str());
@@ -164,7 +181,9 @@ impl Search {
         for t in &routing.tools {
             grew |= state.found.insert(t.name.clone());
             if let Some((_, tool)) = state.router.as_ref().expect("synced").tool(&t.name) {
-                defs.push(tool.clone());
+                let mut def = tool.clone();
+                def["name"] = Value::from(t.name.as_str());
+                defs.push(def);
             }
         }
         let summary: Vec<String> = routing

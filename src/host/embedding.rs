@@ -15,7 +15,11 @@ use crate::route::{BertEmbedder, Embedder, StaticEmbedder};
 #[derive(Debug, thiserror::Error)]
 pub enum EmbedError {
     /// A file could not be read.
-    #[error("cannot read the embeddings at {path}: {source}")]
+    #[error(
+        "cannot read the embeddings at {path}: {source} (give a table file, which scripts/deps.sh \
+         builds as .deps/embed/minilm-l6-static.bin, or a model folder such as \
+         .deps/embed/all-MiniLM-L6-v2)"
+    )]
     Io {
         /// The file's path.
         path: PathBuf,
@@ -190,18 +194,27 @@ impl CachedEmbedder {
     fn append(&self, fresh: &[([u8; 32], Vec<f32>)]) {
         let Some(file) = &self.file else { return };
         let dim = self.inner.dim();
-        let mut buf = Vec::with_capacity(fresh.len() * (32 + dim * 4) + 12);
-        let new = !file.exists();
-        if new {
-            buf.extend_from_slice(CACHE_MAGIC);
-            buf.extend_from_slice(&(dim as u32).to_le_bytes());
-        }
+        let mut records = Vec::with_capacity(fresh.len() * (32 + dim * 4));
         for (key, v) in fresh {
-            buf.extend_from_slice(key);
-            v.iter().for_each(|x| buf.extend_from_slice(&x.to_le_bytes()));
+            records.extend_from_slice(key);
+            v.iter().for_each(|x| records.extend_from_slice(&x.to_le_bytes()));
         }
         let written = file.parent().map_or(Ok(()), std::fs::create_dir_all).and_then(|()| {
-            std::fs::OpenOptions::new().create(true).append(true).open(file)?.write_all(&buf)
+            // A new file gets its header and records in one write; an existing one (whose
+            // length `read_cache` left whole records long) the records alone.
+            match std::fs::OpenOptions::new().write(true).create_new(true).open(file) {
+                Ok(mut f) => {
+                    let mut buf = Vec::with_capacity(12 + records.len());
+                    buf.extend_from_slice(CACHE_MAGIC);
+                    buf.extend_from_slice(&(dim as u32).to_le_bytes());
+                    buf.extend_from_slice(&records);
+                    f.write_all(&buf)
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    std::fs::OpenOptions::new().append(true).open(file)?.write_all(&records)
+                }
+                Err(e) => Err(e),
+            }
         });
         if let Err(e) = written {
             tracing::warn!("embedding cache {} not written: {e}", file.display());
@@ -209,19 +222,47 @@ impl CachedEmbedder {
     }
 }
 
-/// The records of a cache file (a torn last record, from a crash, is ignored; a file of
-/// another dimension or format is ignored whole).
+/// The records of a cache file. A torn last record (a crash mid-write) is cut off, so the next
+/// append lands on a record boundary; a file of another format or dimension is removed (and
+/// started again). Problems are warned about: the cache is only ever a speed-up.
 fn read_cache(file: &Path, dim: usize) -> HashMap<[u8; 32], Vec<f32>> {
     let mut out = HashMap::new();
-    let Ok(bytes) = std::fs::read(file) else { return out };
+    let bytes = match std::fs::read(file) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return out,
+        Err(e) => {
+            tracing::warn!(
+                "embedding cache {} not read ({e}): tools are encoded again",
+                file.display()
+            );
+            return out;
+        }
+    };
     if bytes.len() < 12
         || &bytes[..8] != CACHE_MAGIC
         || u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes")) as usize != dim
     {
-        tracing::warn!("embedding cache {} ignored: not a cache of this model", file.display());
+        tracing::warn!(
+            "embedding cache {} is not a cache of this model: started again",
+            file.display()
+        );
+        if let Err(e) = std::fs::remove_file(file) {
+            tracing::warn!("embedding cache {} not removed: {e}", file.display());
+        }
         return out;
     }
-    for rec in bytes[12..].chunks_exact(32 + dim * 4) {
+    let record = 32 + dim * 4;
+    let whole = 12 + (bytes.len() - 12) / record * record;
+    if whole != bytes.len() {
+        let cut = std::fs::OpenOptions::new()
+            .write(true)
+            .open(file)
+            .and_then(|f| f.set_len(whole as u64));
+        if let Err(e) = cut {
+            tracing::warn!("embedding cache {}: torn record not cut off: {e}", file.display());
+        }
+    }
+    for rec in bytes[12..whole].chunks_exact(record) {
         let key: [u8; 32] = rec[..32].try_into().expect("32 bytes");
         let v = rec[32..]
             .chunks_exact(4)
@@ -305,7 +346,18 @@ mod tests {
         let file = std::fs::read_dir(&dir).unwrap().next().unwrap().unwrap().path();
         let len = std::fs::metadata(&file).unwrap().len();
         std::fs::OpenOptions::new().write(true).open(&file).unwrap().set_len(len - 3).unwrap();
-        assert_eq!(CachedEmbedder::new(inner.clone(), [7; 32], Some(&dir)).len(), 2);
+        let healed = CachedEmbedder::new(inner.clone(), [7; 32], Some(&dir));
+        assert_eq!(healed.len(), 2);
+        // The torn bytes were cut off: what is appended next is found again.
+        let four: Vec<String> = vec!["dddd".into()];
+        assert_eq!(healed.embed_batch(&four), [vec![4.0, 1.0]]);
+        assert_eq!(CachedEmbedder::new(inner.clone(), [7; 32], Some(&dir)).len(), 3);
+        // A file that is not a cache (here: too short for a header) is started again.
+        std::fs::write(&file, b"RMCP").unwrap();
+        let fresh = CachedEmbedder::new(inner.clone(), [7; 32], Some(&dir));
+        assert!(fresh.is_empty());
+        fresh.embed_batch(&four);
+        assert_eq!(CachedEmbedder::new(inner.clone(), [7; 32], Some(&dir)).len(), 1);
         // Another model's vectors are not this one's.
         assert!(CachedEmbedder::new(inner, [8; 32], Some(&dir)).is_empty());
         std::fs::remove_dir_all(&dir).unwrap();

@@ -119,6 +119,19 @@ impl BertEmbedder {
         if cfg.hidden_act.as_deref().is_some_and(|a| a != "gelu") {
             return Err(ModelError::Config("hidden_act: only gelu is supported".into()));
         }
+        if cfg.hidden_size == 0
+            || cfg.hidden_size > 8192
+            || cfg.intermediate_size == 0
+            || cfg.num_hidden_layers == 0
+            || cfg.num_hidden_layers > 128
+            || cfg.max_position_embeddings < 3
+        {
+            return Err(ModelError::Config(
+                "implausible sizes (hidden_size, intermediate_size, num_hidden_layers, \
+                 max_position_embeddings)"
+                    .into(),
+            ));
+        }
         if cfg.num_attention_heads == 0 || !cfg.hidden_size.is_multiple_of(cfg.num_attention_heads)
         {
             return Err(ModelError::Config(
@@ -175,12 +188,17 @@ impl BertEmbedder {
         })?;
         let position =
             matrix("embeddings.position_embeddings.weight", cfg.max_position_embeddings, h)?;
-        let types =
-            st.tensor("embeddings.token_type_embeddings.weight").map(|t| t.shape()[0]).unwrap_or(2);
+        let types = st
+            .tensor("embeddings.token_type_embeddings.weight")
+            .or_else(|_| st.tensor("bert.embeddings.token_type_embeddings.weight"))
+            .ok()
+            .and_then(|t| t.shape().first().copied())
+            .filter(|n| *n > 0)
+            .unwrap_or(2);
         let token_type =
             matrix("embeddings.token_type_embeddings.weight", types, h)?.row(0).to_owned();
         let emb_norm = norm("embeddings.LayerNorm")?;
-        let mut layers = Vec::with_capacity(cfg.num_hidden_layers);
+        let mut layers = Vec::new();
         for i in 0..cfg.num_hidden_layers {
             let p = format!("encoder.layer.{i}");
             let (q, qb) = linear(&format!("{p}.attention.self.query"), h, h)?;
@@ -441,6 +459,13 @@ mod tests {
         assert!(err(&gpt, &w, VOCAB).contains("only BERT"));
         let odd = CONFIG.replace("\"num_attention_heads\": 2", "\"num_attention_heads\": 3");
         assert!(err(&odd, &w, VOCAB).contains("multiple"));
+        for (key, bad) in [
+            ("\"hidden_size\": 4", "\"hidden_size\": 0"),
+            ("\"max_position_embeddings\": 8", "\"max_position_embeddings\": 1"),
+            ("\"num_hidden_layers\": 1", "\"num_hidden_layers\": 100000000000"),
+        ] {
+            assert!(err(&CONFIG.replace(key, bad), &w, VOCAB).contains("implausible"), "{bad}");
+        }
         assert!(err(CONFIG, b"not safetensors", VOCAB).starts_with("model.safetensors"));
         let missing = weights(Some("encoder.layer.0.output.dense.bias"));
         assert!(

@@ -343,14 +343,21 @@ impl Router {
             && let Some((lo, hi)) = self.vectors.score_into(&e.embed(query), &mut semantic)
         {
             let share = if ranker == Ranker::Semantic { 1.0 } else { 1.0 - w.lexical };
-            let scale = share / (hi - lo).max(1e-6);
+            // Min-max over the catalog; when every cosine is the same (one tool, or a query
+            // the embedder knows nothing of), the cosine itself, so nothing is lost.
+            let (lo, span) = if hi - lo > 1e-6 { (lo, hi - lo) } else { (0.0, 1.0) };
             for (slot, entry) in self.slots.iter().enumerate() {
                 if entry.is_some() {
-                    score[slot] += scale * (semantic[slot] - lo);
+                    score[slot] += share * ((semantic[slot] - lo) / span).max(0.0);
                 }
             }
         }
         let mut named_servers = HashSet::new();
+        let wanted = if ranker == Ranker::Fused {
+            values::in_query(query)
+        } else {
+            values::Kinds::default()
+        };
         if ranker == Ranker::Fused {
             let q_set: HashSet<&str> = q_terms.iter().map(String::as_str).collect();
             for (server, terms) in &self.server_terms {
@@ -365,7 +372,7 @@ impl Router {
             let q_lower = query.to_lowercase();
             for (slot, entry) in self.slots.iter().enumerate() {
                 let Some(e) = entry else { continue };
-                let whole = e.own_lower.len() > 3 && q_lower.contains(&e.own_lower);
+                let whole = e.own_lower.len() > 3 && contains_word(&q_lower, &e.own_lower);
                 if whole
                     || (e.name_terms.len() > 1
                         && e.name_terms.iter().all(|t| q_set.contains(t.as_str())))
@@ -374,7 +381,6 @@ impl Router {
                     named[slot] |= 2;
                 }
             }
-            let wanted = values::in_query(query);
             if !wanted.is_empty() && w.values > 0.0 {
                 let per_kind = w.values / wanted.len() as f32;
                 for (slot, entry) in self.slots.iter().enumerate() {
@@ -421,7 +427,7 @@ impl Router {
                     matched.push("name".to_owned());
                 }
                 if named[i] & 4 != 0 {
-                    let kinds = values::in_query(query).and(e.takes);
+                    let kinds = wanted.and(e.takes);
                     matched.extend(kinds.names().into_iter().map(|k| format!("takes:{k}")));
                 }
                 Routed {
@@ -470,7 +476,7 @@ fn diversify(
     named: &HashSet<&str>,
 ) -> Vec<Routed> {
     let mut taken: HashMap<String, usize> = HashMap::new();
-    let mut out = Vec::with_capacity(k);
+    let mut out = Vec::with_capacity(k.min(ranked.len()));
     while out.len() < k && !ranked.is_empty() {
         let adjusted = |r: &Routed| {
             let n = if named.contains(r.server.as_str()) {
@@ -488,6 +494,16 @@ fn diversify(
         out.push(r);
     }
     out
+}
+
+/// Whether `needle` occurs in `haystack` as a whole word: not inside a longer identifier
+/// ("remove" does not hold the tool `move`, "thread" not `read`).
+fn contains_word(haystack: &str, needle: &str) -> bool {
+    let ident = |c: char| c.is_alphanumeric() || c == '_';
+    haystack.match_indices(needle).any(|(at, _)| {
+        !haystack[..at].chars().next_back().is_some_and(ident)
+            && !haystack[at + needle.len()..].chars().next().is_some_and(ident)
+    })
 }
 
 /// The terms of a server's name ("github-enterprise" → github, enterprise, …).
@@ -633,6 +649,16 @@ mod tests {
         let got = r.route("create issue", 2);
         let servers: HashSet<&str> = got.tools.iter().map(|t| t.server.as_str()).collect();
         assert_eq!(servers.len(), 2, "{:?}", got.tools);
+    }
+
+    #[test]
+    fn names_match_whole_words_only() {
+        assert!(contains_word("run read_file on x", "read_file"));
+        assert!(contains_word("read_file", "read_file"));
+        assert!(!contains_word("a thread dump", "read"));
+        assert!(!contains_word("remove it", "move"));
+        assert!(contains_word("move: it", "move"));
+        assert!(contains_word("é move", "move"));
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! schema has a parameter for each kind of value the request holds is more likely the one
 //! meant, whatever words the request uses; the router adds that as a signal (docs/routing.md,
 //! "Values"). Also the shorthand of developers' requests ("PR", "k8s", "repo") spelt out for
-//! both indexes. Sans-IO, no allocation beyond the result.
+//! both indexes. Sans-IO.
 
 #![forbid(unsafe_code)]
 
@@ -194,7 +194,8 @@ pub fn taken_by(tool: &Value) -> Kinds {
         return k;
     };
     for (name, schema) in props {
-        let words = super::lexical::terms(name);
+        let mut words = super::lexical::terms(name);
+        words.push(name.to_ascii_lowercase()); // the whole name, stop words too ("to")
         let has = |list: &[&str]| words.iter().any(|w| list.contains(&w.as_str()));
         let desc = schema
             .get("description")
@@ -381,6 +382,8 @@ mod tests {
             "link": {"type": "string", "description": "The page"},
         }}});
         assert_eq!(taken_by(&tool).names(), ["path", "url", "commit", "repo"]);
+        let mail = json!({"name": "send", "inputSchema": {"properties": {"to": {}, "body": {}}}});
+        assert_eq!(taken_by(&mail).names(), ["email"]);
         assert!(taken_by(&json!({"name": "y"})).is_empty());
         let q = in_query("read ~/a.txt at a1b2c3d4");
         assert_eq!(q.and(taken_by(&tool)).len(), 2);

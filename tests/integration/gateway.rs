@@ -485,5 +485,5 @@ fn tool_search_with_the_full_encoder() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("/nonexistent/model does not exist"), "{err}");
+    assert!(err.contains("cannot read the embeddings at /nonexistent/model"), "{err}");
 }

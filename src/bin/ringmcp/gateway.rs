@@ -98,13 +98,8 @@ fn start(args: &Args) -> Result<(), Failure> {
         && settings.routes_tools()
     {
         // A wrong path is refused at start, not found out at the first search.
-        if !path.exists() {
-            return Err(Failure::usage(format!(
-                "--embeddings / gateway.embeddings: {} does not exist (a static table file or a \
-                 model folder; scripts/deps.sh builds both under .deps/embed)",
-                path.display()
-            )));
-        }
+        gateway::preload_embedder(path)
+            .map_err(|e| Failure::usage(format!("--embeddings / gateway.embeddings: {e}")))?;
     }
     let servers = ServerArgs::for_config(
         args.config.clone(),

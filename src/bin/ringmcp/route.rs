@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
 
-use ringmcp::host::embedding::load_embedder;
+use ringmcp::host::embedding::{load_embedder, open_embedder};
 use ringmcp::host::router::named;
 use ringmcp::protocol::Tool;
 use ringmcp::route::{CatalogEntry, Embedder, Ranker, Router, Routing, Weights, tokens};
@@ -68,11 +68,14 @@ pub(crate) fn run(args: Args) -> ExitCode {
 fn route(args: &Args) -> Result<(), Failure> {
     let t0 = Instant::now();
     let rss0 = rss_bytes();
-    let embedder: Option<Arc<dyn Embedder>> =
-        if args.no_embed { None } else { load_embedder(args.embeddings.as_deref()) };
-    if args.embeddings.is_some() && embedder.is_none() {
-        return Err(Failure::usage("the --embeddings table could not be loaded (see above)"));
-    }
+    let embedder: Option<Arc<dyn Embedder>> = match (&args.embeddings, args.no_embed) {
+        (_, true) => None,
+        // Named: it loads, or the command fails saying why.
+        (Some(path), false) => {
+            Some(open_embedder(path).map_err(|e| Failure::usage(format!("--embeddings: {e}")))?)
+        }
+        (None, false) => load_embedder(None),
+    };
     let loaded = t0.elapsed();
     let rss1 = rss_bytes();
     if args.ranker == Ranker::Semantic && embedder.is_none() {
