@@ -472,7 +472,7 @@ mod tests {
             err(CONFIG, &missing, VOCAB).contains("no tensor encoder.layer.0.output.dense.bias")
         );
         assert!(err(CONFIG, &w, "[PAD]\n[UNK]\n").starts_with("vocab.txt"));
-        let no_cls = VOCAB.replace("[CLS]", "[XXX]");
+        let no_cls = VOCAB.replace("[CLS]", "[CLT]");
         assert!(err(CONFIG, &w, &no_cls).contains("no [CLS] token"));
     }
 }
