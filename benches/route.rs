@@ -1,7 +1,7 @@
 //! The tool router (PERFORMANCE.md, "Tool routing"): one query over 1,000 tools (the real
 //! catalog of bench/route/catalog.json, its servers repeated under other names until there are
 //! 1,000), fused and each ranker alone; and one server's `list_changed` (one tool of it
-//! changed, and all of them).
+//! changed, every tool's description changed, and the server indexed from nothing).
 //! Targets: ≤ 1 ms per query, ≤ 5 ms per update.
 //!
 //! Run with `cargo bench --bench route` (after scripts/deps.sh, which builds the embedding
@@ -103,8 +103,10 @@ fn bench(c: &mut Criterion) {
     }
     g.finish();
     // One server's list_changed (the largest real server's): one tool's description edited
-    // (what a list change usually is: the rest is re-checked, not re-indexed), and every
-    // definition new (the worst case: a server replaced whole).
+    // (what a list change usually is: the rest is re-checked, not re-indexed), every tool's
+    // description edited (a server upgraded: each definition is re-indexed, its unchanged
+    // members keep their token counts), and the server's tools indexed from nothing (the worst
+    // case: a server connecting).
     let (name, tools) =
         servers.iter().take(30).max_by_key(|(_, t)| t.len()).expect("servers").clone();
     let docs = named(&name, &tools);
@@ -132,6 +134,20 @@ fn bench(c: &mut Criterion) {
             )
         });
     }
+    // The server's tools indexed with no earlier version to reuse (a server connecting).
+    // (The router is handed back, so dropping it is not timed.)
+    let mut without = router.clone();
+    without.remove_server(&name);
+    g.bench_function(format!("{name}_{}_tools/all_new", tools.len()), |b| {
+        b.iter_batched(
+            || (without.clone(), docs.clone()),
+            |(mut r, d)| {
+                r.replace_server(black_box(&name), d);
+                r
+            },
+            criterion::BatchSize::SmallInput,
+        )
+    });
     g.finish();
 }
 

@@ -439,10 +439,11 @@ pub fn epoch() -> std::time::Instant {
 /// The tool router under arbitrary catalogs and requests: lines `server<TAB>JSON` are tool
 /// definitions (any JSON), other lines are queries; the bytes are also offered whole to both
 /// embedder parsers. Every routed name exists and is unique, never more than K come back, the
-/// token totals add up, and replacing a server (whole, in part, or with nothing) keeps the
-/// catalog consistent. Nothing panics.
+/// token totals add up (and each tool's count is its whole definition's, also after an edit
+/// that reuses the unchanged parts' counts), and replacing a server (whole, edited, in part, or
+/// with nothing) keeps the catalog consistent. Nothing panics.
 pub fn route(data: &[u8]) {
-    use crate::route::{BertEmbedder, Ranker, Router, StaticEmbedder, values};
+    use crate::route::{BertEmbedder, Ranker, Router, StaticEmbedder, tokens, values};
     use std::collections::HashSet;
     let _ = StaticEmbedder::from_bytes(data);
     // A model: the first line is config.json, the rest model.safetensors (the seeds hold a
@@ -502,6 +503,10 @@ pub fn route(data: &[u8]) {
                     assert!(got.tools.iter().all(|t| router.tool(&t.name).is_some()));
                     assert_eq!(got.tokens, got.tools.iter().map(|t| t.tokens).sum::<usize>());
                     assert!(got.tokens <= got.all_tokens && got.catalog == router.len());
+                    for t in &got.tools {
+                        let (_, def) = router.tool(&t.name).expect("routed tools exist");
+                        assert_eq!(t.tokens, tokens::count(&def.to_string()), "{def}");
+                    }
                 }
             }
         }
@@ -516,6 +521,22 @@ pub fn route(data: &[u8]) {
         router.replace_server(server, tools.clone());
     }
     assert_eq!(router.all_tokens(), total);
+    // Every definition edited: a member changed or added, the rest reused.
+    let query = queries.first().cloned().unwrap_or_default();
+    for (server, tools) in &servers {
+        let edited = tools
+            .iter()
+            .map(|(n, t)| {
+                let mut t = t.clone();
+                if let Some(obj) = t.as_object_mut() {
+                    obj.insert("description".into(), query.clone().into());
+                }
+                (n.clone(), t)
+            })
+            .collect();
+        router.replace_server(server, edited);
+    }
+    check(&router, &queries);
     for (server, tools) in &servers {
         router.replace_server(server, tools[..tools.len() / 2].to_vec());
     }

@@ -305,31 +305,15 @@ impl Embedder for BertEmbedder {
     }
 
     fn embed_batch(&self, texts: &[String]) -> Vec<Vec<f32>> {
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(texts.len());
-        if threads <= 1 {
-            return texts.iter().map(|t| self.embed(t)).collect();
-        }
-        // Longest first, dealt round-robin: the threads finish together.
+        // Longest first, handed out one at a time: the threads finish together.
         let mut order: Vec<(usize, Vec<u32>)> =
             texts.iter().map(|t| self.token_ids(t)).enumerate().collect();
         order.sort_by_key(|(_, ids)| std::cmp::Reverse(ids.len()));
+        let vectors = super::par::map(&order, |(_, ids)| self.encode(ids));
         let mut out = vec![Vec::new(); texts.len()];
-        std::thread::scope(|scope| {
-            let workers: Vec<_> = (0..threads)
-                .map(|t| {
-                    let mine: Vec<&(usize, Vec<u32>)> =
-                        order.iter().skip(t).step_by(threads).collect();
-                    scope.spawn(move || {
-                        mine.into_iter().map(|(i, ids)| (*i, self.encode(ids))).collect::<Vec<_>>()
-                    })
-                })
-                .collect();
-            for w in workers {
-                for (i, v) in w.join().expect("an encoder thread panicked") {
-                    out[i] = v;
-                }
-            }
-        });
+        for ((i, _), v) in order.iter().zip(vectors) {
+            out[*i] = v;
+        }
         out
     }
 

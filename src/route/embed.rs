@@ -23,7 +23,7 @@ pub trait Embedder: Send + Sync + std::fmt::Debug {
     fn embed(&self, text: &str) -> Vec<f32>;
     /// The unit vectors of `texts`, in order (an encoder spreads them over the cores).
     fn embed_batch(&self, texts: &[String]) -> Vec<Vec<f32>> {
-        texts.iter().map(|t| self.embed(t)).collect()
+        super::par::map(texts, |t| self.embed(t))
     }
     /// A short name for reports ("minilm-l6-static").
     fn name(&self) -> &str;
@@ -51,7 +51,7 @@ const STOP: [&str; 40] = [
 /// punctuation split off) after splitting identifiers, then greedy longest-match WordPiece.
 #[derive(Debug, Clone)]
 pub struct WordPiece {
-    vocab: HashMap<String, u32>,
+    vocab: HashMap<String, u32, foldhash::fast::RandomState>,
     unk: Option<u32>,
     lowercase: bool,
     /// The longest token in characters (`##` excluded): no longer piece is looked up.
@@ -145,7 +145,7 @@ impl WordPiece {
             .map(|t| t.strip_prefix("##").unwrap_or(t).chars().count())
             .max()
             .unwrap_or(0);
-        let vocab: HashMap<String, u32> =
+        let vocab: HashMap<String, u32, _> =
             tokens.into_iter().enumerate().map(|(id, t)| (t, id as u32)).collect();
         let unk = vocab.get("[UNK]").copied();
         WordPiece { vocab, unk, lowercase, longest }
@@ -163,62 +163,49 @@ impl WordPiece {
 
     /// The WordPiece ids of `text` (BERT's basic tokenizer after splitting identifiers).
     pub fn token_ids(&self, text: &str) -> Vec<u32> {
+        let split = split_identifiers(text);
+        let cleaned = if !self.lowercase {
+            split
+        } else if split.is_ascii() {
+            split.to_ascii_lowercase() // what the Unicode path gives for ASCII, without it
+        } else {
+            split
+                .to_lowercase()
+                .nfd()
+                .filter(|c| !unicode_normalization::char::is_combining_mark(*c))
+                .collect()
+        };
         let mut ids = Vec::new();
-        for word in self.basic_words(&split_identifiers(text)) {
-            self.wordpiece(&word, &mut ids);
+        let mut scratch = Scratch::default();
+        for word in basic_words(&cleaned) {
+            self.wordpiece(word, &mut scratch, &mut ids);
         }
         ids
     }
 
-    fn basic_words(&self, text: &str) -> Vec<String> {
-        let cleaned: String = if self.lowercase {
-            text.to_lowercase()
-                .nfd()
-                .filter(|c| !unicode_normalization::char::is_combining_mark(*c))
-                .collect()
-        } else {
-            text.to_owned()
-        };
-        let mut words = Vec::new();
-        for chunk in cleaned.split(|c: char| c.is_whitespace() || c.is_control()) {
-            let mut cur = String::new();
-            for c in chunk.chars() {
-                if c.is_ascii_punctuation() || (!c.is_alphanumeric() && !c.is_ascii()) {
-                    if !cur.is_empty() {
-                        words.push(std::mem::take(&mut cur));
-                    }
-                    words.push(c.to_string());
-                } else {
-                    cur.push(c);
-                }
-            }
-            if !cur.is_empty() {
-                words.push(cur);
-            }
-        }
-        words
-    }
-
-    fn wordpiece(&self, word: &str, out: &mut Vec<u32>) {
-        let chars: Vec<(usize, char)> = word.char_indices().collect();
-        if chars.len() > MAX_WORD_CHARS {
+    fn wordpiece(&self, word: &str, scratch: &mut Scratch, out: &mut Vec<u32>) {
+        // Character boundaries as byte offsets, the end included.
+        let bounds = &mut scratch.bounds;
+        bounds.clear();
+        bounds.extend(word.char_indices().map(|(i, _)| i));
+        let chars = bounds.len();
+        bounds.push(word.len());
+        if chars > MAX_WORD_CHARS {
             out.extend(self.unk);
             return;
         }
+        let piece = &mut scratch.piece;
         let mark = out.len();
         let mut start = 0usize;
-        let mut piece = String::new();
-        while start < chars.len() {
-            let mut end = chars.len().min(start + self.longest);
+        while start < chars {
+            let mut end = chars.min(start + self.longest);
             let mut found = None;
             while start < end {
-                let from = chars[start].0;
-                let to = chars.get(end).map_or(word.len(), |c| c.0);
                 piece.clear();
                 if start > 0 {
                     piece.push_str("##");
                 }
-                piece.push_str(&word[from..to]);
+                piece.push_str(&word[bounds[start]..bounds[end]]);
                 if let Some(&id) = self.vocab.get(piece.as_str()) {
                     found = Some(id);
                     break;
@@ -238,6 +225,35 @@ impl WordPiece {
             }
         }
     }
+}
+
+/// Buffers one text's words reuse.
+#[derive(Default)]
+struct Scratch {
+    bounds: Vec<usize>,
+    piece: String,
+}
+
+/// BERT's basic split of cleaned text: on white space and control characters, with each
+/// punctuation mark (and each non-ASCII symbol) a word of its own.
+fn basic_words(text: &str) -> Vec<&str> {
+    let mut words = Vec::new();
+    for chunk in text.split(|c: char| c.is_whitespace() || c.is_control()) {
+        let mut start = 0;
+        for (i, c) in chunk.char_indices() {
+            if c.is_ascii_punctuation() || (!c.is_alphanumeric() && !c.is_ascii()) {
+                if i > start {
+                    words.push(&chunk[start..i]);
+                }
+                start = i + c.len_utf8();
+                words.push(&chunk[i..start]);
+            }
+        }
+        if start < chunk.len() {
+            words.push(&chunk[start..]);
+        }
+    }
+    words
 }
 
 impl Embedder for StaticEmbedder {

@@ -7,7 +7,8 @@
 
 #![forbid(unsafe_code)]
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::sync::LazyLock;
 
 /// BM25's term-frequency saturation.
 const K1: f32 = 1.2;
@@ -15,7 +16,7 @@ const K1: f32 = 1.2;
 const B: f32 = 0.75;
 
 /// Words too common to tell tools apart (English function words and the filler of requests);
-/// sorted, for a binary search.
+/// kept sorted so a reader finds a word (and the test keeps it so).
 const STOP: [&str; 96] = [
     "a", "about", "after", "all", "also", "am", "an", "and", "any", "are", "as", "at", "be",
     "been", "before", "but", "by", "can", "could", "did", "do", "does", "doing", "done", "for",
@@ -30,15 +31,31 @@ const STOP: [&str; 96] = [
 /// The terms of `text`, in order (repeats kept: they count).
 pub fn terms(text: &str) -> Vec<String> {
     let mut out = Vec::new();
+    let mut lower = String::new();
     for word in words(text) {
-        let lower = word.to_lowercase();
-        if lower.is_empty() || STOP.binary_search(&lower.as_str()).is_ok() {
+        lower.clear();
+        if word.is_ascii() {
+            lower.extend(word.bytes().map(|b| b.to_ascii_lowercase() as char));
+        } else {
+            lower.extend(word.chars().flat_map(char::to_lowercase));
+        }
+        if lower.is_empty() || is_stop(&lower) {
             continue;
         }
         out.push(stem(&lower));
     }
     out
 }
+
+/// Whether `word` (lowercase) is in [`STOP`].
+fn is_stop(word: &str) -> bool {
+    static SET: LazyLock<HashSet<&str, foldhash::fast::RandomState>> =
+        LazyLock::new(|| STOP.iter().copied().collect());
+    word.len() <= LONGEST_STOP && SET.contains(word)
+}
+
+/// The longest word in [`STOP`], in bytes.
+const LONGEST_STOP: usize = 6;
 
 /// Splits on anything but letters and digits, and inside identifiers at lower→upper and
 /// letter↔digit changes (`readFile2` → `read`, `File`, `readFile2`, `2`: the whole identifier
@@ -100,7 +117,7 @@ fn stem(word: &str) -> String {
 #[derive(Debug, Default, Clone)]
 pub struct Bm25 {
     /// Term → `(document, term frequency)` for the documents holding it.
-    postings: HashMap<String, Vec<(u32, u32)>>,
+    postings: HashMap<String, Vec<(u32, u32)>, foldhash::fast::RandomState>,
     /// Length in terms of each document, by number (0 for a free number).
     lens: Vec<u32>,
     /// Each owner's documents and their distinct terms (to take them out again).
@@ -135,13 +152,14 @@ impl Bm25 {
 
     /// Adds `docs` (`(number, text)` pairs, numbers not in use) to `owner`'s.
     pub fn add(&mut self, owner: &str, docs: impl IntoIterator<Item = (u32, String)>) {
+        self.add_terms(owner, docs.into_iter().map(|(doc, text)| (doc, terms(&text))));
+    }
+
+    /// Adds documents already split into [`terms`] (`(number, terms)` pairs, numbers not in
+    /// use) to `owner`'s: the caller may split many documents in parallel.
+    pub fn add_terms(&mut self, owner: &str, docs: impl IntoIterator<Item = (u32, Vec<String>)>) {
         let mut mine = self.owners.remove(owner).unwrap_or_default();
-        for (doc, text) in docs {
-            let terms = terms(&text);
-            let mut counts: HashMap<String, u32> = HashMap::new();
-            for t in &terms {
-                *counts.entry(t.clone()).or_default() += 1;
-            }
+        for (doc, mut terms) in docs {
             let slot = doc as usize;
             if self.lens.len() <= slot {
                 self.lens.resize(slot + 1, 0);
@@ -149,10 +167,21 @@ impl Bm25 {
             self.lens[slot] = terms.len() as u32;
             self.total_len += terms.len();
             self.docs += 1;
-            let mut distinct = Vec::with_capacity(counts.len());
-            for (t, tf) in counts {
-                self.postings.entry(t.clone()).or_default().push((doc, tf));
-                distinct.push(t);
+            // Sorted, each run of one term is its frequency.
+            terms.sort_unstable();
+            let mut distinct = Vec::new();
+            let mut at = 0;
+            while at < terms.len() {
+                let tf = terms[at..].iter().take_while(|t| **t == terms[at]).count();
+                let term = std::mem::take(&mut terms[at]);
+                match self.postings.get_mut(&term) {
+                    Some(list) => list.push((doc, tf as u32)),
+                    None => {
+                        self.postings.insert(term.clone(), vec![(doc, tf as u32)]);
+                    }
+                }
+                distinct.push(term);
+                at += tf;
             }
             mine.push((doc, distinct));
         }
@@ -161,28 +190,39 @@ impl Bm25 {
 
     /// Removes every document of `owner`.
     pub fn remove(&mut self, owner: &str) {
-        for (doc, distinct) in self.owners.remove(owner).unwrap_or_default() {
-            self.forget(doc, distinct);
-        }
+        let docs = self.owners.remove(owner).unwrap_or_default();
+        self.forget(docs);
     }
 
     /// Removes the documents `gone` of `owner` (the others stay as they are).
     pub fn remove_docs(&mut self, owner: &str, gone: &[u32]) {
         let Some(mine) = self.owners.get_mut(owner) else { return };
-        let (out, keep): (Vec<_>, Vec<_>) = mine.drain(..).partition(|(d, _)| gone.contains(d));
+        let mut gone = gone.to_vec();
+        gone.sort_unstable();
+        let (out, keep): (Vec<_>, Vec<_>) =
+            mine.drain(..).partition(|(d, _)| gone.binary_search(d).is_ok());
         *mine = keep;
-        for (doc, distinct) in out {
-            self.forget(doc, distinct);
-        }
+        self.forget(out);
     }
 
-    fn forget(&mut self, doc: u32, distinct: Vec<String>) {
-        let len = std::mem::take(&mut self.lens[doc as usize]);
-        self.total_len -= len as usize;
-        self.docs -= 1;
-        for t in distinct {
+    /// Takes `docs` out of the postings: each term's list is walked once, however many of the
+    /// documents hold it (a server's tools share most of their terms).
+    fn forget(&mut self, docs: Vec<(u32, Vec<String>)>) {
+        let mut gone = Vec::with_capacity(docs.len());
+        let mut terms = Vec::new();
+        for (doc, distinct) in docs {
+            let len = std::mem::take(&mut self.lens[doc as usize]);
+            self.total_len -= len as usize;
+            self.docs -= 1;
+            gone.push(doc);
+            terms.extend(distinct);
+        }
+        gone.sort_unstable();
+        terms.sort_unstable();
+        terms.dedup();
+        for t in terms {
             if let Some(list) = self.postings.get_mut(&t) {
-                list.retain(|(d, _)| *d != doc);
+                list.retain(|(d, _)| gone.binary_search(d).is_err());
                 if list.is_empty() {
                     self.postings.remove(&t);
                 }
@@ -278,6 +318,7 @@ mod tests {
     #[test]
     fn the_stop_list_is_sorted() {
         assert!(STOP.windows(2).all(|w| w[0] < w[1]));
+        assert_eq!(STOP.iter().map(|w| w.len()).max(), Some(LONGEST_STOP));
     }
 
     #[test]

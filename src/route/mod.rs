@@ -8,6 +8,7 @@
 //! - [`router`]: the catalog, the fusion of both rankings with name boosts and diversity across
 //!   servers, and the token cost of the result;
 //! - [`tokens`]: BPE token counts (o200k_base);
+//! - [`par`]: independent work (indexing new tools, encoding) spread over the cores;
 //! - [`values`]: the values a request carries (paths, URLs, commits, issue keys…), the
 //!   parameters that take them, and developers' shorthand spelt out.
 //!
@@ -19,6 +20,7 @@
 pub mod bert;
 pub mod embed;
 pub mod lexical;
+pub(crate) mod par;
 pub mod router;
 pub mod tokens;
 pub mod values;

@@ -114,12 +114,46 @@ struct Entry {
     tool: Value,
     /// Tokens of its definition as injected (compact JSON, o200k_base).
     tokens: usize,
+    /// The same count by stretch of the definition, for recounting only what an edit changed.
+    stretches: Vec<tokens::Stretch>,
     /// The tool's own name, lowercased (for exact-name boosts).
     own_lower: String,
     /// The lexical terms of the tool's own name (for exact-name boosts).
     name_terms: Vec<String>,
     /// The kinds of value its parameters take.
     takes: values::Kinds,
+}
+
+/// What indexing one new definition takes, worked out from it alone (so many at once run in
+/// parallel): its lexical terms, the text for the embedder, its token count, its name's forms.
+struct Indexed {
+    terms: Vec<String>,
+    text: Option<String>,
+    tokens: usize,
+    stretches: Vec<tokens::Stretch>,
+    own_lower: String,
+    name_terms: Vec<String>,
+    takes: values::Kinds,
+}
+
+impl Indexed {
+    /// `before`: the definition this one replaces, if any (its unchanged parts keep their
+    /// token counts).
+    fn of(server: &str, tool: &Value, semantic: bool, before: Option<&Entry>) -> Self {
+        let own = tool.get("name").and_then(Value::as_str).unwrap_or_default();
+        let asked = values::asked_as(own);
+        let (tokens, stretches) =
+            tokens::count_json(tool, before.map(|e| (&e.tool, e.stretches.as_slice())));
+        Indexed {
+            terms: lexical::terms(&lexical_text(server, tool, &asked)),
+            text: semantic.then(|| semantic_text(tool, &asked)),
+            tokens,
+            stretches,
+            own_lower: own.to_lowercase(),
+            name_terms: lexical::terms(own),
+            takes: values::taken_by(tool),
+        }
+    }
 }
 
 /// One routed tool.
@@ -232,7 +266,7 @@ impl Router {
         let mut old_by_name: HashMap<&str, u32> =
             old.iter().map(|&slot| (self.entry(slot).name.as_str(), slot)).collect();
         let mut kept = Vec::with_capacity(tools.len());
-        let mut fresh = Vec::new();
+        let mut fresh: Vec<(String, Value)> = Vec::new();
         for (name, tool) in tools {
             match old_by_name.get(name.as_str()) {
                 Some(&slot) if self.entry(slot).tool == tool => {
@@ -247,44 +281,49 @@ impl Router {
         let gone: Vec<u32> = old_by_name.into_values().collect();
         self.lexical.remove_docs(server, &gone);
         self.vectors.remove_docs(server, &gone);
+        // The definitions replaced, by name (a new version recounts only what changed).
+        let mut before = HashMap::new();
         for &slot in &gone {
             let e = self.slots[slot as usize].take().expect("a live slot");
             self.all_tokens -= e.tokens;
             self.by_name.remove(&e.name);
             self.free.push(slot);
+            before.insert(e.name.clone(), e);
         }
+        // Listed twice, or another server's: the first definition of a name counts.
+        let mut seen = HashSet::new();
+        fresh.retain(|(name, _)| !self.by_name.contains_key(name) && seen.insert(name.clone()));
+        // Each new definition is indexed apart from the others: spread over the cores.
+        let semantic = self.embedder.is_some();
+        let work = super::par::map(&fresh, |(name, tool)| {
+            Indexed::of(server, tool, semantic, before.get(name))
+        });
         let mut lexical_docs = Vec::with_capacity(fresh.len());
         let mut texts = Vec::with_capacity(fresh.len());
         let mut added = Vec::with_capacity(fresh.len());
-        for (name, tool) in fresh {
-            if self.by_name.contains_key(&name) {
-                continue; // listed twice
-            }
+        for ((name, tool), w) in fresh.into_iter().zip(work) {
             let slot = self.free.pop().unwrap_or_else(|| {
                 self.slots.push(None);
                 (self.slots.len() - 1) as u32
             });
-            let own = tool.get("name").and_then(Value::as_str).unwrap_or_default();
-            lexical_docs.push((slot, lexical_text(server, &tool)));
-            if self.embedder.is_some() {
-                texts.push(semantic_text(&tool));
-            }
-            let tokens = tokens::count(&tool.to_string());
-            self.all_tokens += tokens;
+            lexical_docs.push((slot, w.terms));
+            texts.extend(w.text);
+            self.all_tokens += w.tokens;
             let entry = Entry {
-                own_lower: own.to_lowercase(),
-                name_terms: lexical::terms(own),
-                takes: values::taken_by(&tool),
+                own_lower: w.own_lower,
+                name_terms: w.name_terms,
+                takes: w.takes,
                 name: name.clone(),
                 server: server.to_owned(),
                 tool,
-                tokens,
+                tokens: w.tokens,
+                stretches: w.stretches,
             };
             self.slots[slot as usize] = Some(entry);
             self.by_name.insert(name, slot);
             added.push(slot);
         }
-        self.lexical.add(server, lexical_docs);
+        self.lexical.add_terms(server, lexical_docs);
         if let Some(e) = &self.embedder {
             self.vectors.add(server, added.iter().copied().zip(e.embed_batch(&texts)).collect());
         }
@@ -517,10 +556,10 @@ fn server_terms(server: &str) -> Vec<String> {
 /// The text BM25 indexes: the server, the name (twice: a name match counts most), the words
 /// people ask for what the name says ([`values::asked_as`]), the title, the description, and
 /// every parameter's name and description.
-fn lexical_text(server: &str, tool: &Value) -> String {
+fn lexical_text(server: &str, tool: &Value, asked: &str) -> String {
     let mut s = String::new();
     let name = tool.get("name").and_then(Value::as_str).unwrap_or_default();
-    for part in [server, name, name, &values::asked_as(name)] {
+    for part in [server, name, name, asked] {
         s.push_str(part);
         s.push(' ');
     }
@@ -546,7 +585,7 @@ fn lexical_text(server: &str, tool: &Value) -> String {
 /// The text the embedder sees: the name in words, the title, the description's first part, the
 /// parameters' names (their descriptions drown the tool's purpose), and the words people ask
 /// for what the name says ([`values::asked_as`]).
-fn semantic_text(tool: &Value) -> String {
+fn semantic_text(tool: &Value, asked: &str) -> String {
     let mut s = String::new();
     let name = tool.get("name").and_then(Value::as_str).unwrap_or_default();
     s.push_str(&name.replace(['_', '-', '.'], " "));
@@ -564,7 +603,7 @@ fn semantic_text(tool: &Value) -> String {
         s.push_str(name);
         s.push(' ');
     });
-    s.push_str(&values::asked_as(name));
+    s.push_str(asked);
     s
 }
 

@@ -3,6 +3,8 @@
 
 #![forbid(unsafe_code)]
 
+use serde_json::{Map, Value};
+
 /// Tokens of `text` under o200k_base (special-token text counted as ordinary text).
 pub fn count(text: &str) -> usize {
     tiktoken_rs::o200k_base_singleton().encode_ordinary(text).len()
@@ -11,9 +13,102 @@ pub fn count(text: &str) -> usize {
 /// The vocabulary's name, for reports.
 pub const VOCABULARY: &str = "o200k_base";
 
+/// One stretch of a JSON object's compact text that counts on its own: the member whose key
+/// starts with a letter, with the members after it whose keys do not (the first stretch is the
+/// opening brace and any such members before the first letter key).
+///
+/// o200k_base splits text into pieces before it merges bytes, and a piece never runs from the
+/// `,"` or `{"` before a key into the key's first letter: punctuation runs and letter runs are
+/// different pieces, and the quote cannot join the letters because the run it ends began on the
+/// comma or brace before it. So a key's first letter always starts a piece, the pieces between
+/// two such points are the same whether counted alone or in the whole text (a stretch never
+/// ends in white space, the one place the pattern looks ahead), and the count of the whole is
+/// the sum of its stretches. Tested against the whole count on the real catalog.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stretch {
+    /// The members' keys, in order.
+    keys: Vec<String>,
+    /// The opening stretch (the brace and members without a letter key).
+    head: bool,
+    /// The closing stretch (ends with the brace).
+    last: bool,
+    tokens: usize,
+}
+
+/// Tokens of `value` as compact JSON (exactly [`count`] of `value.to_string()`), and its
+/// stretches. With `before` (an earlier version of the value and its stretches), a stretch
+/// whose members are unchanged keeps its count: a tool whose description was edited is
+/// recounted only in its description.
+pub fn count_json(value: &Value, before: Option<(&Value, &[Stretch])>) -> (usize, Vec<Stretch>) {
+    let Some(obj) = value.as_object() else {
+        return (count(&value.to_string()), Vec::new());
+    };
+    let mut groups: Vec<Vec<&String>> = vec![Vec::new()];
+    for k in obj.keys() {
+        if k.starts_with(|c: char| c.is_ascii_alphabetic()) {
+            groups.push(vec![k]);
+        } else {
+            groups.last_mut().expect("the head group").push(k);
+        }
+    }
+    let n = groups.len();
+    let mut total = 0;
+    let mut out = Vec::with_capacity(n);
+    for (i, keys) in groups.into_iter().enumerate() {
+        let (head, last) = (i == 0, i == n - 1);
+        let same = |s: &&Stretch| {
+            let Some((old, _)) = before else { return false };
+            s.head == head
+                && s.last == last
+                && s.keys.len() == keys.len()
+                && s.keys
+                    .iter()
+                    .zip(&keys)
+                    .all(|(a, b)| a == *b && old.get(a) == obj.get(a.as_str()))
+        };
+        let reused =
+            before.and_then(|(_, stretches)| stretches.iter().find(same)).map(|s| s.tokens);
+        let tokens = reused.unwrap_or_else(|| count(&stretch_text(obj, &keys, head, last)));
+        total += tokens;
+        out.push(Stretch { keys: keys.into_iter().cloned().collect(), head, last, tokens });
+    }
+    (total, out)
+}
+
+/// The compact JSON text of one stretch (the stretches of an object, in order, are its text).
+fn stretch_text(obj: &Map<String, Value>, keys: &[&String], head: bool, last: bool) -> String {
+    let mut s = String::new();
+    if head {
+        s.push('{');
+    }
+    for (j, k) in keys.iter().enumerate() {
+        let key = Value::String((*k).clone()).to_string();
+        if j == 0 && !head {
+            s.push_str(&key[1..]); // its opening quote ended the stretch before
+        } else {
+            if j > 0 {
+                s.push(',');
+            }
+            s.push_str(&key);
+        }
+        s.push(':');
+        s.push_str(&obj[k.as_str()].to_string());
+    }
+    if last {
+        s.push('}');
+    } else {
+        if !(head && keys.is_empty()) {
+            s.push(',');
+        }
+        s.push('"');
+    }
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn counts_are_bpe_tokens_not_bytes() {
@@ -23,5 +118,89 @@ mod tests {
         let schema = r#"{"type":"object","properties":{"path":{"type":"string"}}}"#;
         let n = count(schema);
         assert!(n > 5 && n < schema.len() / 2, "{n}");
+    }
+
+    fn texts_and_counts_agree(v: &Value) {
+        let (total, stretches) = count_json(v, None);
+        assert_eq!(total, count(&v.to_string()), "{v}");
+        if let Some(obj) = v.as_object() {
+            let text: String = stretches
+                .iter()
+                .map(|s| {
+                    let keys: Vec<&String> = s.keys.iter().collect();
+                    stretch_text(obj, &keys, s.head, s.last)
+                })
+                .collect();
+            assert_eq!(text, v.to_string());
+        }
+    }
+
+    #[test]
+    fn stretches_add_up_to_the_whole_on_the_real_catalog() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/bench/route/catalog.json");
+        let catalog: Vec<Value> =
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        assert!(catalog.len() >= 600);
+        for e in &catalog {
+            texts_and_counts_agree(&e["tool"]);
+            texts_and_counts_agree(&e["tool"]["inputSchema"]);
+        }
+    }
+
+    #[test]
+    fn stretches_add_up_on_awkward_objects() {
+        for v in [
+            json!({}),
+            json!([1, 2]),
+            json!("text"),
+            json!({"_meta": {"a": 1}}),
+            json!({"_meta": 1, "name": "x"}),
+            json!({"name": "x", "_meta": 1, "$schema": "y", "title": "a  "}),
+            json!({"a": " ", "b": "\n\n  ", "c": "trailing space ", "d": "'s'll"}),
+            json!({"über": "ä", "name": "日本語のテキスト", "x1": 12345, "y": [true, null]}),
+            json!({"a\"b": 1, "description": "quote \" inside", "z": {"": ""}}),
+        ] {
+            texts_and_counts_agree(&v);
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn stretches_add_up_on_any_object(
+            members in proptest::collection::vec(
+                ("[a-zA-Z_$ 0-9é日\\-]{0,6}", "[ a-zA-Z0-9.,:;'\"\\n\\t{}\\[\\]/é日-]{0,24}", 0u8..4),
+                0..8,
+            )
+        ) {
+            let mut obj = Map::new();
+            for (k, v, kind) in members {
+                let v = match kind {
+                    0 => Value::String(v),
+                    1 => json!({ "description": v, "type": "string" }),
+                    2 => json!([v, 7, null]),
+                    _ => json!(v.len()),
+                };
+                obj.insert(k, v);
+            }
+            texts_and_counts_agree(&Value::Object(obj));
+        }
+    }
+
+    #[test]
+    fn unchanged_members_keep_their_count() {
+        let v1 = json!({"name": "t", "description": "one two", "inputSchema": {"type": "object"}});
+        let (n1, s1) = count_json(&v1, None);
+        let mut v2 = v1.clone();
+        v2["description"] = "one two three four".into();
+        let (n2, s2) = count_json(&v2, Some((&v1, &s1)));
+        assert_eq!(n2, count(&v2.to_string()));
+        assert!(n2 > n1);
+        assert_eq!(
+            s1.iter().find(|s| s.keys == ["inputSchema"]),
+            s2.iter().find(|s| s.keys == ["inputSchema"])
+        );
+        // A stale count is never reused: the same keys with another value are recounted.
+        let (n3, _) = count_json(&v1, Some((&v2, &s2)));
+        assert_eq!(n3, n1);
     }
 }

@@ -7,6 +7,8 @@
 
 #![forbid(unsafe_code)]
 
+use std::sync::LazyLock;
+
 use serde_json::Value;
 
 /// A kind of value found in a request.
@@ -320,16 +322,19 @@ const CLASSES: [&[&str]; 30] = [
 /// The words [`CLASSES`] adds for a tool named `name` (empty when its name holds none).
 pub fn asked_as(name: &str) -> String {
     // Each word as a term, stop words kept ("get" is one).
-    let term = |w: &str| {
+    fn term(w: &str) -> String {
         let t = super::lexical::terms(w);
         if t.is_empty() { w.to_ascii_lowercase() } else { t.join(" ") }
-    };
+    }
+    // The classes' first words as terms, once.
+    static HEADS: LazyLock<Vec<String>> =
+        LazyLock::new(|| CLASSES.iter().map(|c| term(c[0])).collect());
     let split = super::embed::split_identifiers(name);
     let words: Vec<String> =
         split.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(term).collect();
     let mut out = String::new();
-    for class in CLASSES {
-        if words.contains(&term(class[0])) {
+    for (class, head) in CLASSES.iter().zip(HEADS.iter()) {
+        if words.contains(head) {
             for w in &class[1..] {
                 out.push_str(w);
                 out.push(' ');
