@@ -1,7 +1,7 @@
 """Measure the tool router on the labelled set (PERFORMANCE.md, "Tool routing").
 
     .deps/embed/venv/bin/python bench/route/evaluate.py --ringmcp target/release/ringmcp \
-        [--split dev|test|all] [--no-minilm] [--model DIR | --no-model]
+        [--split dev|test|final|all] [--no-minilm] [--model DIR | --no-model]
 
 For each query of bench/route/queries-{split}.jsonl ({"id", "query", "relevant": [names]}) it
 asks `ringmcp route --catalog bench/route/catalog.json --queries ... --k 10` with each ranker
@@ -113,7 +113,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ringmcp", default=os.path.join(ROOT, "target/release/ringmcp"))
     ap.add_argument("--catalog", default=os.path.join(HERE, "catalog.json"))
-    ap.add_argument("--split", default="dev", choices=["dev", "test", "all"])
+    ap.add_argument("--split", default="dev", choices=["dev", "test", "final", "all"])
     ap.add_argument("--no-minilm", action="store_true",
                     help="skip the numpy reference (plain cosine of the full model)")
     ap.add_argument("--model", help="the model folder for the router's full encoder "
