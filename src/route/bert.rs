@@ -309,7 +309,7 @@ impl Embedder for BertEmbedder {
         let mut order: Vec<(usize, Vec<u32>)> =
             texts.iter().map(|t| self.token_ids(t)).enumerate().collect();
         order.sort_by_key(|(_, ids)| std::cmp::Reverse(ids.len()));
-        let vectors = super::par::map(&order, |(_, ids)| self.encode(ids));
+        let vectors = super::par::map(&order, 1, |(_, ids)| self.encode(ids));
         let mut out = vec![Vec::new(); texts.len()];
         for ((i, _), v) in order.iter().zip(vectors) {
             out[*i] = v;

@@ -23,7 +23,7 @@ pub trait Embedder: Send + Sync + std::fmt::Debug {
     fn embed(&self, text: &str) -> Vec<f32>;
     /// The unit vectors of `texts`, in order (an encoder spreads them over the cores).
     fn embed_batch(&self, texts: &[String]) -> Vec<Vec<f32>> {
-        super::par::map(texts, |t| self.embed(t))
+        super::par::map(texts, 16, |t| self.embed(t))
     }
     /// A short name for reports ("minilm-l6-static").
     fn name(&self) -> &str;

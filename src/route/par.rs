@@ -6,9 +6,16 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// `f` over `items`, in order, on up to as many threads as the machine has cores.
-pub(crate) fn map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(items.len());
+/// `f` over `items`, in order, on up to as many threads as the machine has cores, each with at
+/// least `per_thread` items (a thread costs tens of microseconds to start: cheap items come in
+/// batches, an encoder's texts one each).
+pub(crate) fn map<T: Sync, R: Send>(
+    items: &[T],
+    per_thread: usize,
+    f: impl Fn(&T) -> R + Sync,
+) -> Vec<R> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = cores.min(items.len() / per_thread.max(1));
     if threads <= 1 {
         return items.iter().map(f).collect();
     }
@@ -43,16 +50,17 @@ mod tests {
     #[test]
     fn keeps_order_and_maps_every_item() {
         let items: Vec<u64> = (0..1000).collect();
-        let out = map(&items, |x| x * 2);
+        let out = map(&items, 1, |x| x * 2);
         assert_eq!(out, items.iter().map(|x| x * 2).collect::<Vec<_>>());
-        assert!(map(&[] as &[u8], |x| *x).is_empty());
-        assert_eq!(map(&[7u8], |x| *x + 1), [8]);
+        assert!(map(&[] as &[u8], 1, |x| *x).is_empty());
+        assert_eq!(map(&items, 5000, |x| x + 1).len(), 1000, "one thread: still every item");
+        assert_eq!(map(&[7u8], 1, |x| *x + 1), [8]);
     }
 
     #[test]
     #[should_panic(expected = "item 3")]
     fn a_panic_reaches_the_caller() {
         let items: Vec<u32> = (0..8).collect();
-        map(&items, |&x| if x == 3 { panic!("item 3") } else { x });
+        map(&items, 1, |&x| if x == 3 { panic!("item 3") } else { x });
     }
 }

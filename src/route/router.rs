@@ -295,7 +295,7 @@ impl Router {
         fresh.retain(|(name, _)| !self.by_name.contains_key(name) && seen.insert(name.clone()));
         // Each new definition is indexed apart from the others: spread over the cores.
         let semantic = self.embedder.is_some();
-        let work = super::par::map(&fresh, |(name, tool)| {
+        let work = super::par::map(&fresh, 8, |(name, tool)| {
             Indexed::of(server, tool, semantic, before.get(name))
         });
         let mut lexical_docs = Vec::with_capacity(fresh.len());
