@@ -37,7 +37,7 @@ pub fn terms(text: &str) -> Vec<String> {
         if word.is_ascii() {
             lower.extend(word.bytes().map(|b| b.to_ascii_lowercase() as char));
         } else {
-            lower.extend(word.chars().flat_map(char::to_lowercase));
+            lower.push_str(&word.to_lowercase()); // whole-word rules (a final Σ is ς)
         }
         if lower.is_empty() || is_stop(&lower) {
             continue;

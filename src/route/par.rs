@@ -6,9 +6,9 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// `f` over `items`, in order, on up to as many threads as the machine has cores, each with at
-/// least `per_thread` items (a thread costs tens of microseconds to start: cheap items come in
-/// batches, an encoder's texts one each).
+/// `f` over `items`, in order, on up to as many threads as the machine has cores and no more
+/// than one thread per `per_thread` items (a thread costs tens of microseconds to start: cheap
+/// items are worth one in batches, an encoder's texts one each).
 pub(crate) fn map<T: Sync, R: Send>(
     items: &[T],
     per_thread: usize,

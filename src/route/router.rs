@@ -267,7 +267,12 @@ impl Router {
             old.iter().map(|&slot| (self.entry(slot).name.as_str(), slot)).collect();
         let mut kept = Vec::with_capacity(tools.len());
         let mut fresh: Vec<(String, Value)> = Vec::new();
+        // A name listed twice: its first definition counts.
+        let mut seen = HashSet::with_capacity(tools.len());
         for (name, tool) in tools {
+            if !seen.insert(name.clone()) {
+                continue;
+            }
             match old_by_name.get(name.as_str()) {
                 Some(&slot) if self.entry(slot).tool == tool => {
                     old_by_name.remove(name.as_str());
@@ -290,9 +295,6 @@ impl Router {
             self.free.push(slot);
             before.insert(e.name.clone(), e);
         }
-        // Listed twice, or another server's: the first definition of a name counts.
-        let mut seen = HashSet::new();
-        fresh.retain(|(name, _)| !self.by_name.contains_key(name) && seen.insert(name.clone()));
         // Each new definition is indexed apart from the others: spread over the cores.
         let semantic = self.embedder.is_some();
         let work = super::par::map(&fresh, 8, |(name, tool)| {
@@ -706,6 +708,22 @@ mod tests {
         let got = r.route("run read_file on notes.txt", 3);
         assert_eq!(got.tools[0].name, "filesystem__read_file");
         assert!(got.tools[0].matched.contains(&"name".to_owned()));
+    }
+
+    #[test]
+    fn a_name_listed_twice_keeps_its_first_definition() {
+        let mut r = Router::new();
+        let old = tool("read_file", "Read a file", &["path"]);
+        let new = tool("read_file", "Read a file's text", &["path"]);
+        r.replace_server("fs", vec![("fs__read_file".into(), old.clone())]);
+        // The first copy is a new version, the second the unchanged old one: the first counts.
+        r.replace_server(
+            "fs",
+            vec![("fs__read_file".into(), new.clone()), ("fs__read_file".into(), old)],
+        );
+        assert_eq!(r.len(), 1);
+        assert_eq!(r.tool("fs__read_file").map(|(_, t)| t), Some(&new));
+        assert_eq!(r.all_tokens(), tokens::count(&new.to_string()));
     }
 
     #[test]

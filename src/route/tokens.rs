@@ -3,6 +3,8 @@
 
 #![forbid(unsafe_code)]
 
+use std::collections::HashMap;
+
 use serde_json::{Map, Value};
 
 /// Tokens of `text` under o200k_base (special-token text counted as ordinary text).
@@ -14,7 +16,7 @@ pub fn count(text: &str) -> usize {
 pub const VOCABULARY: &str = "o200k_base";
 
 /// One stretch of a JSON object's compact text that counts on its own: the member whose key
-/// starts with a letter, with the members after it whose keys do not (the first stretch is the
+/// starts with an ASCII letter, with the members after it whose keys do not (the first stretch is the
 /// opening brace and any such members before the first letter key).
 ///
 /// o200k_base splits text into pieces before it merges bytes, and a piece never runs from the
@@ -52,22 +54,34 @@ pub fn count_json(value: &Value, before: Option<(&Value, &[Stretch])>) -> (usize
         }
     }
     let n = groups.len();
+    // The earlier version's stretches by their first key (the head by none): found in one step,
+    // however many members an object has.
+    let earlier: HashMap<Option<&str>, &Stretch> = before
+        .map(|(_, stretches)| {
+            stretches
+                .iter()
+                .map(|s| (if s.head { None } else { s.keys.first().map(String::as_str) }, s))
+                .collect()
+        })
+        .unwrap_or_default();
     let mut total = 0;
     let mut out = Vec::with_capacity(n);
     for (i, keys) in groups.into_iter().enumerate() {
         let (head, last) = (i == 0, i == n - 1);
-        let same = |s: &&Stretch| {
-            let Some((old, _)) = before else { return false };
-            s.head == head
-                && s.last == last
+        let same = |s: &Stretch, old: &Value| {
+            s.last == last
                 && s.keys.len() == keys.len()
                 && s.keys
                     .iter()
                     .zip(&keys)
                     .all(|(a, b)| a == *b && old.get(a) == obj.get(a.as_str()))
         };
-        let reused =
-            before.and_then(|(_, stretches)| stretches.iter().find(same)).map(|s| s.tokens);
+        // The earlier stretch that starts the same way (the head, or the same first key).
+        let start = if head { None } else { keys.first().map(|k| k.as_str()) };
+        let reused = before
+            .and_then(|(old, _)| Some((old, *earlier.get(&start)?)))
+            .filter(|(old, s)| same(s, old))
+            .map(|(_, s)| s.tokens);
         let tokens = reused.unwrap_or_else(|| count(&stretch_text(obj, &keys, head, last)));
         total += tokens;
         out.push(Stretch { keys: keys.into_iter().cloned().collect(), head, last, tokens });
