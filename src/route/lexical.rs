@@ -30,21 +30,58 @@ const STOP: [&str; 96] = [
 
 /// The terms of `text`, in order (repeats kept: they count).
 pub fn terms(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut lower = String::new();
-    for word in words(text) {
-        lower.clear();
-        if word.is_ascii() {
-            lower.extend(word.bytes().map(|b| b.to_ascii_lowercase() as char));
-        } else {
-            lower.push_str(&word.to_lowercase()); // whole-word rules (a final Σ is ς)
+    Terms::of(text).iter().map(str::to_owned).collect()
+}
+
+/// A document's [`terms`] in one buffer (one allocation however many terms, where a document
+/// has hundreds): what indexing hands the BM25 index.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Terms {
+    text: String,
+    /// Where each term ends in `text`.
+    ends: Vec<u32>,
+}
+
+impl Terms {
+    /// The terms of `text`, in order (repeats kept).
+    pub fn of(text: &str) -> Terms {
+        let mut out = Terms { text: String::with_capacity(text.len()), ends: Vec::new() };
+        let mut lower = String::new();
+        for word in words(text) {
+            lower.clear();
+            if word.is_ascii() {
+                lower.extend(word.bytes().map(|b| b.to_ascii_lowercase() as char));
+            } else {
+                lower.push_str(&word.to_lowercase()); // whole-word rules (a final Σ is ς)
+            }
+            if lower.is_empty() || is_stop(&lower) {
+                continue;
+            }
+            stem_into(&lower, &mut out.text);
+            out.ends.push(out.text.len() as u32);
         }
-        if lower.is_empty() || is_stop(&lower) {
-            continue;
-        }
-        out.push(stem(&lower));
+        out
     }
-    out
+
+    /// How many terms.
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// The terms, in order.
+    pub fn iter(&self) -> impl Iterator<Item = &str> + '_ {
+        let mut start = 0;
+        self.ends.iter().map(move |&end| {
+            let term = &self.text[start..end as usize];
+            start = end as usize;
+            term
+        })
+    }
 }
 
 /// Whether `word` (lowercase) is in [`STOP`].
@@ -88,15 +125,17 @@ fn words(text: &str) -> Vec<&str> {
 }
 
 /// A light suffix stemmer: enough that "files"/"file", "searching"/"search", "created"/"create"
-/// meet.
-fn stem(word: &str) -> String {
+/// meet. Appends the stem of `word` to `out`.
+fn stem_into(word: &str, out: &mut String) {
     let w = word;
     let n = w.len();
-    let cut = |suffix: &str, keep: usize| -> Option<String> {
-        (w.ends_with(suffix) && n > suffix.len() + keep).then(|| w[..n - suffix.len()].to_owned())
+    let cut = |suffix: &str, keep: usize| -> Option<&str> {
+        (w.ends_with(suffix) && n > suffix.len() + keep).then(|| &w[..n - suffix.len()])
     };
     if let Some(s) = cut("ies", 1) {
-        return s + "y";
+        out.push_str(s);
+        out.push('y');
+        return;
     }
     for (suffix, keep) in [("ing", 3), ("ed", 3), ("es", 3), ("s", 2)] {
         if suffix == "s" && (w.ends_with("ss") || w.ends_with("us")) {
@@ -104,10 +143,11 @@ fn stem(word: &str) -> String {
         }
         if let Some(s) = cut(suffix, keep) {
             // "created" → "creat", "creates" → "creat": both meet at the same stem.
-            return s.trim_end_matches('e').to_owned();
+            out.push_str(s.trim_end_matches('e'));
+            return;
         }
     }
-    w.trim_end_matches('e').to_owned()
+    out.push_str(w.trim_end_matches('e'));
 }
 
 /// A BM25 index over documents grouped by owner (a server), replaceable per owner.
@@ -116,12 +156,17 @@ fn stem(word: &str) -> String {
 /// query scores into a flat array indexed by that number and nothing is allocated per match.
 #[derive(Debug, Default, Clone)]
 pub struct Bm25 {
-    /// Term → `(document, term frequency)` for the documents holding it.
-    postings: HashMap<String, Vec<(u32, u32)>, foldhash::fast::RandomState>,
+    /// Term → its number (documents and postings hold numbers: a term's text is hashed once
+    /// per occurrence as a document is added, and never compared again).
+    ids: HashMap<String, u32, foldhash::fast::RandomState>,
+    /// By term number: the term and `(document, term frequency)` for the documents holding it;
+    /// an empty list is a free number (in `free_terms`), so terms of removed tools do not pile up.
+    postings: Vec<(String, Vec<(u32, u32)>)>,
+    free_terms: Vec<u32>,
     /// Length in terms of each document, by number (0 for a free number).
     lens: Vec<u32>,
-    /// Each owner's documents and their distinct terms (to take them out again).
-    owners: HashMap<String, Vec<(u32, Vec<String>)>>,
+    /// Each owner's documents and their distinct term numbers (to take them out again).
+    owners: HashMap<String, Vec<(u32, Vec<u32>)>>,
     docs: usize,
     total_len: usize,
 }
@@ -152,14 +197,14 @@ impl Bm25 {
 
     /// Adds `docs` (`(number, text)` pairs, numbers not in use) to `owner`'s.
     pub fn add(&mut self, owner: &str, docs: impl IntoIterator<Item = (u32, String)>) {
-        self.add_terms(owner, docs.into_iter().map(|(doc, text)| (doc, terms(&text))));
+        self.add_terms(owner, docs.into_iter().map(|(doc, text)| (doc, Terms::of(&text))));
     }
 
     /// Adds documents already split into [`terms`] (`(number, terms)` pairs, numbers not in
     /// use) to `owner`'s: the caller may split many documents in parallel.
-    pub fn add_terms(&mut self, owner: &str, docs: impl IntoIterator<Item = (u32, Vec<String>)>) {
+    pub fn add_terms(&mut self, owner: &str, docs: impl IntoIterator<Item = (u32, Terms)>) {
         let mut mine = self.owners.remove(owner).unwrap_or_default();
-        for (doc, mut terms) in docs {
+        for (doc, terms) in docs {
             let slot = doc as usize;
             if self.lens.len() <= slot {
                 self.lens.resize(slot + 1, 0);
@@ -167,25 +212,40 @@ impl Bm25 {
             self.lens[slot] = terms.len() as u32;
             self.total_len += terms.len();
             self.docs += 1;
-            // Sorted, each run of one term is its frequency.
-            terms.sort_unstable();
+            // Sorted, each run of one term number is its frequency.
+            let mut ids: Vec<u32> = terms.iter().map(|t| self.intern(t)).collect();
+            ids.sort_unstable();
             let mut distinct = Vec::new();
             let mut at = 0;
-            while at < terms.len() {
-                let tf = terms[at..].iter().take_while(|t| **t == terms[at]).count();
-                let term = std::mem::take(&mut terms[at]);
-                match self.postings.get_mut(&term) {
-                    Some(list) => list.push((doc, tf as u32)),
-                    None => {
-                        self.postings.insert(term.clone(), vec![(doc, tf as u32)]);
-                    }
-                }
-                distinct.push(term);
+            while at < ids.len() {
+                let id = ids[at];
+                let tf = ids[at..].iter().take_while(|&&t| t == id).count();
+                self.postings[id as usize].1.push((doc, tf as u32));
+                distinct.push(id);
                 at += tf;
             }
             mine.push((doc, distinct));
         }
         self.owners.insert(owner.to_owned(), mine);
+    }
+
+    /// The number of `term`, given a free (or new) one if it has none.
+    fn intern(&mut self, term: &str) -> u32 {
+        if let Some(&id) = self.ids.get(term) {
+            return id;
+        }
+        let id = match self.free_terms.pop() {
+            Some(id) => {
+                term.clone_into(&mut self.postings[id as usize].0);
+                id
+            }
+            None => {
+                self.postings.push((term.to_owned(), Vec::new()));
+                (self.postings.len() - 1) as u32
+            }
+        };
+        self.ids.insert(term.to_owned(), id);
+        id
     }
 
     /// Removes every document of `owner`.
@@ -207,7 +267,7 @@ impl Bm25 {
 
     /// Takes `docs` out of the postings: each term's list is walked once, however many of the
     /// documents hold it (a server's tools share most of their terms).
-    fn forget(&mut self, docs: Vec<(u32, Vec<String>)>) {
+    fn forget(&mut self, docs: Vec<(u32, Vec<u32>)>) {
         let mut gone = Vec::with_capacity(docs.len());
         let mut terms = Vec::new();
         for (doc, distinct) in docs {
@@ -221,11 +281,11 @@ impl Bm25 {
         terms.sort_unstable();
         terms.dedup();
         for t in terms {
-            if let Some(list) = self.postings.get_mut(&t) {
-                list.retain(|(d, _)| gone.binary_search(d).is_err());
-                if list.is_empty() {
-                    self.postings.remove(&t);
-                }
+            let (term, list) = &mut self.postings[t as usize];
+            list.retain(|(d, _)| gone.binary_search(d).is_err());
+            if list.is_empty() {
+                self.ids.remove(std::mem::take(term).as_str());
+                self.free_terms.push(t);
             }
         }
     }
@@ -235,16 +295,12 @@ impl Bm25 {
         let owners: usize = self
             .owners
             .iter()
-            .map(|(o, docs)| {
-                o.len()
-                    + docs
-                        .iter()
-                        .map(|(_, t)| 28 + t.iter().map(|t| t.len() + 24).sum::<usize>())
-                        .sum::<usize>()
-            })
+            .map(|(o, docs)| o.len() + docs.iter().map(|(_, t)| 28 + t.len() * 4).sum::<usize>())
             .sum();
-        let postings: usize = self.postings.iter().map(|(t, l)| t.len() + 48 + l.len() * 8).sum();
-        owners + postings + self.lens.len() * 4
+        // Each term's text twice (the map's key and its entry), the two headers, its number.
+        let postings: usize =
+            self.postings.iter().map(|(t, l)| 2 * t.len() + 76 + l.capacity() * 8).sum();
+        owners + postings + self.free_terms.len() * 4 + self.lens.len() * 4
     }
 
     /// How many documents.
@@ -274,7 +330,7 @@ impl Bm25 {
         }
         let avg = self.total_len as f32 / n;
         for term in q {
-            let Some(list) = self.postings.get(term) else { continue };
+            let Some(list) = self.list(term) else { continue };
             let df = list.len() as f32;
             let idf = ((n - df + 0.5) / (df + 0.5) + 1.0).ln();
             for &(doc, tf) in list {
@@ -286,10 +342,15 @@ impl Bm25 {
         out.iter().copied().fold(0.0, f32::max)
     }
 
+    /// The documents holding `term`, with its frequency in each.
+    fn list(&self, term: &str) -> Option<&[(u32, u32)]> {
+        self.ids.get(term).map(|&id| self.postings[id as usize].1.as_slice())
+    }
+
     /// Which of the query terms `q` document `doc` holds.
     pub fn matched(&self, q: &[String], doc: u32) -> Vec<String> {
         q.iter()
-            .filter(|t| self.postings.get(*t).is_some_and(|l| l.iter().any(|(d, _)| *d == doc)))
+            .filter(|t| self.list(t).is_some_and(|l| l.iter().any(|(d, _)| *d == doc)))
             .cloned()
             .collect()
     }
@@ -363,5 +424,19 @@ mod tests {
         assert!(index.search("issue", 5).is_empty());
         assert_eq!(index.total_len, index.lens.iter().map(|l| *l as usize).sum::<usize>());
         assert_eq!(index.total_len, 3);
+        // Only the live documents' terms are held; the numbers of the others are reused.
+        let live: HashSet<&str> = ["read", "text", "fil"].into();
+        assert_eq!(index.ids.keys().map(String::as_str).collect::<HashSet<_>>(), live);
+        let numbers = index.postings.len();
+        index.replace("fs", [(3, "list directory".to_owned())]);
+        index.replace("gh", [(2, "create an issue".to_owned())]);
+        assert_eq!(index.postings.len(), numbers, "freed term numbers are reused");
+        assert_eq!(index.search("issue", 5)[0].doc, 2);
+        assert_eq!(index.search("directories", 5)[0].doc, 3);
+        assert!(index.search("read", 5).is_empty());
+        for (term, &id) in &index.ids {
+            assert_eq!(&index.postings[id as usize].0, term);
+            assert!(!index.postings[id as usize].1.is_empty());
+        }
     }
 }

@@ -127,7 +127,7 @@ struct Entry {
 /// What indexing one new definition takes, worked out from it alone (so many at once run in
 /// parallel): its lexical terms, the text for the embedder, its token count, its name's forms.
 struct Indexed {
-    terms: Vec<String>,
+    terms: lexical::Terms,
     text: Option<String>,
     tokens: usize,
     stretches: Vec<tokens::Stretch>,
@@ -145,7 +145,7 @@ impl Indexed {
         let (tokens, stretches) =
             tokens::count_json(tool, before.map(|e| (&e.tool, e.stretches.as_slice())));
         Indexed {
-            terms: lexical::terms(&lexical_text(server, tool, &asked)),
+            terms: lexical::Terms::of(&lexical_text(server, tool, &asked)),
             text: semantic.then(|| semantic_text(tool, &asked)),
             tokens,
             stretches,
