@@ -39,18 +39,41 @@ pub(crate) fn find_tool() -> Value {
 }
 
 /// The embedder from `path` (default: the one [`load_embedder`] finds), loaded once per process
-/// and path: every HTTP session's gateway shares it.
+/// and path: every HTTP session's gateway shares it. A load that failed is tried again once the
+/// path changes (a table installed or rebuilt while the gateway runs is picked up; until then
+/// nothing is re-read and the warning is not repeated).
 ///
 /// [`load_embedder`]: crate::host::embedding::load_embedder
 fn embedder(path: Option<&Path>) -> Option<Arc<dyn Embedder>> {
     let mut loaded = shared().lock().unwrap_or_else(PoisonError::into_inner);
-    loaded
-        .entry(path.map(Path::to_owned))
-        .or_insert_with(|| crate::host::embedding::load_embedder(path))
-        .clone()
+    let key = path.map(Path::to_owned);
+    let now = stamp(&path.map_or_else(crate::host::embedding::embed_table_path, Path::to_owned));
+    match loaded.get(&key) {
+        Some(Slot::Ready(e)) => return Some(e.clone()),
+        Some(Slot::Failed(seen)) if *seen == now => return None,
+        _ => {}
+    }
+    let e = crate::host::embedding::load_embedder(path);
+    loaded.insert(key, e.clone().map_or(Slot::Failed(now), Slot::Ready));
+    e
 }
 
-type Loaded = HashMap<Option<PathBuf>, Option<Arc<dyn Embedder>>>;
+/// One path's embedder: loaded, or not loadable while the path looked like this.
+#[derive(Debug)]
+enum Slot {
+    Ready(Arc<dyn Embedder>),
+    Failed(Option<Stamp>),
+}
+
+/// What a path looked like: its modification time and length (`None`: it does not exist).
+type Stamp = (std::time::SystemTime, u64);
+
+fn stamp(path: &Path) -> Option<Stamp> {
+    let meta = std::fs::metadata(path).ok()?;
+    Some((meta.modified().ok()?, meta.len()))
+}
+
+type Loaded = HashMap<Option<PathBuf>, Slot>;
 
 /// The embedders loaded in this process, by path (`None`: the default one).
 fn shared() -> &'static Mutex<Loaded> {
@@ -62,7 +85,10 @@ fn shared() -> &'static Mutex<Loaded> {
 /// path is refused before any client connects and the first search does not wait for it.
 pub fn preload_embedder(path: &Path) -> Result<(), crate::host::embedding::EmbedError> {
     let e = crate::host::embedding::open_embedder(path)?;
-    shared().lock().unwrap_or_else(PoisonError::into_inner).insert(Some(path.to_owned()), Some(e));
+    shared()
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .insert(Some(path.to_owned()), Slot::Ready(e));
     Ok(())
 }
 
@@ -93,6 +119,14 @@ impl Search {
 
     /// Brings the router up to date with `catalog` (`names[i]` is backend `i`'s name).
     fn sync(&self, state: &mut State, catalog: &Catalog, names: &[String]) {
+        if state.router.as_ref().is_some_and(|r| r.embedder().is_none())
+            && let Some(e) = embedder(self.embeddings.as_deref())
+        {
+            // The embedder could not be loaded before and can now: index everything again
+            // with it.
+            state.router = Some(Router::new().with_embedder(e));
+            state.indexed.clear();
+        }
         let router =
             state.router.get_or_insert_with(|| match embedder(self.embeddings.as_deref()) {
                 Some(e) => Router::new().with_embedder(e),
@@ -208,7 +242,13 @@ impl Search {
         Ok((
             json!({
                 "content": [{"type": "text", "text": text}],
-                "structuredContent": {"tools": defs, "tokens": routing.tokens, "allTokens": routing.all_tokens},
+                "structuredContent": {
+                    "tools": defs,
+                    "tokens": routing.tokens,
+                    "allTokens": routing.all_tokens,
+                    // Which embedder ranked (null: keywords only, no table found).
+                    "embedder": state.router.as_ref().and_then(Router::embedder),
+                },
                 "isError": false,
             }),
             grew,

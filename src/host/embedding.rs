@@ -123,7 +123,7 @@ pub fn load_embedder(path: Option<&Path>) -> Option<Arc<dyn Embedder>> {
         Err(e) => {
             tracing::warn!(
                 "semantic routing off, ranking by keywords only: {e} \
-                 (scripts/deps.sh builds the table; or set RINGMCP_EMBED_TABLE)"
+                 (RINGMCP_EMBED_TABLE names another table or model)"
             );
             None
         }

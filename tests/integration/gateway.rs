@@ -454,6 +454,33 @@ fn tool_search_and_token_budget_modes() {
     assert_eq!(first, kept);
 }
 
+/// With no table at the default path, `find_tools` ranks by keywords (and says so); once a table
+/// is put there, the next search loads it and ranks with it, no restart.
+#[test]
+fn tool_search_picks_up_a_table_installed_while_it_runs() {
+    let Some(table) =
+        require(deps_dir().join("embed/minilm-l6-static.bin"), "the static embedding table")
+    else {
+        return;
+    };
+    let dir = TempDir::new("gw-search-late");
+    let reference = json!({"command": ringmcp_bin(), "args": ["serve"]});
+    let config = json!({"gateway": {"toolSearch": true}, "mcpServers": {"alpha": reference}});
+    let path = dir.0.join("search.json");
+    std::fs::write(&path, serde_json::to_vec(&config).unwrap()).unwrap();
+    let late = dir.0.join("late-table.bin");
+    let mut up = Upstream::start_env(&path, &[], &[("RINGMCP_EMBED_TABLE", &late)]);
+    let search = |up: &mut Upstream| {
+        let found = up.call("ringmcp__find_tools", json!({"query": "add up 2 and 3", "k": 1}));
+        assert_eq!(found["result"]["structuredContent"]["tools"][0]["name"], "alpha__add");
+        found["result"]["structuredContent"]["embedder"].clone()
+    };
+    assert_eq!(search(&mut up), serde_json::Value::Null, "no table: keywords only");
+    assert_eq!(search(&mut up), serde_json::Value::Null, "still none");
+    std::fs::copy(&table, &late).unwrap();
+    assert_eq!(search(&mut up), "minilm-l6-static", "the table installed meanwhile");
+}
+
 /// `gateway.embeddings` naming the full encoder's folder: `find_tools` ranks with it (its tool
 /// vectors land in the cache folder); a path that does not exist is refused at start.
 #[test]
