@@ -14,8 +14,7 @@ pub(crate) fn map<T: Sync, R: Send>(
     per_thread: usize,
     f: impl Fn(&T) -> R + Sync,
 ) -> Vec<R> {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let threads = cores.min(items.len() / per_thread.max(1));
+    let threads = cores().min(items.len() / per_thread.max(1));
     if threads <= 1 {
         return items.iter().map(f).collect();
     }
@@ -41,6 +40,13 @@ pub(crate) fn map<T: Sync, R: Send>(
         }
     });
     out.into_iter().map(|r| r.expect("every item is taken by one thread")).collect()
+}
+
+/// The cores this process may use, asked once: the answer reads the cgroup's CPU quota from
+/// files, tens of microseconds each time, which a re-index asks twice.
+fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
 #[cfg(test)]
