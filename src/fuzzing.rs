@@ -541,6 +541,36 @@ pub fn route(data: &[u8]) {
         router.replace_server(server, tools[..tools.len() / 2].to_vec());
     }
     check(&router, &queries);
+    // After all those edits, the index ranks exactly as one built from nothing over the same
+    // lists (BM25's document counts, lengths and postings, the token counts), unless two
+    // servers' tools share a name (then which one holds it depends on the order of updates).
+    let halves: Vec<(String, Vec<(String, serde_json::Value)>)> =
+        servers.iter().map(|(s, t)| (s.clone(), t[..t.len() / 2].to_vec())).collect();
+    let mut owner = std::collections::HashMap::new();
+    let shared = halves.iter().any(|(s, tools)| {
+        tools.iter().any(|(n, _)| *owner.entry(n.as_str()).or_insert(s.as_str()) != s.as_str())
+    });
+    if !shared {
+        let table = StaticEmbedder::from_bytes(&table).expect("the fuzz table parses");
+        let mut fresh = Router::new().with_embedder(std::sync::Arc::new(table));
+        for (server, tools) in &halves {
+            fresh.replace_server(server, tools.clone());
+        }
+        assert_eq!((fresh.len(), fresh.all_tokens()), (router.len(), router.all_tokens()));
+        let all = router.len().max(1);
+        for q in &queries {
+            let scores = |r: &Router| -> std::collections::HashMap<String, f32> {
+                let got = r.route_with(q, all, Ranker::Lexical).tools;
+                got.into_iter().map(|t| (t.name, t.lexical)).collect()
+            };
+            let (a, b) = (scores(&router), scores(&fresh));
+            assert_eq!(a.len(), b.len(), "{q:?}");
+            for (name, s) in &a {
+                let t = b.get(name).copied().unwrap_or(f32::NAN);
+                assert!((s - t).abs() <= 1e-4 * s.abs().max(1.0), "{name}: {s} vs {t} for {q:?}");
+            }
+        }
+    }
     for (server, _) in &servers {
         router.remove_server(server);
     }
