@@ -156,8 +156,8 @@ fn stem_into(word: &str, out: &mut String) {
 /// query scores into a flat array indexed by that number and nothing is allocated per match.
 #[derive(Debug, Default, Clone)]
 pub struct Bm25 {
-    /// Term → its number (documents and postings hold numbers: a term's text is hashed once
-    /// per occurrence as a document is added, and never compared again).
+    /// Term → its number (documents and postings hold numbers: a term's text is looked up once
+    /// per occurrence as a document is added; removing and sorting work on numbers).
     ids: HashMap<String, u32, foldhash::fast::RandomState>,
     /// By term number: the term and `(document, term frequency)` for the documents holding it;
     /// an empty list is a free number (in `free_terms`), so terms of removed tools do not pile up.

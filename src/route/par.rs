@@ -42,8 +42,8 @@ pub(crate) fn map<T: Sync, R: Send>(
     out.into_iter().map(|r| r.expect("every item is taken by one thread")).collect()
 }
 
-/// The cores this process may use, asked once: the answer reads the cgroup's CPU quota from
-/// files, tens of microseconds each time, which a re-index asks twice.
+/// The cores this process may use, asked once: the answer opens and reads the cgroup's files
+/// each time, and a re-index asks twice.
 fn cores() -> usize {
     static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))

@@ -4,7 +4,7 @@
 //! The text is split into o200k's pieces by its pattern (the crate's linear-time pretokenizer),
 //! and a piece that is itself a token counts one without running the byte-pair encoder:
 //! tiktoken decides such a piece the same way, and in tool definitions nearly every piece is
-//! one (9,353 pieces for 9,624 tokens in gitlab's descriptions). The counts are tiktoken's,
+//! one (9,353 pieces for 9,624 tokens in gitlab's descriptions as JSON strings). The counts are tiktoken's,
 //! exactly: tested against `tiktoken-rs` on the whole catalog and on any text (docs/routing.md,
 //! "Token accounting").
 
