@@ -27,6 +27,13 @@ pub trait Embedder: Send + Sync + std::fmt::Debug {
     }
     /// A short name for reports ("minilm-l6-static").
     fn name(&self) -> &str;
+    /// Whether [`Embedder::embed`] is cheap enough to run on each text where it is made (a
+    /// table lookup: the router embeds a tool while it indexes it), rather than the texts
+    /// being handed over together to [`Embedder::embed_batch`] (an encoder, or a cache in
+    /// front of one, wants them all at once).
+    fn per_text(&self) -> bool {
+        false
+    }
 }
 
 const MAGIC: &[u8; 8] = b"RMCPEMB1";
@@ -163,6 +170,49 @@ impl WordPiece {
 
     /// The WordPiece ids of `text` (BERT's basic tokenizer after splitting identifiers).
     pub fn token_ids(&self, text: &str) -> Vec<u32> {
+        if text.is_ascii() { self.ascii_token_ids(text) } else { self.char_token_ids(text) }
+    }
+
+    /// [`WordPiece::token_ids`] of ASCII text in one pass over its bytes: the identifier split,
+    /// the lowercasing and BERT's split into words done as the words are cut, with nothing
+    /// copied but each word (tool descriptions nearly always are ASCII; this was most of the
+    /// cost of embedding one).
+    fn ascii_token_ids(&self, text: &str) -> Vec<u32> {
+        let mut ids = Vec::with_capacity(text.len() / 4);
+        let mut scratch = Scratch::default();
+        let mut word = String::new();
+        let mut flush = |word: &mut String, ids: &mut Vec<u32>| {
+            if !word.is_empty() {
+                self.wordpiece(word, &mut scratch, ids);
+                word.clear();
+            }
+        };
+        let mut prev = 0u8; // `_` leaves none: no identifier joint after it
+        for &c in text.as_bytes() {
+            if c <= b' ' || c == 0x7f || c == b'_' {
+                // White space, control characters and `_` part words.
+                flush(&mut word, &mut ids);
+            } else if c.is_ascii_punctuation() {
+                // A punctuation mark is a word of its own.
+                flush(&mut word, &mut ids);
+                word.push(c as char);
+                flush(&mut word, &mut ids);
+            } else {
+                if (prev.is_ascii_lowercase() && c.is_ascii_uppercase())
+                    || (prev.is_ascii_alphabetic() && c.is_ascii_digit())
+                {
+                    flush(&mut word, &mut ids); // an identifier joint: readFile2 → read File 2
+                }
+                word.push(if self.lowercase { c.to_ascii_lowercase() } else { c } as char);
+            }
+            prev = if c == b'_' { 0 } else { c };
+        }
+        flush(&mut word, &mut ids);
+        ids
+    }
+
+    /// [`WordPiece::token_ids`], char by char.
+    fn char_token_ids(&self, text: &str) -> Vec<u32> {
         let split = split_identifiers(text);
         let cleaned = if !self.lowercase {
             split
@@ -175,7 +225,7 @@ impl WordPiece {
                 .filter(|c| !unicode_normalization::char::is_combining_mark(*c))
                 .collect()
         };
-        let mut ids = Vec::new();
+        let mut ids = Vec::with_capacity(cleaned.len() / 4);
         let mut scratch = Scratch::default();
         for word in basic_words(&cleaned) {
             self.wordpiece(word, &mut scratch, &mut ids);
@@ -187,7 +237,11 @@ impl WordPiece {
         // Character boundaries as byte offsets, the end included.
         let bounds = &mut scratch.bounds;
         bounds.clear();
-        bounds.extend(word.char_indices().map(|(i, _)| i));
+        if word.is_ascii() {
+            bounds.extend(0..word.len());
+        } else {
+            bounds.extend(word.char_indices().map(|(i, _)| i));
+        }
         let chars = bounds.len();
         bounds.push(word.len());
         if chars > MAX_WORD_CHARS {
@@ -279,6 +333,10 @@ impl Embedder for StaticEmbedder {
 
     fn name(&self) -> &str {
         "minilm-l6-static"
+    }
+
+    fn per_text(&self) -> bool {
+        true
     }
 }
 
@@ -416,6 +474,28 @@ impl VectorIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// The one-pass ids of ASCII text are the ones of the general path.
+        #[test]
+        fn ascii_token_ids_are_the_char_wise_ids(
+            text in "[\\x00-\\x7f]{0,80}|[a-zA-Z0-9_ .,]{0,60}",
+            lowercase in proptest::bool::ANY,
+        ) {
+            let mut vocab: Vec<String> = ["[UNK]", "read", "file", "##s", "##ing", "ab", "##ab"]
+                .into_iter()
+                .map(str::to_owned)
+                .collect();
+            for c in (0x21u8..0x7f).map(char::from) {
+                vocab.push(c.to_string());
+                if c.is_ascii_alphanumeric() && c != 'q' && c != 'Q' {
+                    vocab.push(format!("##{c}")); // no "##q": a word with a q inside is [UNK]
+                }
+            }
+            let wp = WordPiece::new(vocab, lowercase);
+            proptest::prop_assert_eq!(wp.ascii_token_ids(&text), wp.char_token_ids(&text));
+        }
+    }
 
     /// A small table in the real format: a handful of tokens, 4 dimensions.
     fn table(tokens: &[(&str, [f32; 4])]) -> Vec<u8> {

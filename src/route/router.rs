@@ -128,7 +128,9 @@ struct Entry {
 /// parallel): its lexical terms, the text for the embedder, its token count, its name's forms.
 struct Indexed {
     terms: lexical::Terms,
+    /// For the embedder: the text, or its vector already when the embedder is cheap per text.
     text: Option<String>,
+    vector: Option<Vec<f32>>,
     tokens: usize,
     stretches: Vec<tokens::Stretch>,
     own_lower: String,
@@ -139,14 +141,25 @@ struct Indexed {
 impl Indexed {
     /// `before`: the definition this one replaces, if any (its unchanged parts keep their
     /// token counts).
-    fn of(server: &str, tool: &Value, semantic: bool, before: Option<&Entry>) -> Self {
+    fn of(
+        server: &str,
+        tool: &Value,
+        embedder: Option<&dyn Embedder>,
+        before: Option<&Entry>,
+    ) -> Self {
         let own = tool.get("name").and_then(Value::as_str).unwrap_or_default();
         let asked = values::asked_as(own);
         let (tokens, stretches) =
             tokens::count_json(tool, before.map(|e| (&e.tool, e.stretches.as_slice())));
+        let text = embedder.map(|_| semantic_text(tool, &asked));
+        let (text, vector) = match embedder {
+            Some(e) if e.per_text() => (None, text.map(|t| e.embed(&t))),
+            _ => (text, None),
+        };
         Indexed {
             terms: lexical::Terms::of(&lexical_text(server, tool, &asked)),
-            text: semantic.then(|| semantic_text(tool, &asked)),
+            text,
+            vector,
             tokens,
             stretches,
             own_lower: own.to_lowercase(),
@@ -295,21 +308,32 @@ impl Router {
             self.free.push(slot);
             before.insert(e.name.clone(), e);
         }
-        // Each new definition is indexed apart from the others: spread over the cores.
-        let semantic = self.embedder.is_some();
-        let work = super::par::map(&fresh, 8, |(name, tool)| {
-            Indexed::of(server, tool, semantic, before.get(name))
+        let fresh: Vec<_> = fresh
+            .into_iter()
+            .map(|(name, tool)| {
+                let old = before.remove(&name);
+                (name, tool, old)
+            })
+            .collect();
+        // Each new definition is indexed apart from the others: spread over the cores (and the
+        // definition it replaces dropped there too).
+        let embedder = self.embedder.as_deref();
+        let work = super::par::map_owned(fresh, 8, |(name, tool, old)| {
+            let w = Indexed::of(server, &tool, embedder, old.as_ref());
+            (name, tool, w)
         });
-        let mut lexical_docs = Vec::with_capacity(fresh.len());
-        let mut texts = Vec::with_capacity(fresh.len());
-        let mut added = Vec::with_capacity(fresh.len());
-        for ((name, tool), w) in fresh.into_iter().zip(work) {
+        let mut lexical_docs = Vec::with_capacity(work.len());
+        let mut texts = Vec::new();
+        let mut vectors = Vec::new();
+        let mut added = Vec::with_capacity(work.len());
+        for (name, tool, w) in work {
             let slot = self.free.pop().unwrap_or_else(|| {
                 self.slots.push(None);
                 (self.slots.len() - 1) as u32
             });
             lexical_docs.push((slot, w.terms));
             texts.extend(w.text);
+            vectors.extend(w.vector.map(|v| (slot, v)));
             self.all_tokens += w.tokens;
             let entry = Entry {
                 own_lower: w.own_lower,
@@ -327,7 +351,10 @@ impl Router {
         }
         self.lexical.add_terms(server, lexical_docs);
         if let Some(e) = &self.embedder {
-            self.vectors.add(server, added.iter().copied().zip(e.embed_batch(&texts)).collect());
+            if !texts.is_empty() {
+                vectors.extend(added.iter().copied().zip(e.embed_batch(&texts)));
+            }
+            self.vectors.add(server, vectors);
         }
         kept.extend(added);
         self.server_terms.insert(server.to_owned(), server_terms(server));
@@ -559,7 +586,7 @@ fn server_terms(server: &str) -> Vec<String> {
 /// people ask for what the name says ([`values::asked_as`]), the title, the description, and
 /// every parameter's name and description.
 fn lexical_text(server: &str, tool: &Value, asked: &str) -> String {
-    let mut s = String::new();
+    let mut s = String::with_capacity(1024);
     let name = tool.get("name").and_then(Value::as_str).unwrap_or_default();
     for part in [server, name, name, asked] {
         s.push_str(part);
@@ -588,7 +615,7 @@ fn lexical_text(server: &str, tool: &Value, asked: &str) -> String {
 /// parameters' names (their descriptions drown the tool's purpose), and the words people ask
 /// for what the name says ([`values::asked_as`]).
 fn semantic_text(tool: &Value, asked: &str) -> String {
-    let mut s = String::new();
+    let mut s = String::with_capacity(1024);
     let name = tool.get("name").and_then(Value::as_str).unwrap_or_default();
     s.push_str(&name.replace(['_', '-', '.'], " "));
     s.push_str(". ");
