@@ -33,6 +33,11 @@ pub fn terms(text: &str) -> Vec<String> {
     Terms::of(text).iter().map(str::to_owned).collect()
 }
 
+/// [`terms`] with the stop words kept ("get" of `get_issue` is one).
+pub fn every_term(text: &str) -> Vec<String> {
+    Terms::cut(text, false).iter().map(str::to_owned).collect()
+}
+
 /// A document's [`terms`] in one buffer (one allocation however many terms, where a document
 /// has hundreds): what indexing hands the BM25 index.
 #[derive(Debug, Default, Clone, PartialEq)]
@@ -45,6 +50,10 @@ pub struct Terms {
 impl Terms {
     /// The terms of `text`, in order (repeats kept).
     pub fn of(text: &str) -> Terms {
+        Terms::cut(text, true)
+    }
+
+    fn cut(text: &str, drop_stop_words: bool) -> Terms {
         let mut out = Terms {
             text: String::with_capacity(text.len()),
             ends: Vec::with_capacity(text.len() / 6),
@@ -58,7 +67,7 @@ impl Terms {
             } else {
                 lower.push_str(&word.to_lowercase()); // whole-word rules (a final Σ is ς)
             }
-            if lower.is_empty() || is_stop(&lower) {
+            if lower.is_empty() || (drop_stop_words && is_stop(&lower)) {
                 continue;
             }
             stem_into(&lower, &mut out.text);

@@ -118,8 +118,9 @@ struct Entry {
     stretches: Vec<tokens::Stretch>,
     /// The tool's own name, lowercased (for exact-name boosts).
     own_lower: String,
-    /// The lexical terms of the tool's own name (for exact-name boosts).
-    name_terms: Vec<String>,
+    /// The words of the tool's own name, each with the words people ask for it by (for
+    /// exact-name boosts: [`values::name_words`]).
+    name_words: Vec<Vec<String>>,
     /// The kinds of value its parameters take.
     takes: values::Kinds,
 }
@@ -134,7 +135,7 @@ struct Indexed {
     tokens: usize,
     stretches: Vec<tokens::Stretch>,
     own_lower: String,
-    name_terms: Vec<String>,
+    name_words: Vec<Vec<String>>,
     takes: values::Kinds,
 }
 
@@ -163,7 +164,7 @@ impl Indexed {
             tokens,
             stretches,
             own_lower: own.to_lowercase(),
-            name_terms: lexical::terms(own),
+            name_words: values::name_words(own),
             takes: values::taken_by(tool),
         }
     }
@@ -337,7 +338,7 @@ impl Router {
             self.all_tokens += w.tokens;
             let entry = Entry {
                 own_lower: w.own_lower,
-                name_terms: w.name_terms,
+                name_words: w.name_words,
                 takes: w.takes,
                 name: name.clone(),
                 server: server.to_owned(),
@@ -438,12 +439,13 @@ impl Router {
                 }
             }
             let q_lower = query.to_lowercase();
+            let q_every: HashSet<String> = lexical::every_term(query).into_iter().collect();
             for (slot, entry) in self.slots.iter().enumerate() {
                 let Some(e) = entry else { continue };
                 let whole = e.own_lower.len() > 3 && contains_word(&q_lower, &e.own_lower);
                 if whole
-                    || (e.name_terms.len() > 1
-                        && e.name_terms.iter().all(|t| q_set.contains(t.as_str())))
+                    || (e.name_words.len() > 1
+                        && e.name_words.iter().all(|alts| alts.iter().any(|t| q_every.contains(t))))
                 {
                     score[slot] += w.tool_named;
                     named[slot] |= 2;
@@ -735,6 +737,37 @@ mod tests {
         let got = r.route("run read_file on notes.txt", 3);
         assert_eq!(got.tools[0].name, "filesystem__read_file");
         assert!(got.tools[0].matched.contains(&"name".to_owned()));
+    }
+
+    #[test]
+    fn a_name_is_named_by_every_word_or_the_words_people_use_for_it() {
+        let mut r = Router::new();
+        let tools = [
+            tool("get_pull_request", "Get details of a specific pull request", &["number"]),
+            tool("create_pull_request", "Create a new pull request", &["title", "head"]),
+            tool("listIssues", "List issues in a repository", &["state"]),
+        ];
+        r.replace_server(
+            "github",
+            tools
+                .iter()
+                .map(|t| (format!("github__{}", t["name"].as_str().unwrap()), t.clone()))
+                .collect(),
+        );
+        let named = |q: &str| -> Vec<String> {
+            r.route(q, 3)
+                .tools
+                .into_iter()
+                .filter(|t| t.matched.contains(&"name".to_owned()))
+                .map(|t| t.name)
+                .collect()
+        };
+        // "get" is a stop word: mentioning a pull request alone does not name get_pull_request.
+        assert_eq!(named("open a pull request"), ["github__create_pull_request"]);
+        assert_eq!(named("show me the details of pull request 7"), ["github__get_pull_request"]);
+        assert_eq!(named("the pull request"), Vec::<String>::new());
+        // camelCase names are named by their words too.
+        assert_eq!(named("show all open issues"), ["github__listIssues"]);
     }
 
     #[test]

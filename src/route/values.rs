@@ -319,22 +319,42 @@ const CLASSES: [&[&str]; 30] = [
     &["log", "history", "entries", "lines"],
 ];
 
+/// A word as a term, stop words kept ("get" is one).
+fn term(w: &str) -> String {
+    super::lexical::every_term(w).join(" ")
+}
+
+/// [`CLASSES`] as terms, worked out once.
+static CLASS_TERMS: LazyLock<Vec<Vec<String>>> =
+    LazyLock::new(|| CLASSES.iter().map(|c| c.iter().map(|w| term(w)).collect()).collect());
+
+/// The words of a tool's name as terms, each with the terms people ask for it by ([`CLASSES`]):
+/// `get_pull_request` → [get, show, fetch, …], [pull], [request]. A request names the tool
+/// when it holds one of each ("show me pull request 7"; "open a pull request" names
+/// `create_pull_request`, not `get_pull_request`).
+pub fn name_words(name: &str) -> Vec<Vec<String>> {
+    let split = super::embed::split_identifiers(name);
+    split
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(|w| {
+            let t = term(w);
+            match CLASS_TERMS.iter().find(|c| c[0] == t) {
+                Some(class) => class.clone(),
+                None => vec![t],
+            }
+        })
+        .collect()
+}
+
 /// The words [`CLASSES`] adds for a tool named `name` (empty when its name holds none).
 pub fn asked_as(name: &str) -> String {
-    // Each word as a term, stop words kept ("get" is one).
-    fn term(w: &str) -> String {
-        let t = super::lexical::terms(w);
-        if t.is_empty() { w.to_ascii_lowercase() } else { t.join(" ") }
-    }
-    // The classes' first words as terms, once.
-    static HEADS: LazyLock<Vec<String>> =
-        LazyLock::new(|| CLASSES.iter().map(|c| term(c[0])).collect());
     let split = super::embed::split_identifiers(name);
     let words: Vec<String> =
         split.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(term).collect();
     let mut out = String::new();
-    for (class, head) in CLASSES.iter().zip(HEADS.iter()) {
-        if words.contains(head) {
+    for (class, terms) in CLASSES.iter().zip(CLASS_TERMS.iter()) {
+        if words.contains(&terms[0]) {
             for w in &class[1..] {
                 out.push_str(w);
                 out.push(' ');
