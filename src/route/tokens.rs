@@ -1,12 +1,12 @@
 //! Token counts with a real BPE vocabulary: OpenAI's o200k_base (GPT-4o and later), which the
 //! `bpe-openai` crate bundles; nothing is fetched at run time. Never bytes/4.
 //!
-//! The text is split into o200k's pieces by its pattern (the crate's linear-time pretokenizer),
-//! and a piece that is itself a token counts one without running the byte-pair encoder:
-//! tiktoken decides such a piece the same way, and in tool definitions nearly every piece is
-//! one (9,353 pieces for 9,624 tokens in gitlab's descriptions as JSON strings). The counts are tiktoken's,
-//! exactly: tested against `tiktoken-rs` on the whole catalog and on any text (docs/routing.md,
-//! "Token accounting").
+//! The text is split into o200k's pieces by its pattern (ASCII text by hand, `ascii_pieces`;
+//! other text by the crate's linear-time pretokenizer), and a piece that is itself a token
+//! counts one without running the byte-pair encoder: tiktoken decides such a piece the same
+//! way, and in tool definitions nearly every piece is one (9,353 pieces for 9,624 tokens in
+//! gitlab's descriptions as JSON strings). The counts are tiktoken's, exactly: tested against
+//! `tiktoken-rs` on the whole catalog and on any text (docs/routing.md, "Token accounting").
 
 #![forbid(unsafe_code)]
 
