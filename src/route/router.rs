@@ -288,7 +288,7 @@ impl Router {
                 continue;
             }
             match old_by_name.get(name.as_str()) {
-                Some(&slot) if self.entry(slot).tool == tool => {
+                Some(&slot) if tokens::identical(&self.entry(slot).tool, &tool) => {
                     old_by_name.remove(name.as_str());
                     kept.push(slot);
                 }

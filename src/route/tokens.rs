@@ -113,6 +113,24 @@ fn ascii_pieces(b: &[u8], mut piece: impl FnMut(&[u8])) {
     }
 }
 
+/// Whether two JSON values are the same text when serialised: `==` on serde_json values
+/// holds `-0.0` and `0.0` equal, whose texts (and token counts) differ.
+pub fn identical(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => {
+            x == y && x.as_f64().map(f64::to_bits) == y.as_f64().map(f64::to_bits)
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| identical(a, b))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter().zip(y).all(|((ka, va), (kb, vb))| ka == kb && identical(va, vb))
+        }
+        _ => a == b,
+    }
+}
+
 /// The vocabulary's name, for reports.
 pub const VOCABULARY: &str = "o200k_base";
 
@@ -172,10 +190,13 @@ pub fn count_json(value: &Value, before: Option<(&Value, &[Stretch])>) -> (usize
         let same = |s: &Stretch, old: &Value| {
             s.last == last
                 && s.keys.len() == keys.len()
-                && s.keys
-                    .iter()
-                    .zip(&keys)
-                    .all(|(a, b)| a == *b && old.get(a) == obj.get(a.as_str()))
+                && s.keys.iter().zip(&keys).all(|(a, b)| {
+                    a == *b
+                        && match (old.get(a), obj.get(a.as_str())) {
+                            (Some(x), Some(y)) => identical(x, y),
+                            (x, y) => x.is_none() && y.is_none(),
+                        }
+                })
         };
         // The earlier stretch that starts the same way (the head, or the same first key).
         let start = if head { None } else { keys.first().map(|k| k.as_str()) };
@@ -385,6 +406,19 @@ mod tests {
             }
             texts_and_counts_agree(&Value::Object(obj));
         }
+    }
+
+    #[test]
+    fn minus_zero_is_not_zero() {
+        let a = json!({"default": 0.0, "list": [1, -0.0]});
+        let b = json!({"default": -0.0, "list": [1, -0.0]});
+        assert_eq!(a, b, "serde_json's == holds them equal");
+        assert!(!identical(&a, &b));
+        assert!(identical(&b, &b.clone()));
+        assert!(!identical(&json!(1), &json!(1.0)));
+        let (n, s) = count_json(&a, None);
+        assert_eq!(count_json(&b, Some((&a, &s))).0, count(&b.to_string()));
+        assert_ne!(n, count(&b.to_string()));
     }
 
     #[test]
