@@ -38,6 +38,22 @@ pub fn every_term(text: &str) -> Vec<String> {
     Terms::cut(text, false).iter().map(str::to_owned).collect()
 }
 
+/// The terms of an identifier's parts, stop words kept, without the whole identifiers
+/// [`terms`] adds beside their parts: `listIssues` → list, issu; `list_k8s_pods` → list, k,
+/// 8, s, pod.
+pub fn parts(identifier: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for chunk in identifier.split(|c: char| !c.is_alphanumeric()).filter(|c| !c.is_empty()) {
+        let words = words(chunk);
+        for w in &words {
+            if words.len() == 1 || *w != chunk {
+                out.extend(every_term(w));
+            }
+        }
+    }
+    out
+}
+
 /// A document's [`terms`] in one buffer (one allocation however many terms, where a document
 /// has hundreds): what indexing hands the BM25 index.
 #[derive(Debug, Default, Clone, PartialEq)]

@@ -120,7 +120,7 @@ struct Entry {
     own_lower: String,
     /// The words of the tool's own name, each with the words people ask for it by (for
     /// exact-name boosts: [`values::name_words`]).
-    name_words: Vec<Vec<String>>,
+    name_words: Vec<values::NameWord>,
     /// The kinds of value its parameters take.
     takes: values::Kinds,
 }
@@ -135,7 +135,7 @@ struct Indexed {
     tokens: usize,
     stretches: Vec<tokens::Stretch>,
     own_lower: String,
-    name_words: Vec<Vec<String>>,
+    name_words: Vec<values::NameWord>,
     takes: values::Kinds,
 }
 
@@ -439,14 +439,11 @@ impl Router {
                 }
             }
             let q_lower = query.to_lowercase();
-            let q_every: HashSet<String> = lexical::every_term(query).into_iter().collect();
+            let asked = values::Asked::of(query);
             for (slot, entry) in self.slots.iter().enumerate() {
                 let Some(e) = entry else { continue };
                 let whole = e.own_lower.len() > 3 && contains_word(&q_lower, &e.own_lower);
-                if whole
-                    || (e.name_words.len() > 1
-                        && e.name_words.iter().all(|alts| alts.iter().any(|t| q_every.contains(t))))
-                {
+                if whole || (e.name_words.len() > 1 && asked.names(&e.name_words)) {
                     score[slot] += w.tool_named;
                     named[slot] |= 2;
                 }
@@ -746,6 +743,8 @@ mod tests {
             tool("get_pull_request", "Get details of a specific pull request", &["number"]),
             tool("create_pull_request", "Create a new pull request", &["title", "head"]),
             tool("listIssues", "List issues in a repository", &["state"]),
+            tool("list_k8s_pods", "Pods of a cluster", &["namespace"]),
+            tool("create_file", "Make a file", &["path"]),
         ];
         r.replace_server(
             "github",
@@ -766,8 +765,12 @@ mod tests {
         assert_eq!(named("open a pull request"), ["github__create_pull_request"]);
         assert_eq!(named("show me the details of pull request 7"), ["github__get_pull_request"]);
         assert_eq!(named("the pull request"), Vec::<String>::new());
-        // camelCase names are named by their words too.
+        // camelCase names are named by their words too, and names with digits in a word.
         assert_eq!(named("show all open issues"), ["github__listIssues"]);
+        assert_eq!(named("list k8s pods"), ["github__list_k8s_pods"]);
+        // One word of the request does not stand for two of the name.
+        assert_eq!(named("read the file notes.txt"), Vec::<String>::new());
+        assert_eq!(named("file a new doc"), ["github__create_file"]);
     }
 
     #[test]

@@ -7,6 +7,7 @@
 
 #![forbid(unsafe_code)]
 
+use std::collections::HashMap;
 use std::sync::LazyLock;
 
 use serde_json::Value;
@@ -328,23 +329,61 @@ fn term(w: &str) -> String {
 static CLASS_TERMS: LazyLock<Vec<Vec<String>>> =
     LazyLock::new(|| CLASSES.iter().map(|c| c.iter().map(|w| term(w)).collect()).collect());
 
-/// The words of a tool's name as terms, each with the terms people ask for it by ([`CLASSES`]):
-/// `get_pull_request` → [get, show, fetch, …], [pull], [request]. A request names the tool
-/// when it holds one of each ("show me pull request 7"; "open a pull request" names
-/// `create_pull_request`, not `get_pull_request`).
-pub fn name_words(name: &str) -> Vec<Vec<String>> {
-    let split = super::embed::split_identifiers(name);
-    split
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(|w| {
-            let t = term(w);
-            match CLASS_TERMS.iter().find(|c| c[0] == t) {
-                Some(class) => class.clone(),
-                None => vec![t],
-            }
+/// One word of a tool's name, as a term, and the class it heads in [`CLASSES`] (people also ask
+/// for it by that class's other words).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NameWord {
+    term: String,
+    class: Option<u8>,
+}
+
+/// The words of a tool's name ([`super::lexical::parts`]: stop words kept, "get" is one).
+pub fn name_words(name: &str) -> Vec<NameWord> {
+    super::lexical::parts(name)
+        .into_iter()
+        .map(|term| {
+            let class = CLASS_TERMS.iter().position(|c| c[0] == term).map(|i| i as u8);
+            NameWord { term, class }
         })
         .collect()
+}
+
+/// What a request offers for naming tools: its distinct terms (stop words kept), numbered,
+/// and for each class of [`CLASSES`] the terms of the request that say it.
+#[derive(Debug)]
+pub struct Asked {
+    terms: HashMap<String, u32, foldhash::fast::RandomState>,
+    /// By class: a bit per request term (the first 64) that is one of the class's words.
+    classes: Vec<u64>,
+}
+
+impl Asked {
+    /// The request's terms and the classes they say.
+    pub fn of(query: &str) -> Asked {
+        let mut terms: HashMap<String, u32, _> = HashMap::default();
+        for t in super::lexical::every_term(query) {
+            let next = terms.len() as u32;
+            terms.entry(t).or_insert(next);
+        }
+        let bit = |t: &str| terms.get(t).filter(|&&i| i < 64).map_or(0, |&i| 1u64 << i);
+        let classes = CLASS_TERMS.iter().map(|c| c.iter().fold(0, |m, t| m | bit(t))).collect();
+        Asked { terms, classes }
+    }
+
+    /// Whether the request names a tool of these name words: each word is in it, as itself or
+    /// as a word of its class, and no term of the request stands for two words ("read the
+    /// file" does not name `create_file` by "file" twice).
+    pub fn names(&self, words: &[NameWord]) -> bool {
+        let mut used = 0u64;
+        words.iter().all(|w| {
+            let own = self.terms.get(&w.term).filter(|&&i| i < 64).map_or(0, |&i| 1u64 << i);
+            let class = w.class.map_or(0, |c| self.classes[c as usize]);
+            // Its own term when free, else the first free word of its class.
+            let free = if own & !used != 0 { own } else { class & !used };
+            used |= free & free.wrapping_neg();
+            free != 0
+        })
+    }
 }
 
 /// The words [`CLASSES`] adds for a tool named `name` (empty when its name holds none).
