@@ -175,8 +175,7 @@ impl WordPiece {
 
     /// [`WordPiece::token_ids`] of ASCII text in one pass over its bytes: the identifier split,
     /// the lowercasing and BERT's split into words done as the words are cut, with nothing
-    /// copied but each word (tool descriptions nearly always are ASCII; this was most of the
-    /// cost of embedding one).
+    /// copied but each word (tool descriptions nearly always are ASCII).
     fn ascii_token_ids(&self, text: &str) -> Vec<u32> {
         let mut ids = Vec::with_capacity(text.len() / 4);
         let mut scratch = Scratch::default();

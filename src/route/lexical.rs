@@ -158,8 +158,7 @@ fn char_words(text: &str) -> Vec<&str> {
     out
 }
 
-/// [`words`] of ASCII text, byte by byte (tool documents nearly always are; decoding chars
-/// was a third of the cost of indexing one).
+/// [`words`] of ASCII text, byte by byte (tool documents nearly always are ASCII).
 fn ascii_words(text: &str) -> Vec<&str> {
     let b = text.as_bytes();
     let mut out = Vec::with_capacity(b.len() / 4);

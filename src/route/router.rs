@@ -149,13 +149,14 @@ impl Indexed {
         before: Option<&Entry>,
     ) -> Self {
         let own = tool.get("name").and_then(Value::as_str).unwrap_or_default();
-        let asked = values::asked_as(own);
+        let name_words = values::name_words(own);
+        let asked = values::asked_as(&name_words);
         let (tokens, stretches) =
             tokens::count_json(tool, before.map(|e| (&e.tool, e.stretches.as_slice())));
-        let text = embedder.map(|_| semantic_text(tool, &asked));
         let (text, vector) = match embedder {
-            Some(e) if e.per_text() => (None, text.map(|t| e.embed(&t))),
-            _ => (text, None),
+            Some(e) if e.per_text() => (None, Some(e.embed(&semantic_text(tool, &asked)))),
+            Some(_) => (Some(semantic_text(tool, &asked)), None),
+            None => (None, None),
         };
         Indexed {
             terms: lexical::Terms::of(&lexical_text(server, tool, &asked)),
@@ -164,7 +165,7 @@ impl Indexed {
             tokens,
             stretches,
             own_lower: own.to_lowercase(),
-            name_words: values::name_words(own),
+            name_words,
             takes: values::taken_by(tool),
         }
     }
@@ -352,9 +353,8 @@ impl Router {
         }
         self.lexical.add_terms(server, lexical_docs);
         if let Some(e) = &self.embedder {
-            if !texts.is_empty() {
-                vectors.extend(added.iter().copied().zip(e.embed_batch(&texts)));
-            }
+            // A batch embedder's vectors (none are left when the embedder took each text).
+            vectors.extend(added.iter().copied().zip(e.embed_batch(&texts)));
             self.vectors.add(server, vectors);
         }
         kept.extend(added);

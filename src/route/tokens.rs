@@ -44,8 +44,8 @@ pub fn count(text: &str) -> usize {
 }
 
 /// o200k's pieces of ASCII text, cut by hand: the crate's pretokenizer runs a Unicode regex
-/// (a third of the cost of counting a tool's description); on ASCII its pattern comes down to
-/// the byte classes below. The pattern, alternatives tried in order at each position:
+/// (most of the cost of counting a tool's description: PERFORMANCE.md, "ASCII by bytes"); on
+/// ASCII its pattern comes down to the byte classes below. The pattern, alternatives tried in order at each position:
 ///
 /// 1. an optional prefix (not CR, LF, a letter or a digit), upper case letters, one or more
 ///    lower case ones, and an optional contraction (`'s`, `'t`, `'re`, `'ve`, `'m`, `'ll`,

@@ -320,14 +320,13 @@ const CLASSES: [&[&str]; 30] = [
     &["log", "history", "entries", "lines"],
 ];
 
-/// A word as a term, stop words kept ("get" is one).
-fn term(w: &str) -> String {
-    super::lexical::every_term(w).join(" ")
-}
-
-/// [`CLASSES`] as terms, worked out once.
-static CLASS_TERMS: LazyLock<Vec<Vec<String>>> =
-    LazyLock::new(|| CLASSES.iter().map(|c| c.iter().map(|w| term(w)).collect()).collect());
+/// [`CLASSES`] as terms (stop words kept: "get" is one), worked out once.
+static CLASS_TERMS: LazyLock<Vec<Vec<String>>> = LazyLock::new(|| {
+    CLASSES
+        .iter()
+        .map(|c| c.iter().map(|w| super::lexical::every_term(w).join(" ")).collect())
+        .collect()
+});
 
 /// One word of a tool's name, as a term, and the class it heads in [`CLASSES`] (people also ask
 /// for it by that class's other words).
@@ -386,14 +385,12 @@ impl Asked {
     }
 }
 
-/// The words [`CLASSES`] adds for a tool named `name` (empty when its name holds none).
-pub fn asked_as(name: &str) -> String {
-    let split = super::embed::split_identifiers(name);
-    let words: Vec<String> =
-        split.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(term).collect();
+/// The words [`CLASSES`] adds for a tool of these name words ([`name_words`]; empty when its
+/// name holds no class's first word).
+pub fn asked_as(words: &[NameWord]) -> String {
     let mut out = String::new();
-    for (class, terms) in CLASSES.iter().zip(CLASS_TERMS.iter()) {
-        if words.contains(&terms[0]) {
+    for (i, class) in CLASSES.iter().enumerate() {
+        if words.iter().any(|w| w.class == Some(i as u8)) {
             for w in &class[1..] {
                 out.push_str(w);
                 out.push(' ');
@@ -455,14 +452,15 @@ mod tests {
 
     #[test]
     fn tool_names_get_the_words_people_ask_with() {
-        let read = asked_as("read_text_file");
+        let read = asked_as(&name_words("read_text_file"));
         assert!(read.contains("show") && read.contains("document"), "{read}");
-        assert!(asked_as("deleteBranch").contains("remove"));
+        assert!(asked_as(&name_words("deleteBranch")).contains("remove"));
         assert!(
-            asked_as("get_issue").contains("fetch") && asked_as("get_issue").contains("ticket")
+            asked_as(&name_words("get_issue")).contains("fetch")
+                && asked_as(&name_words("get_issue")).contains("ticket")
         );
-        assert_eq!(asked_as("zzz"), "");
-        assert_eq!(asked_as("target"), "", "whole words only");
+        assert_eq!(asked_as(&name_words("zzz")), "");
+        assert_eq!(asked_as(&name_words("target")), "", "whole words only");
     }
 
     #[test]
