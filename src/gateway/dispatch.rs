@@ -181,8 +181,14 @@ async fn call_tool(core: &Arc<Core>, params: Value) -> Result<Value, ErrorObject
             .with_data(json!({"tool": name, "hint": "list the tools: names are SERVER__TOOL"})));
     };
     if target.backend == OWN && name == super::search::FIND_TOOL {
-        let names: Vec<String> = core.backends.iter().map(|b| b.spec.name.clone()).collect();
-        let (result, grew) = core.search.find(&catalog, &names, &arguments)?;
+        // Indexing what changed may take seconds (the full encoder): on the blocking pool, so
+        // the session answers everything else meanwhile.
+        let (search, names) = (core.search.clone(), core.backend_names());
+        let found =
+            tokio::task::spawn_blocking(move || search.find(&catalog, &names, &arguments)).await;
+        let (result, grew) = found.map_err(|e| {
+            ErrorObject::new(codes::INTERNAL_ERROR, format!("ringmcp__find_tools failed: {e}"))
+        })??;
         if grew {
             core.upstream.send(Out::Notify("notifications/tools/list_changed".into(), None));
         }

@@ -184,7 +184,7 @@ pub(crate) struct Core {
     /// The upstream client's `logging/setLevel`, given to every backend that comes up.
     pub(crate) log_level: Mutex<Option<String>>,
     /// The tool-routing modes' router and found tools.
-    pub(crate) search: search::Search,
+    pub(crate) search: Arc<search::Search>,
 }
 
 /// Which upstream lists differ between two catalogs.
@@ -237,7 +237,7 @@ impl Gateway {
             settled: tokio::sync::watch::Sender::new(0),
             announced: Mutex::new(None),
             log_level: Mutex::new(None),
-            search: search::Search::new(settings_embeddings),
+            search: Arc::new(search::Search::new(settings_embeddings)),
         };
         Ok(Gateway { core: Arc::new(core) })
     }
@@ -276,8 +276,19 @@ impl Core {
         if self.epoch.load(Ordering::Acquire) == epoch {
             *lock(&self.catalog) = Some(built.clone());
         }
+        if self.settings.routes_tools() {
+            // Index the new lists now, on the blocking pool, so that the next search finds the
+            // router ready instead of indexing while the model waits.
+            let (search, names, lists) = (self.search.clone(), self.backend_names(), built.clone());
+            tokio::task::spawn_blocking(move || search.warm(&lists, &names));
+        }
         lock(&self.announced).get_or_insert_with(|| built.clone());
         built
+    }
+
+    /// The backends' names, in order (backend `i` is `names[i]`).
+    pub(crate) fn backend_names(&self) -> Vec<String> {
+        self.backends.iter().map(|b| b.spec.name.clone()).collect()
     }
 
     /// A backend finished its first start.

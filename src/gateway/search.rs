@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use serde_json::{Value, json};
 
 use super::catalog::{Catalog, OWN};
+use super::lock;
 use crate::jsonrpc::{ErrorObject, codes};
 use crate::route::{Embedder, Router, tokens};
 
@@ -93,42 +94,64 @@ pub fn preload_embedder(path: &Path) -> Result<(), crate::host::embedding::Embed
 }
 
 /// The router over the catalog, and the tools found so far.
+///
+/// Indexing can take long (seconds, when the full encoder embeds a few hundred new tools), so
+/// it never runs on the session's thread: [`Search::warm`] and [`Search::find`] are called on the
+/// runtime's blocking pool, and the router sits behind a lock of its own, apart from the found
+/// set that `tools/list` reads ([`Search::visible`] never waits for an indexing).
 #[derive(Debug, Default)]
 pub(crate) struct Search {
     /// Where the embedder comes from (`gateway.embeddings`).
     embeddings: Option<PathBuf>,
-    state: Mutex<State>,
+    index: Mutex<Index>,
+    /// Upstream names `find_tools` returned.
+    found: Mutex<BTreeSet<String>>,
 }
 
 #[derive(Debug, Default)]
-struct State {
+struct Index {
     router: Option<Router>,
     /// Per backend: the tool definitions it was indexed from (compact JSON), so that a
     /// rebuilt catalog re-indexes only the backends whose tools changed.
     indexed: HashMap<String, String>,
-    /// Upstream names `find_tools` returned.
-    found: BTreeSet<String>,
 }
 
 impl Search {
     /// A search whose router's embedder comes from `embeddings` (a table file or a model
     /// folder; `None`: the default one).
     pub(crate) fn new(embeddings: Option<PathBuf>) -> Self {
-        Search { embeddings, state: Mutex::default() }
+        Search { embeddings, ..Search::default() }
+    }
+
+    /// Brings the router up to date with `catalog` (`names[i]` is backend `i`'s name) ahead of
+    /// the first search: the gateway calls it on the blocking pool whenever the lists change.
+    pub(crate) fn warm(&self, catalog: &Catalog, names: &[String]) {
+        self.sync(&mut self.index(), catalog, names);
+    }
+
+    /// The router's lock. An indexing that panicked may have left the router half-updated, so
+    /// the next holder starts over from nothing.
+    fn index(&self) -> std::sync::MutexGuard<'_, Index> {
+        self.index.lock().unwrap_or_else(|poisoned| {
+            let mut index = poisoned.into_inner();
+            *index = Index::default();
+            self.index.clear_poison();
+            index
+        })
     }
 
     /// Brings the router up to date with `catalog` (`names[i]` is backend `i`'s name).
-    fn sync(&self, state: &mut State, catalog: &Catalog, names: &[String]) {
-        if state.router.as_ref().is_some_and(|r| r.embedder().is_none())
+    fn sync(&self, index: &mut Index, catalog: &Catalog, names: &[String]) {
+        if index.router.as_ref().is_some_and(|r| r.embedder().is_none())
             && let Some(e) = embedder(self.embeddings.as_deref())
         {
             // The embedder could not be loaded before and can now: index everything again
             // with it.
-            state.router = Some(Router::new().with_embedder(e));
-            state.indexed.clear();
+            index.router = Some(Router::new().with_embedder(e));
+            index.indexed.clear();
         }
         let router =
-            state.router.get_or_insert_with(|| match embedder(self.embeddings.as_deref()) {
+            index.router.get_or_insert_with(|| match embedder(self.embeddings.as_deref()) {
                 Some(e) => Router::new().with_embedder(e),
                 None => Router::new(),
             });
@@ -146,7 +169,7 @@ impl Search {
             own["name"] = Value::from(target.name.as_str());
             by.entry(server).or_default().push((name.to_owned(), own));
         }
-        state.indexed.retain(|server, _| {
+        index.indexed.retain(|server, _| {
             let keep = by.contains_key(server.as_str());
             if !keep {
                 router.remove_server(server);
@@ -155,25 +178,25 @@ impl Search {
         });
         for (server, tools) in by {
             let text = serde_json::to_string(&tools).expect("JSON");
-            if state.indexed.get(server) == Some(&text) {
+            if index.indexed.get(server) == Some(&text) {
                 continue;
             }
             router.replace_server(server, tools);
-            state.indexed.insert(server.to_owned(), text);
+            index.indexed.insert(server.to_owned(), text);
         }
     }
 
     /// The upstream `tools/list` in these modes: the own tools (`find_tools` among them), the
     /// catalog's tools in order while they fit the budget (if any), and the tools found so far.
     pub(crate) fn visible(&self, catalog: &Catalog, budget: Option<usize>) -> Vec<Value> {
-        let state = self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let found = lock(&self.found);
         let mut out = Vec::new();
         let mut used = 0usize;
         let mut left_out = false; // budget: once one tool does not fit, the order is kept
         for tool in catalog.tools() {
             let name = tool.get("name").and_then(Value::as_str).unwrap_or_default();
             let own = catalog.tool(name).is_some_and(|t| t.backend == OWN);
-            if own || state.found.contains(name) {
+            if own || found.contains(name) {
                 out.push(tool.clone());
                 continue;
             }
@@ -191,7 +214,8 @@ impl Search {
     }
 
     /// `ringmcp__find_tools`: the matching definitions; whether the list grew (the caller
-    /// then announces `list_changed`).
+    /// then announces `list_changed`). Indexes what changed first: call it off the session's
+    /// thread.
     pub(crate) fn find(
         &self,
         catalog: &Catalog,
@@ -207,14 +231,16 @@ impl Search {
         };
         let k = arguments.get("k").and_then(Value::as_u64).map_or(5, |k| k.clamp(1, MAX_K as u64))
             as usize;
-        let mut state = self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        self.sync(&mut state, catalog, names);
-        let routing = state.router.as_ref().expect("synced").route(query, k);
+        let mut index = self.index();
+        self.sync(&mut index, catalog, names);
+        let router = index.router.as_ref().expect("synced");
+        let routing = router.route(query, k);
         let mut grew = false;
         let mut defs = Vec::new();
+        let mut found = lock(&self.found);
         for t in &routing.tools {
-            grew |= state.found.insert(t.name.clone());
-            if let Some((_, tool)) = state.router.as_ref().expect("synced").tool(&t.name) {
+            grew |= found.insert(t.name.clone());
+            if let Some((_, tool)) = router.tool(&t.name) {
                 let mut def = tool.clone();
                 def["name"] = Value::from(t.name.as_str());
                 defs.push(def);
@@ -247,7 +273,7 @@ impl Search {
                     "tokens": routing.tokens,
                     "allTokens": routing.all_tokens,
                     // Which embedder ranked (null: keywords only, no table found).
-                    "embedder": state.router.as_ref().and_then(Router::embedder),
+                    "embedder": router.embedder(),
                 },
                 "isError": false,
             }),

@@ -481,6 +481,46 @@ fn tool_search_picks_up_a_table_installed_while_it_runs() {
     assert_eq!(search(&mut up), "minilm-l6-static", "the table installed meanwhile");
 }
 
+/// Indexing for `find_tools` runs off the session's thread: with the full encoder and an empty
+/// vector cache, embedding 76 new tools takes a while, and a ping sent after the search is
+/// answered before it (the gateway answered nothing else while it indexed, before).
+#[test]
+fn tool_search_indexes_off_the_session_thread() {
+    let Some(model) =
+        require(deps_dir().join("embed/all-MiniLM-L6-v2"), "the all-MiniLM-L6-v2 folder")
+    else {
+        return;
+    };
+    let dir = TempDir::new("gw-search-busy");
+    let reference = json!({"command": ringmcp_bin(), "args": ["serve", "--fault-tools"]});
+    let config = json!({"gateway": {"toolSearch": true, "embeddings": model},
+                        "mcpServers": {"a": reference, "b": reference, "c": reference, "d": reference}});
+    let path = dir.0.join("search.json");
+    std::fs::write(&path, serde_json::to_vec(&config).unwrap()).unwrap();
+    let cache = dir.0.join("cache");
+    let mut up = Upstream::start_env(&path, &[], &[("RINGMCP_EMBED_CACHE", &cache)]);
+    // Every backend up and the lists built (which starts the index in the background).
+    up.request("tools/list", json!({}));
+    let search = up.submit(
+        "tools/call",
+        json!({"name": "ringmcp__find_tools", "arguments": {"query": "add up 2 and 3", "k": 1}}),
+    );
+    // Sent once the search is under way (it takes seconds here), so that the session has
+    // taken the search up before it reads the ping.
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let ping = up.submit("ping", json!({}));
+    // `answer` fails on an answer it did not wait for: the search's, if it came first.
+    assert_eq!(up.answer(ping)["result"], json!({}));
+    let found = up.answer(search);
+    assert!(
+        found["result"]["structuredContent"]["tools"][0]["name"]
+            .as_str()
+            .is_some_and(|n| n.ends_with("__add")),
+        "{found}"
+    );
+    assert_eq!(up.status("a")["state"], "up", "the gateway still answers");
+}
+
 /// `gateway.embeddings` naming the full encoder's folder: `find_tools` ranks with it (its tool
 /// vectors land in the cache folder); a path that does not exist is refused at start.
 #[test]

@@ -49,7 +49,8 @@ pub fn serve_stdio(gateway: Gateway, inbox: Inbox) -> Result<(), GatewayError> {
         run(core, inbox.0, source, Router::Direct(StdoutSink::new(output)?)).await;
         Ok(())
     })?;
-    drop(runtime);
+    // Not waited for: an indexing still running on the blocking pool (tool search).
+    runtime.shutdown_background();
     Ok(())
 }
 
@@ -268,8 +269,9 @@ where
         core.start();
         run(core, inbox.0, Source::Channel(frames), Router::Stdio(lines_tx)).await;
     });
-    // The runtime's tasks are dropped with it; the backends stop when the host does.
-    drop(runtime);
+    // The runtime's tasks are dropped with it, an indexing still running on the blocking pool
+    // (tool search) is not waited for; the backends stop when the host does.
+    runtime.shutdown_background();
     let _ = writer.join();
     Ok(())
 }
