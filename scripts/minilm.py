@@ -71,6 +71,7 @@ class Tokenizer:
             or 0x3400 <= cp <= 0x4DBF
             or 0x20000 <= cp <= 0x2A6DF
             or 0x2A700 <= cp <= 0x2B81F
+            or 0x2B820 <= cp <= 0x2CEAF
             or 0xF900 <= cp <= 0xFAFF
             or 0x2F800 <= cp <= 0x2FA1F
         )

@@ -12,6 +12,7 @@
 
 use std::collections::HashMap;
 
+use unicode_general_category::{GeneralCategory, get_general_category};
 use unicode_normalization::UnicodeNormalization;
 
 /// Turns text into a vector; every vector of one embedder has [`Embedder::dim`] components and
@@ -188,9 +189,11 @@ impl WordPiece {
         };
         let mut prev = 0u8; // `_` leaves none: no identifier joint after it
         for &c in text.as_bytes() {
-            if c <= b' ' || c == 0x7f || c == b'_' {
-                // White space, control characters and `_` part words.
+            if matches!(c, b' ' | b'\t' | b'\n' | b'\r' | b'_') {
+                // White space and `_` part words.
                 flush(&mut word, &mut ids);
+            } else if c < b' ' || c == 0x7f {
+                // BERT drops the other control characters (the letters around join up).
             } else if c.is_ascii_punctuation() {
                 // A punctuation mark is a word of its own.
                 flush(&mut word, &mut ids);
@@ -210,18 +213,37 @@ impl WordPiece {
         ids
     }
 
-    /// [`WordPiece::token_ids`], char by char.
+    /// [`WordPiece::token_ids`], char by char, as BERT's basic tokenizer: control and format
+    /// characters dropped (tab, line feed and carriage return are white space), CJK ideographs
+    /// set apart as words of their own, lowercased with accents (nonspacing marks) stripped.
     fn char_token_ids(&self, text: &str) -> Vec<u32> {
         let split = split_identifiers(text);
+        let mut clean = String::with_capacity(split.len() + 8);
+        for c in split.chars() {
+            if matches!(c, '\t' | '\n' | '\r') {
+                clean.push(' ');
+            } else if c == '\u{FFFD}'
+                || matches!(
+                    get_general_category(c),
+                    GeneralCategory::Control | GeneralCategory::Format
+                )
+            {
+                continue;
+            } else if is_cjk(c) {
+                clean.extend([' ', c, ' ']);
+            } else {
+                clean.push(c);
+            }
+        }
         let cleaned = if !self.lowercase {
-            split
-        } else if split.is_ascii() {
-            split.to_ascii_lowercase() // what the Unicode path gives for ASCII, without it
+            clean
+        } else if clean.is_ascii() {
+            clean.to_ascii_lowercase() // what the Unicode path gives for ASCII, without it
         } else {
-            split
+            clean
                 .to_lowercase()
                 .nfd()
-                .filter(|c| !unicode_normalization::char::is_combining_mark(*c))
+                .filter(|&c| get_general_category(c) != GeneralCategory::NonspacingMark)
                 .collect()
         };
         let mut ids = Vec::with_capacity(cleaned.len() / 4);
@@ -291,10 +313,10 @@ struct Scratch {
 /// punctuation mark (and each non-ASCII symbol) a word of its own.
 fn basic_words(text: &str) -> Vec<&str> {
     let mut words = Vec::new();
-    for chunk in text.split(|c: char| c.is_whitespace() || c.is_control()) {
+    for chunk in text.split(char::is_whitespace) {
         let mut start = 0;
         for (i, c) in chunk.char_indices() {
-            if c.is_ascii_punctuation() || (!c.is_alphanumeric() && !c.is_ascii()) {
+            if is_punctuation(c) {
                 if i > start {
                     words.push(&chunk[start..i]);
                 }
@@ -307,6 +329,39 @@ fn basic_words(text: &str) -> Vec<&str> {
         }
     }
     words
+}
+
+/// BERT's punctuation: every ASCII character that is neither a letter, a digit, white space
+/// nor a control character, and the Unicode punctuation categories (`P*`); other symbols
+/// (`€`, `→`, emoji) stay inside their word.
+fn is_punctuation(c: char) -> bool {
+    use GeneralCategory as G;
+    c.is_ascii_punctuation()
+        || (!c.is_ascii()
+            && matches!(
+                get_general_category(c),
+                G::ConnectorPunctuation
+                    | G::DashPunctuation
+                    | G::OpenPunctuation
+                    | G::ClosePunctuation
+                    | G::InitialPunctuation
+                    | G::FinalPunctuation
+                    | G::OtherPunctuation
+            ))
+}
+
+/// The CJK Unified Ideographs blocks BERT sets apart (not Hangul, Hiragana or Katakana, which
+/// it writes with spaces between words anyway).
+fn is_cjk(c: char) -> bool {
+    matches!(c as u32,
+        0x4E00..=0x9FFF
+        | 0x3400..=0x4DBF
+        | 0x20000..=0x2A6DF
+        | 0x2A700..=0x2B73F
+        | 0x2B740..=0x2B81F
+        | 0x2B820..=0x2CEAF
+        | 0xF900..=0xFAFF
+        | 0x2F800..=0x2FA1F)
 }
 
 impl Embedder for StaticEmbedder {
@@ -561,6 +616,24 @@ mod tests {
         // Bad tables are refused, not half-read.
         assert_eq!(StaticEmbedder::from_bytes(&bytes[..bytes.len() - 1]).unwrap_err(), "truncated");
         assert_eq!(StaticEmbedder::from_bytes(b"NOTATABLE...........").unwrap_err(), "bad magic");
+    }
+
+    /// Non-ASCII text is cut as BERT's basic tokenizer cuts it (the integration tests check the
+    /// same against the reference implementation on the real vocabulary).
+    #[test]
+    fn non_ascii_text_is_cut_as_bert_cuts_it() {
+        let vocab =
+            ["[UNK]", "你", "好", "##好", "，", "zerowidth", "5€", "«", "»", "x", "naive", "ab"];
+        let wp = WordPiece::new(vocab.map(str::to_owned).to_vec(), true);
+        // Ideographs are words of their own (not "你" "##好"), a full-width comma splits.
+        assert_eq!(wp.token_ids("你好，"), [1, 2, 4]);
+        // Format and control characters are dropped; the letters around them join up.
+        assert_eq!(wp.token_ids("zero\u{200b}width"), [5]);
+        assert_eq!(wp.token_ids("a\u{1}b"), [11]);
+        // A currency sign is no punctuation: it stays in its word; «» are punctuation.
+        assert_eq!(wp.token_ids("«5€»"), [7, 6, 8]);
+        // Accents (nonspacing marks) go, with the lowercasing.
+        assert_eq!(wp.token_ids("NAÏVE x"), [10, 9]);
     }
 
     #[test]

