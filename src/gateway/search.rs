@@ -200,9 +200,12 @@ impl Search {
                 out.push(tool.clone());
                 continue;
             }
-            if let Some(b) = budget {
+            if let Some(b) = budget
+                && !left_out
+            {
+                // Only the tools up to the first that does not fit are counted.
                 let cost = tokens::count(&tool.to_string());
-                if !left_out && used + cost <= b {
+                if used + cost <= b {
                     used += cost;
                     out.push(tool.clone());
                     continue;
