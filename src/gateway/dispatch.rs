@@ -187,7 +187,10 @@ async fn call_tool(core: &Arc<Core>, params: Value) -> Result<Value, ErrorObject
         let found =
             tokio::task::spawn_blocking(move || search.find(&catalog, &names, &arguments)).await;
         let (result, grew) = found.map_err(|e| {
-            ErrorObject::new(codes::INTERNAL_ERROR, format!("ringmcp__find_tools failed: {e}"))
+            ErrorObject::new(
+                codes::INTERNAL_ERROR,
+                format!("ringmcp__find_tools failed ({e}); the next search indexes the tools anew"),
+            )
         })??;
         if grew {
             core.upstream.send(Out::Notify("notifications/tools/list_changed".into(), None));
