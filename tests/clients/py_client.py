@@ -137,7 +137,35 @@ async def main():
             check(offset == 100_000_000, f"read {offset}")
             ok(f"read the 100 MB result in {chunks} chunks")
     await stateless(server)
+    await tool_search(StdioServerParameters(command=server.command, args=[*server.args, "--tool-search"]))
     ok("closed")
+
+
+async def tool_search(server):
+    """`--tool-search`: the list holds the finder; a search returns definitions, the gateway
+    announces the grown list, and the found tool is listed and callable."""
+    changed = anyio.Event()
+
+    async def on_message(message):
+        note = getattr(message, "root", message)
+        if getattr(note, "method", None) == "notifications/tools/list_changed":
+            changed.set()
+
+    async with stdio_client(server) as (read, write):
+        async with ClientSession(read, write, message_handler=on_message) as session:
+            await session.initialize()
+            names = [t.name for t in (await session.list_tools()).tools]
+            check(names == ["ringmcp__status", "ringmcp__find_tools"], f"search mode lists {names}")
+            r = await session.call_tool("ringmcp__find_tools", {"query": "add two numbers", "k": 3})
+            found = [t["name"] for t in r.structured_content["tools"]]
+            check("py__add" in found, f"found {found}")
+            with anyio.fail_after(10):
+                await changed.wait()
+            names = [t.name for t in (await session.list_tools()).tools]
+            check(set(found) <= set(names), f"{found} not all in {names}")
+            r = await session.call_tool("py__add", {"a": 40, "b": 2})
+            check(text_of(r) == "42", text_of(r))
+            ok(f"tool search: found {len(found)} tools, list_changed, listed and called")
 
 
 async def stateless(server):

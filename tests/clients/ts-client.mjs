@@ -148,5 +148,33 @@ while (offset < link.size) {
 assert.equal(offset, 100_000_000);
 ok(`read the 100 MB result in ${chunks} chunks`);
 
+// `--tool-search` (over stdio, where this script starts the gateway): the finder alone is
+// listed; a search announces the grown list, and the found tool is listed and callable.
+if (mode === "stdio") {
+  const { StdioClientTransport } = await sdk("client/stdio.js");
+  const [bin, config, ...extra] = rest;
+  const search = new Client({ name: "ts-sdk-search", version: "1.0.0" }, { capabilities: {} });
+  let changed;
+  const listChanged = new Promise((resolve) => (changed = resolve));
+  search.setNotificationHandler(types.ToolListChangedNotificationSchema, () => changed());
+  await search.connect(new StdioClientTransport({
+    command: bin, args: ["gateway", "--config", config, ...extra, "--tool-search"], stderr: "inherit",
+  }));
+  const listed = async () => (await search.listTools()).tools.map((t) => t.name);
+  assert.deepEqual(await listed(), ["ringmcp__status", "ringmcp__find_tools"]);
+  const f = await search.callTool({ name: "ringmcp__find_tools", arguments: { query: "add two numbers", k: 3 } });
+  const found = f.structuredContent.tools.map((t) => t.name);
+  assert.ok(found.includes("py__add"), `found ${found}`);
+  await Promise.race([listChanged, new Promise((_, no) => {
+    setTimeout(() => no(new Error("no tools/list_changed within 10 s")), 10_000).unref();
+  })]);
+  const now = await listed();
+  assert.ok(found.every((n) => now.includes(n)), `${found} not all in ${now}`);
+  const sum = await search.callTool({ name: "py__add", arguments: { a: 40, b: 2 } });
+  assert.equal(sum.content[0].text, "42");
+  await search.close();
+  ok(`tool search: found ${found.length} tools, list_changed, listed and called`);
+}
+
 await client.close();
 ok("closed");
