@@ -11,8 +11,10 @@
 //!
 //! The table is the one `scripts/deps.sh` builds (`$RINGMCP_EMBED_TABLE`, else
 //! `.deps/embed/minilm-l6-static.bin` under `$RINGMCP_DEPS` or the source folder). The criterion
-//! bench `update_one_server` (`cargo bench --bench route`) measures the same update; this
-//! program exists so a profiler sees the update alone, without criterion's harness.
+//! bench `update_one_server` (`cargo bench --bench route`) times the same kind of update of the
+//! same server inside a larger router (1,000 tools: the catalog's servers repeated under other
+//! names); this program has the 600 tools alone, so a profiler sees the update without
+//! criterion's harness. Compare its numbers with each other, not with the bench's.
 
 use std::sync::Arc;
 use std::time::Instant;

@@ -184,15 +184,20 @@ async fn call_tool(core: &Arc<Core>, params: Value) -> Result<Value, ErrorObject
         // Indexing what changed may take seconds (the full encoder): on the blocking pool, so
         // the session answers everything else meanwhile.
         let (search, names) = (core.search.clone(), core.backend_names());
-        let found =
+        let searched =
             tokio::task::spawn_blocking(move || search.find(&catalog, &names, &arguments)).await;
-        let (result, grew) = found.map_err(|e| {
-            ErrorObject::new(
-                codes::INTERNAL_ERROR,
-                format!("ringmcp__find_tools failed ({e}); the next search indexes the tools anew"),
-            )
-        })??;
-        if grew {
+        let (result, tools) = match searched {
+            Ok(found) => found?,
+            Err(e) => {
+                tracing::error!("ringmcp__find_tools: {e}");
+                let text = format!(
+                    "ringmcp__find_tools hit an internal error ({e}); the index was reset: call it again (the gateway's log has the details)"
+                );
+                return Ok(json!({"content": [{"type": "text", "text": text}], "isError": true}));
+            }
+        };
+        // Added once the answer is certain to go out (a search cancelled meanwhile adds nothing).
+        if core.search.found(tools) {
             core.upstream.send(Out::Notify("notifications/tools/list_changed".into(), None));
         }
         return Ok(result);

@@ -275,12 +275,15 @@ impl Core {
         let built = Arc::new(Catalog::build(&self.naming, &own, &views));
         if self.epoch.load(Ordering::Acquire) == epoch {
             *lock(&self.catalog) = Some(built.clone());
-        }
-        if self.settings.routes_tools() {
-            // Index the new lists now, on the blocking pool, so that the next search finds the
-            // router ready instead of indexing while the model waits.
-            let (search, names, lists) = (self.search.clone(), self.backend_names(), built.clone());
-            tokio::task::spawn_blocking(move || search.warm(&lists, &names));
+            if self.settings.tool_search {
+                // Index the new lists now, on the blocking pool, so that the next search finds
+                // the router ready instead of indexing while the model waits (tool-search
+                // mode: where every tool is found by searching).
+                let (search, names) = (self.search.clone(), self.backend_names());
+                search.want(&built);
+                let lists = built.clone();
+                tokio::task::spawn_blocking(move || search.warm(&lists, &names));
+            }
         }
         lock(&self.announced).get_or_insert_with(|| built.clone());
         built

@@ -106,6 +106,8 @@ pub(crate) struct Search {
     index: Mutex<Index>,
     /// Upstream names `find_tools` returned.
     found: Mutex<BTreeSet<String>>,
+    /// The newest lists handed to [`Search::warm`].
+    wanted: Mutex<std::sync::Weak<Catalog>>,
 }
 
 #[derive(Debug, Default)]
@@ -123,10 +125,19 @@ impl Search {
         Search { embeddings, ..Search::default() }
     }
 
+    /// Marks `catalog` as the newest lists to index ahead of searches ([`Search::warm`]).
+    pub(crate) fn want(&self, catalog: &Arc<Catalog>) {
+        *lock(&self.wanted) = Arc::downgrade(catalog);
+    }
+
     /// Brings the router up to date with `catalog` (`names[i]` is backend `i`'s name) ahead of
     /// the first search: the gateway calls it on the blocking pool whenever the lists change.
-    pub(crate) fn warm(&self, catalog: &Catalog, names: &[String]) {
-        self.sync(&mut self.index(), catalog, names);
+    /// Lists that newer ones replaced meanwhile are skipped (their indexing would be undone).
+    pub(crate) fn warm(&self, catalog: &Arc<Catalog>, names: &[String]) {
+        let mut index = self.index();
+        if lock(&self.wanted).upgrade().is_some_and(|newest| Arc::ptr_eq(&newest, catalog)) {
+            self.sync(&mut index, catalog, names);
+        }
     }
 
     /// The router's lock. An indexing that panicked may have left the router half-updated, so
@@ -216,15 +227,14 @@ impl Search {
         out
     }
 
-    /// `ringmcp__find_tools`: the matching definitions; whether the list grew (the caller
-    /// then announces `list_changed`). Indexes what changed first: call it off the session's
-    /// thread.
+    /// `ringmcp__find_tools`: the result, and the names of the tools in it (for
+    /// [`Search::found`]). Indexes what changed first: call it off the session's thread.
     pub(crate) fn find(
         &self,
         catalog: &Catalog,
         names: &[String],
         arguments: &Value,
-    ) -> Result<(Value, bool), ErrorObject> {
+    ) -> Result<(Value, Vec<String>), ErrorObject> {
         let query = arguments.get("query").and_then(Value::as_str).filter(|q| !q.trim().is_empty());
         let Some(query) = query else {
             return Err(ErrorObject::new(
@@ -238,11 +248,8 @@ impl Search {
         self.sync(&mut index, catalog, names);
         let router = index.router.as_ref().expect("synced");
         let routing = router.route(query, k);
-        let mut grew = false;
         let mut defs = Vec::new();
-        let mut found = lock(&self.found);
         for t in &routing.tools {
-            grew |= found.insert(t.name.clone());
             if let Some((_, tool)) = router.tool(&t.name) {
                 let mut def = tool.clone();
                 def["name"] = Value::from(t.name.as_str());
@@ -280,7 +287,15 @@ impl Search {
                 },
                 "isError": false,
             }),
-            grew,
+            routing.tools.into_iter().map(|t| t.name).collect(),
         ))
+    }
+
+    /// Adds the tools a search returned to the list; whether it grew (then the caller announces
+    /// `list_changed`). Kept apart from [`Search::find`] so that a search cancelled while it
+    /// ran adds nothing unannounced.
+    pub(crate) fn found(&self, names: Vec<String>) -> bool {
+        let mut found = lock(&self.found);
+        names.into_iter().fold(false, |grew, name| found.insert(name) | grew)
     }
 }

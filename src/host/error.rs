@@ -72,6 +72,10 @@ pub enum Error {
     /// The host was dropped or its reactor thread died.
     #[error("the host's reactor has stopped")]
     ReactorStopped,
+    /// The tool router's indexing failed (a bug: it panicked); the catalog stays as it was and
+    /// the next route tries again.
+    #[error("the tool router's indexing failed ({0}); the next route indexes again")]
+    Router(String),
 }
 
 /// Why a server never became ready ([`Error::Handshake`]).
@@ -99,7 +103,9 @@ impl Error {
             Error::Spawn { source, .. } => spawn_fault(source),
             Error::Policy { .. } => Fault::Policy,
             Error::InvalidArgument(_) | Error::Config(_) => Fault::Caller,
-            Error::Spill(_) | Error::Reactor(_) | Error::ReactorStopped => Fault::Internal,
+            Error::Spill(_) | Error::Reactor(_) | Error::ReactorStopped | Error::Router(_) => {
+                Fault::Internal
+            }
         }
     }
 

@@ -2,11 +2,12 @@
 //! server of a host. Each route first brings the catalog up to date from the clients' cached
 //! tool lists: a server whose list is unchanged costs one pointer comparison, one whose list
 //! changed (`list_changed`) is re-indexed alone, a server gone is dropped. The indexing runs on
-//! a thread of its own while the caller's future waits (a first indexing takes a fifth of a
-//! second for 600 tools with the static table, seconds with the full encoder: never on the
-//! application's executor).
+//! a thread of its own, over a copy swapped in when done, while the caller's future waits (a
+//! first indexing takes a fifth of a second for 600 tools with the static table, seconds with
+//! the full encoder): the application's executor is not held by it.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 
 use super::client::{Client, ClientInner};
@@ -41,37 +42,60 @@ pub const SEPARATOR: &str = "__";
 pub struct HostRouter {
     live: LiveClients,
     state: Arc<Mutex<State>>,
+    /// Numbers the refreshes, so that an indexing of older lists that finishes after one of
+    /// newer lists is dropped.
+    refreshes: AtomicU64,
+    /// Server names seen twice, warned about once each.
+    warned: Mutex<HashSet<String>>,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct State {
     router: Router,
-    /// The tool list each server was indexed from (compared by pointer: the client's cache
-    /// hands out the same `Arc` until the list changes).
+    /// The tool list each server was indexed from (the client's cache hands out the same `Arc`
+    /// until the list changes; a list fetched anew with the same tools counts as unchanged).
     indexed: HashMap<String, Arc<Vec<Tool>>>,
-    /// The router's embedder (to start over with).
-    embedder: Option<Arc<dyn Embedder>>,
+    /// The refresh whose lists these are.
+    refresh: u64,
 }
 
 impl HostRouter {
     pub(crate) fn new(live: LiveClients, embedder: Option<Arc<dyn Embedder>>) -> Self {
-        HostRouter { live, state: Arc::new(Mutex::new(State::new(embedder))) }
+        let router = match embedder {
+            Some(e) => Router::new().with_embedder(e),
+            None => Router::new(),
+        };
+        HostRouter {
+            live,
+            state: Arc::new(Mutex::new(State { router, indexed: HashMap::new(), refresh: 0 })),
+            refreshes: AtomicU64::new(0),
+            warned: Mutex::new(HashSet::new()),
+        }
     }
 
     /// Brings the catalog up to date with every live server's tools (servers whose listing
-    /// fails are left out, with a warning, and the others go on).
-    pub async fn refresh(&self) {
-        let mut lists = Vec::new();
-        for client in self.live.clients() {
+    /// fails are left out, with a warning, and the others go on). The indexing, when a list
+    /// changed, runs on a thread of its own over a copy of the catalog, swapped in when done:
+    /// the caller's executor and other callers are not held by it.
+    ///
+    /// # Errors
+    /// [`Error::Router`](super::Error::Router) when the indexing failed (the catalog stays as
+    /// it was).
+    pub async fn refresh(&self) -> Result<()> {
+        let mut lists: Vec<(String, Arc<Vec<Tool>>)> = Vec::new();
+        // Newest first: a client kept for a server that was since replaced under the same
+        // name gives way to the replacement.
+        for client in self.live.clients().into_iter().rev() {
             if !client.has_capability("tools") {
                 continue;
             }
             if lists.iter().any(|(name, _)| name == client.name()) {
-                // Names are the router's keys: the first server of a name is routed to.
-                tracing::warn!(
-                    server = client.name(),
-                    "router: two servers of this name; the second is left out"
-                );
+                if lock(&self.warned).insert(client.name().to_owned()) {
+                    tracing::warn!(
+                        server = client.name(),
+                        "router: two live servers of this name; routing to the newest (give each server a name of its own)"
+                    );
+                }
                 continue;
             }
             match client.tools().await {
@@ -79,33 +103,35 @@ impl HostRouter {
                 Err(e) => tracing::warn!(server = client.name(), "router: tools/list failed: {e}"),
             }
         }
-        if !lock(&self.state).stale(&lists) {
-            return;
-        }
-        let state = self.state.clone();
+        let refresh = self.refreshes.fetch_add(1, Ordering::Relaxed) + 1;
+        let mut copy = {
+            let state = lock(&self.state);
+            if !state.stale(&mut lists) {
+                return Ok(());
+            }
+            state.clone()
+        };
         let (tx, rx) = futures_channel::oneshot::channel();
-        let job = lists.clone();
-        let spawned = std::thread::Builder::new().name("ringmcp-router".into()).spawn(move || {
-            lock(&state).update(&job);
+        let shared = self.state.clone();
+        let job = std::thread::Builder::new().name("ringmcp-router".into()).spawn(move || {
+            copy.update(&lists, refresh);
+            let mut state = lock(&shared);
+            if state.refresh < refresh {
+                *state = copy;
+            }
             let _ = tx.send(());
         });
-        match spawned {
-            Ok(_) => {
-                // A thread that panicked drops the sender: the next route indexes again.
-                let _ = rx.await;
-            }
-            Err(e) => {
-                tracing::warn!("router: no thread for the indexing ({e}); indexing here");
-                lock(&self.state).update(&lists);
-            }
+        if let Err(e) = job {
+            return Err(super::Error::Router(format!("no thread for it: {e}")));
         }
+        rx.await.map_err(|_| super::Error::Router("it panicked".into()))
     }
 
     /// The `k` tools best fitting `query` across every live server (fused ranking), after
     /// [`refresh`](Self::refresh).
     ///
     /// # Errors
-    /// None today; a `Result` so that a future embedder that can fail has room to say so.
+    /// As [`refresh`](Self::refresh).
     pub async fn route(&self, query: &str, k: usize) -> Result<Routing> {
         self.route_with(query, k, Ranker::Fused).await
     }
@@ -115,7 +141,7 @@ impl HostRouter {
     /// # Errors
     /// As [`route`](Self::route).
     pub async fn route_with(&self, query: &str, k: usize, ranker: Ranker) -> Result<Routing> {
-        self.refresh().await;
+        self.refresh().await?;
         Ok(lock(&self.state).router.route_with(query, k, ranker))
     }
 
@@ -132,24 +158,23 @@ impl HostRouter {
 }
 
 impl State {
-    fn new(embedder: Option<Arc<dyn Embedder>>) -> Self {
-        let router = match &embedder {
-            Some(e) => Router::new().with_embedder(e.clone()),
-            None => Router::new(),
-        };
-        State { router, indexed: HashMap::new(), embedder }
-    }
-
-    /// Whether `lists` (each live server's tools) differ from what was indexed.
-    fn stale(&self, lists: &[(String, Arc<Vec<Tool>>)]) -> bool {
-        let fresh = |(server, tools): &(String, Arc<Vec<Tool>>)| {
-            self.indexed.get(server).is_some_and(|old| Arc::ptr_eq(old, tools))
-        };
-        self.indexed.len() != lists.len() || !lists.iter().all(fresh)
+    /// Whether `lists` (each live server's tools) differ from what was indexed. A list fetched
+    /// anew with the same tools (a 2026-07-28 server without `ttlMs` is asked every time) is
+    /// replaced by the indexed one, so it costs one comparison and no indexing.
+    fn stale(&self, lists: &mut [(String, Arc<Vec<Tool>>)]) -> bool {
+        let mut stale = self.indexed.len() != lists.len();
+        for (server, tools) in lists.iter_mut() {
+            match self.indexed.get(server) {
+                Some(old) if Arc::ptr_eq(old, tools) => {}
+                Some(old) if **old == **tools => *tools = old.clone(),
+                _ => stale = true,
+            }
+        }
+        stale
     }
 
     /// Indexes `lists`: a server gone is dropped, one whose list changed is re-indexed.
-    fn update(&mut self, lists: &[(String, Arc<Vec<Tool>>)]) {
+    fn update(&mut self, lists: &[(String, Arc<Vec<Tool>>)], refresh: u64) {
         let State { router, indexed, .. } = self;
         let now: HashMap<&str, &Arc<Vec<Tool>>> =
             lists.iter().map(|(n, t)| (n.as_str(), t)).collect();
@@ -167,18 +192,14 @@ impl State {
             router.replace_server(server, named(server, tools));
             indexed.insert(server.clone(), tools.clone());
         }
+        self.refresh = refresh;
     }
 }
 
-/// The router's state. An indexing that panicked may have left it half-updated: the next
-/// holder starts over from an empty catalog with the same embedder.
-fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
-    state.lock().unwrap_or_else(|poisoned| {
-        let mut s = poisoned.into_inner();
-        *s = State::new(s.embedder.clone());
-        state.clear_poison();
-        s
-    })
+/// Locks a mutex whose holder may have panicked: every update of the router's state is one
+/// assignment of a finished copy, so the data is whole either way.
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// `server`'s tools as `(server__tool, definition)` pairs, named as the gateway names them.

@@ -309,8 +309,8 @@ struct Scratch {
     piece: String,
 }
 
-/// BERT's basic split of cleaned text: on white space and control characters, with each
-/// punctuation mark (and each non-ASCII symbol) a word of its own.
+/// BERT's basic split of cleaned text (control and format characters already dropped): on
+/// white space, with each punctuation mark ([`is_punctuation`]) a word of its own.
 fn basic_words(text: &str) -> Vec<&str> {
     let mut words = Vec::new();
     for chunk in text.split(char::is_whitespace) {

@@ -482,8 +482,9 @@ fn tool_search_picks_up_a_table_installed_while_it_runs() {
 }
 
 /// Indexing for `find_tools` runs off the session's thread: with the full encoder and an empty
-/// vector cache, embedding 76 new tools takes a while, and a ping sent after the search is
-/// answered before it (the gateway answered nothing else while it indexed, before).
+/// vector cache, embedding 76 new tools takes seconds, and a ping sent meanwhile is answered at
+/// once (the gateway answered nothing else while it indexed, before). A search cancelled while
+/// it runs adds nothing to the list: the next one announces the tools it adds.
 #[test]
 fn tool_search_indexes_off_the_session_thread() {
     let Some(model) = minilm_dir() else { return };
@@ -497,22 +498,29 @@ fn tool_search_indexes_off_the_session_thread() {
     let mut up = Upstream::start_env(&path, &[], &[("RINGMCP_EMBED_CACHE", &cache)]);
     // Every backend up and the lists built (which starts the index in the background).
     up.request("tools/list", json!({}));
-    let search = up.submit(
-        "tools/call",
-        json!({"name": "ringmcp__find_tools", "arguments": {"query": "add up 2 and 3", "k": 1}}),
-    );
+    let find =
+        json!({"name": "ringmcp__find_tools", "arguments": {"query": "add up 2 and 3", "k": 1}});
+    let first = up.submit("tools/call", find.clone());
     // Sent once the search is under way (it takes seconds here), so that the session has
-    // taken the search up before it reads the ping.
+    // taken the search up before it reads what follows.
     std::thread::sleep(std::time::Duration::from_millis(200));
+    up.send(&json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                    "params": {"requestId": first, "reason": "test"}}));
     let ping = up.submit("ping", json!({}));
-    // `answer` fails on an answer it did not wait for: the search's, if it came first.
+    // `answer` fails on an answer it did not wait for: the search's, if it came.
     assert_eq!(up.answer(ping)["result"], json!({}));
-    let found = up.answer(search);
+    let again = up.submit("tools/call", find);
+    let found = up.answer(again);
     assert!(
         found["result"]["structuredContent"]["tools"][0]["name"]
             .as_str()
             .is_some_and(|n| n.ends_with("__add")),
         "{found}"
+    );
+    assert!(
+        up.notifications.iter().any(|n| n["method"] == "notifications/tools/list_changed"),
+        "the tools the cancelled search found were added unannounced: {:?}",
+        up.notifications
     );
     assert_eq!(up.status("a")["state"], "up", "the gateway still answers");
 }

@@ -205,7 +205,7 @@ fn host_router_indexes_off_the_callers_executor() {
         }
     });
     assert_eq!(first, "the other future", "the indexing held the executor");
-    // Nothing changed: the next route needs no indexing and no thread.
+    // Nothing changed: the next route finds the catalog as it was.
     let got = futures::executor::block_on(router.route("add two numbers", 2)).unwrap();
     assert_eq!(got.catalog, 6);
     a.blocking().shutdown();

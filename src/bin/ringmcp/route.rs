@@ -251,10 +251,11 @@ fn live_catalog(
         }
     }
     let live = host.router_with(embedder);
-    futures::executor::block_on(live.refresh());
+    let indexed = futures::executor::block_on(live.refresh());
     for client in &clients {
         client.blocking().shutdown();
     }
+    indexed?;
     Ok((live.snapshot(), clients.len()))
 }
 
