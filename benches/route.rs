@@ -51,10 +51,7 @@ fn servers() -> Option<Vec<(String, Vec<Tool>)>> {
 }
 
 fn build(embedder: Option<Arc<dyn Embedder>>, servers: &[(String, Vec<Tool>)]) -> Router {
-    let mut r = match embedder {
-        Some(e) => Router::new().with_embedder(e),
-        None => Router::new(),
-    };
+    let mut r = Router::new().with_optional_embedder(embedder);
     for (s, tools) in servers {
         r.replace_server(s, named(s, tools));
     }

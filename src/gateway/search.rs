@@ -161,11 +161,9 @@ impl Search {
             index.router = Some(Router::new().with_embedder(e));
             index.indexed.clear();
         }
-        let router =
-            index.router.get_or_insert_with(|| match embedder(self.embeddings.as_deref()) {
-                Some(e) => Router::new().with_embedder(e),
-                None => Router::new(),
-            });
+        let router = index.router.get_or_insert_with(|| {
+            Router::new().with_optional_embedder(embedder(self.embeddings.as_deref()))
+        });
         let mut by: HashMap<&str, Vec<(String, Value)>> = HashMap::new();
         for tool in catalog.tools() {
             let Some(name) = tool.get("name").and_then(Value::as_str) else { continue };

@@ -61,10 +61,7 @@ struct State {
 
 impl HostRouter {
     pub(crate) fn new(live: LiveClients, embedder: Option<Arc<dyn Embedder>>) -> Self {
-        let router = match embedder {
-            Some(e) => Router::new().with_embedder(e),
-            None => Router::new(),
-        };
+        let router = Router::new().with_optional_embedder(embedder);
         HostRouter {
             live,
             state: Arc::new(Mutex::new(State { router, indexed: HashMap::new(), refresh: 0 })),

@@ -236,6 +236,14 @@ impl Router {
         self
     }
 
+    /// [`Router::with_embedder`] when there is one (`None`: keywords only).
+    pub fn with_optional_embedder(self, embedder: Option<Arc<dyn Embedder>>) -> Self {
+        match embedder {
+            Some(e) => self.with_embedder(e),
+            None => self,
+        }
+    }
+
     /// Other fusion weights.
     pub fn with_weights(mut self, weights: Weights) -> Self {
         self.weights = weights;

@@ -83,10 +83,7 @@ fn route(args: &Args) -> Result<(), Failure> {
             "--ranker semantic needs the embedding table (scripts/deps.sh builds it)",
         ));
     }
-    let mut router = match &embedder {
-        Some(e) => Router::new().with_embedder(e.clone()),
-        None => Router::new(),
-    };
+    let mut router = Router::new().with_optional_embedder(embedder.clone());
     let t1 = Instant::now();
     let servers = if let Some(file) = &args.catalog {
         let by_server = read_catalog(file)?;
