@@ -26,13 +26,7 @@ fn servers() -> Option<Vec<(String, Vec<Tool>)>> {
         }
     };
     let entries: Vec<CatalogEntry> = serde_json::from_str(&text).expect("a catalog");
-    let mut by: Vec<(String, Vec<Tool>)> = Vec::new();
-    for e in entries {
-        match by.iter_mut().find(|(s, _)| *s == e.server) {
-            Some((_, tools)) => tools.push(e.tool),
-            None => by.push((e.server, vec![e.tool])),
-        }
-    }
+    let mut by = CatalogEntry::by_server(entries);
     let real = by.clone();
     let mut total: usize = by.iter().map(|(_, t)| t.len()).sum();
     let mut copy = 2;

@@ -21,7 +21,6 @@ use std::time::Instant;
 
 use ringmcp::host::embedding::{embed_table_path, load_table};
 use ringmcp::host::router::named;
-use ringmcp::protocol::Tool;
 use ringmcp::route::{CatalogEntry, Embedder, Router};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -31,13 +30,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/bench/route/catalog.json");
     let entries: Vec<CatalogEntry> = serde_json::from_str(&std::fs::read_to_string(path)?)?;
-    let mut servers: Vec<(String, Vec<Tool>)> = Vec::new();
-    for e in entries {
-        match servers.iter_mut().find(|(s, _)| *s == e.server) {
-            Some((_, tools)) => tools.push(e.tool),
-            None => servers.push((e.server, vec![e.tool])),
-        }
-    }
+    let servers = CatalogEntry::by_server(entries);
     let table = embed_table_path();
     let embedder: Arc<dyn Embedder> = Arc::new(load_table(&table).map_err(|e| {
         format!("{e} (run scripts/deps.sh, or name a table with RINGMCP_EMBED_TABLE)")

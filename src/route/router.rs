@@ -104,6 +104,25 @@ pub struct CatalogEntry {
     pub tool: crate::protocol::Tool,
 }
 
+impl CatalogEntry {
+    /// A catalog's tools grouped by server, servers in the order they first appear, each
+    /// server's tools in catalog order.
+    pub fn by_server(entries: Vec<CatalogEntry>) -> Vec<(String, Vec<crate::protocol::Tool>)> {
+        let mut at: HashMap<String, usize> = HashMap::new();
+        let mut out: Vec<(String, Vec<crate::protocol::Tool>)> = Vec::new();
+        for e in entries {
+            match at.get(&e.server) {
+                Some(&i) => out[i].1.push(e.tool),
+                None => {
+                    at.insert(e.server.clone(), out.len());
+                    out.push((e.server, vec![e.tool]));
+                }
+            }
+        }
+        out
+    }
+}
+
 /// One tool in the catalog.
 #[derive(Debug, Clone)]
 struct Entry {
@@ -779,6 +798,23 @@ mod tests {
         // One word of the request does not stand for two of the name.
         assert_eq!(named("read the file notes.txt"), Vec::<String>::new());
         assert_eq!(named("file a new doc"), ["github__create_file"]);
+    }
+
+    #[test]
+    fn a_catalog_groups_by_server_in_first_seen_order() {
+        let entry = |server: &str, name: &str| CatalogEntry {
+            server: server.into(),
+            tool: serde_json::from_value(tool(name, "", &[])).unwrap(),
+        };
+        let entries = vec![entry("b", "x"), entry("a", "y"), entry("b", "z")];
+        let got: Vec<(String, Vec<String>)> = CatalogEntry::by_server(entries)
+            .into_iter()
+            .map(|(s, t)| (s, t.into_iter().map(|t| t.name).collect()))
+            .collect();
+        assert_eq!(
+            got,
+            [("b".into(), vec!["x".into(), "z".into()]), ("a".into(), vec!["y".into()])]
+        );
     }
 
     #[test]

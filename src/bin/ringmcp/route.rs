@@ -1,6 +1,5 @@
 //! `ringmcp route`: which tools of a catalog fit a request, and what they cost in tokens.
 
-use std::collections::BTreeMap;
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -213,21 +212,7 @@ pub(crate) fn read_catalog(file: &PathBuf) -> Result<Vec<(String, Vec<Tool>)>, F
             file.display()
         ))
     })?;
-    let mut order: Vec<String> = Vec::new();
-    let mut by: BTreeMap<String, Vec<Tool>> = BTreeMap::new();
-    for e in entries {
-        if !by.contains_key(&e.server) {
-            order.push(e.server.clone());
-        }
-        by.entry(e.server).or_default().push(e.tool);
-    }
-    Ok(order
-        .into_iter()
-        .map(|s| {
-            let t = by.remove(&s).unwrap_or_default();
-            (s, t)
-        })
-        .collect())
+    Ok(CatalogEntry::by_server(entries))
 }
 
 /// Starts every server of `file` and indexes their tools through the library's
