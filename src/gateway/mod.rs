@@ -279,10 +279,7 @@ impl Core {
                 // Index the new lists now, on the blocking pool, so that the next search finds
                 // the router ready instead of indexing while the model waits (tool-search
                 // mode: where every tool is found by searching).
-                let (search, names) = (self.search.clone(), self.backend_names());
-                search.want(&built);
-                let lists = built.clone();
-                tokio::task::spawn_blocking(move || search.warm(&lists, &names));
+                self.search.warm_later(&built, self.backend_names());
             }
         }
         lock(&self.announced).get_or_insert_with(|| built.clone());

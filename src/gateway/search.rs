@@ -6,7 +6,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
 
 use serde_json::{Value, json};
 
@@ -96,7 +96,7 @@ pub fn preload_embedder(path: &Path) -> Result<(), crate::host::embedding::Embed
 /// The router over the catalog, and the tools found so far.
 ///
 /// Indexing can take long (seconds, when the full encoder embeds a few hundred new tools), so
-/// it never runs on the session's thread: [`Search::warm`] and [`Search::find`] are called on the
+/// it never runs on the session's thread: [`Search::warm_later`] and [`Search::find`] run on the
 /// runtime's blocking pool, and the router sits behind a lock of its own, apart from the found
 /// set that `tools/list` reads ([`Search::visible`] never waits for an indexing).
 #[derive(Debug, Default)]
@@ -106,8 +106,8 @@ pub(crate) struct Search {
     index: Mutex<Index>,
     /// Upstream names `find_tools` returned.
     found: Mutex<BTreeSet<String>>,
-    /// The newest lists handed to [`Search::warm`].
-    wanted: Mutex<std::sync::Weak<Catalog>>,
+    /// The newest lists handed to [`Search::warm_later`].
+    wanted: Mutex<Weak<Catalog>>,
 }
 
 #[derive(Debug, Default)]
@@ -116,6 +116,9 @@ struct Index {
     /// Per backend: the tool definitions it was indexed from (compact JSON), so that a
     /// rebuilt catalog re-indexes only the backends whose tools changed.
     indexed: HashMap<String, String>,
+    /// The lists the router was last brought up to date with: searching them again needs no
+    /// look at the backends' definitions.
+    synced: Weak<Catalog>,
 }
 
 impl Search {
@@ -125,19 +128,19 @@ impl Search {
         Search { embeddings, ..Search::default() }
     }
 
-    /// Marks `catalog` as the newest lists to index ahead of searches ([`Search::warm`]).
-    pub(crate) fn want(&self, catalog: &Arc<Catalog>) {
-        *lock(&self.wanted) = Arc::downgrade(catalog);
-    }
-
     /// Brings the router up to date with `catalog` (`names[i]` is backend `i`'s name) ahead of
-    /// the first search: the gateway calls it on the blocking pool whenever the lists change.
-    /// Lists that newer ones replaced meanwhile are skipped (their indexing would be undone).
-    pub(crate) fn warm(&self, catalog: &Arc<Catalog>, names: &[String]) {
-        let mut index = self.index();
-        if lock(&self.wanted).upgrade().is_some_and(|newest| Arc::ptr_eq(&newest, catalog)) {
-            self.sync(&mut index, catalog, names);
-        }
+    /// the first search, on the blocking pool: the gateway calls it whenever the lists change.
+    /// Lists that newer ones replaced before their turn came are skipped (their indexing would
+    /// be undone).
+    pub(crate) fn warm_later(self: &Arc<Self>, catalog: &Arc<Catalog>, names: Vec<String>) {
+        *lock(&self.wanted) = Arc::downgrade(catalog);
+        let (search, catalog) = (self.clone(), catalog.clone());
+        tokio::task::spawn_blocking(move || {
+            let mut index = search.index();
+            if lock(&search.wanted).upgrade().is_some_and(|newest| Arc::ptr_eq(&newest, &catalog)) {
+                search.sync(&mut index, &catalog, &names);
+            }
+        });
     }
 
     /// The router's lock. An indexing that panicked may have left the router half-updated, so
@@ -152,14 +155,16 @@ impl Search {
     }
 
     /// Brings the router up to date with `catalog` (`names[i]` is backend `i`'s name).
-    fn sync(&self, index: &mut Index, catalog: &Catalog, names: &[String]) {
+    fn sync(&self, index: &mut Index, catalog: &Arc<Catalog>, names: &[String]) {
         if index.router.as_ref().is_some_and(|r| r.embedder().is_none())
             && let Some(e) = embedder(self.embeddings.as_deref())
         {
             // The embedder could not be loaded before and can now: index everything again
             // with it.
-            index.router = Some(Router::new().with_embedder(e));
-            index.indexed.clear();
+            *index = Index { router: Some(Router::new().with_embedder(e)), ..Index::default() };
+        }
+        if index.synced.upgrade().is_some_and(|synced| Arc::ptr_eq(&synced, catalog)) {
+            return;
         }
         let router = index.router.get_or_insert_with(|| {
             Router::new().with_optional_embedder(embedder(self.embeddings.as_deref()))
@@ -193,6 +198,7 @@ impl Search {
             router.replace_server(server, tools);
             index.indexed.insert(server.to_owned(), text);
         }
+        index.synced = Arc::downgrade(catalog);
     }
 
     /// The upstream `tools/list` in these modes: the own tools (`find_tools` among them), the
@@ -229,7 +235,7 @@ impl Search {
     /// [`Search::found`]). Indexes what changed first: call it off the session's thread.
     pub(crate) fn find(
         &self,
-        catalog: &Catalog,
+        catalog: &Arc<Catalog>,
         names: &[String],
         arguments: &Value,
     ) -> Result<(Value, Vec<String>), ErrorObject> {
