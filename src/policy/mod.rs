@@ -13,6 +13,7 @@
 pub(crate) mod args;
 pub mod audit;
 pub mod config;
+pub mod egress;
 mod glob;
 pub mod paths;
 pub mod pins;
