@@ -28,6 +28,7 @@
 //! clock, no syscalls, no `unsafe`. `unsafe` lives only in `uring/`, `sandbox/` and `queue/`,
 //! each block with a `SAFETY:` comment; `sandbox/` spawns server processes.
 
+pub mod egress;
 pub mod frame;
 pub mod gateway;
 pub mod host;

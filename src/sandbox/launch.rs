@@ -13,7 +13,7 @@ use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use super::cgroup::{self, LimitReport, LimitStatus, SandboxCgroup};
-use super::helper::{HELPER_ARG, PLAN_FD, STATUS_FD};
+use super::helper::{EGRESS_FD, HELPER_ARG, PLAN_FD, STATUS_FD};
 use super::plan::{self, MountStep, Plan, Profile, SandboxConfig};
 use super::seccomp::{BpfProgram, FilterOptions, SeccompProfile};
 use super::spawn::{Launch, SpawnError, Spawned};
@@ -122,7 +122,7 @@ pub(crate) fn make_plan(launch: &Launch, config: &SandboxConfig) -> Result<Plan,
             Profile::Strict => SeccompProfile::Strict,
             _ => SeccompProfile::Standard,
         },
-        network: config.network,
+        network: config.network.is_on(),
         log_denials: false,
     };
     let prog = compiled(&filter)?;
@@ -141,7 +141,7 @@ pub(crate) fn make_plan(launch: &Launch, config: &SandboxConfig) -> Result<Plan,
         host_gid,
         inner_id: INNER_ID,
         deny_setgroups,
-        network: config.network,
+        network: plan::egress_plan(&config.network),
         rlimits: rlimits(uid, config),
         seccomp: prog.map(|p| p.to_bytes()),
         exec_gate,
@@ -195,6 +195,16 @@ fn command_line(
         ("HOME".into(), "/tmp".into()),
         ("TMPDIR".into(), "/tmp".into()),
     ];
+    // A convenience for clients that honour them; the capture holds without them.
+    let proxy = format!("http://127.0.0.1:{}", super::capture::PROXY_PORT);
+    let proxy_vars = ["HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"];
+    let no_proxy =
+        [("NO_PROXY", "localhost,127.0.0.1,::1"), ("no_proxy", "localhost,127.0.0.1,::1")];
+    let mut base = base;
+    if config.network.is_on() {
+        base.extend(proxy_vars.iter().map(|k| (k.into(), proxy.clone().into())));
+        base.extend(no_proxy.iter().map(|(k, v)| (k.into(), v.into())));
+    }
     let env = super::spawn::scrubbed_env(base, SANDBOX_ENV_ALLOWLIST, &config.env, &launch.env);
     let envp: Vec<Vec<u8>> =
         env.iter().map(|(k, v)| [k.as_bytes(), b"=", v.as_bytes()].concat()).collect();
@@ -294,6 +304,12 @@ pub(crate) fn spawn_sandboxed(
     let (plan_r, plan_w) = pipe_high()?;
     let (status_r, status_w) = pipe_high()?;
     let (plan_raw, status_raw) = (plan_r.as_raw_fd(), status_w.as_raw_fd());
+    // The egress channel: init's end becomes the helper's fd 5, the host keeps the other.
+    let egress = match plan.network {
+        Some(_) => Some(seqpacket_high()?),
+        None => None,
+    };
+    let egress_raw = egress.as_ref().map_or(-1, |(_, theirs)| theirs.as_raw_fd());
     let mut cmd = Command::new(&helper);
     cmd.arg(HELPER_ARG)
         .env_clear()
@@ -302,25 +318,32 @@ pub(crate) fn spawn_sandboxed(
         .stderr(Stdio::piped())
         .process_group(0);
     let dup_fds = move || {
-        for (from, to) in [(plan_raw, PLAN_FD), (status_raw, STATUS_FD)] {
+        for (from, to) in [(plan_raw, PLAN_FD), (status_raw, STATUS_FD), (egress_raw, EGRESS_FD)] {
+            if from < 0 {
+                continue;
+            }
             // SAFETY: dup2 between fds that exist in the child (inherited from us).
             if unsafe { libc::dup2(from, to) } < 0 {
                 return Err(std::io::Error::last_os_error());
             }
         }
-        // The helper gets exactly 0-2, the plan and the status pipe: nothing else the host
-        // process holds open without O_CLOEXEC survives the exec.
-        sys::cloexec_from(STATUS_FD + 1)
+        // The helper gets exactly 0-2, the plan, the status pipe and the egress channel:
+        // nothing else the host process holds open without O_CLOEXEC survives the exec.
+        sys::cloexec_from(if egress_raw < 0 { STATUS_FD + 1 } else { EGRESS_FD + 1 })
     };
     // SAFETY: the closure only makes raw syscalls (dup2, close_range, fcntl), which are
-    // async-signal-safe; both source fds are >= 10 (pipe_high), so the dup2 onto 3 cannot
-    // clobber the source of the dup2 onto 4.
+    // async-signal-safe; every source fd is >= 10 (pipe_high, seqpacket_high), so no dup2
+    // onto 3, 4 or 5 can clobber the source of another.
     unsafe { cmd.pre_exec(dup_fds) };
     let mut child = cmd
         .spawn()
         .map_err(|source| SpawnError::Exec { program: helper.clone().into_os_string(), source })?;
     drop(plan_r);
     drop(status_w);
+    let egress = egress.map(|(ours, theirs)| {
+        drop(theirs);
+        ours
+    });
     let pid = child.id();
     let fail = |child: &mut std::process::Child, error: SpawnError| {
         let _ = sys::signal_group(pid, sys::Signal::Kill);
@@ -346,10 +369,12 @@ pub(crate) fn spawn_sandboxed(
     if let Some(error) = super::helper::decode_status(&status) {
         return Err(fail(&mut child, error));
     }
-    super::spawn::into_spawned(
+    let mut spawned = super::spawn::into_spawned(
         child,
         Some(SandboxGuard { limits, cgroup, nofile: config.nofile_max() }),
-    )
+    )?;
+    spawned.egress = egress;
+    Ok(spawned)
 }
 
 /// Reads the status pipe until EOF (the server exec'd) or a deadline.
@@ -385,6 +410,42 @@ fn read_status(fd: OwnedFd, timeout: Duration) -> std::io::Result<Vec<u8>> {
     }
 }
 
+/// A close-on-exec `SOCK_SEQPACKET` socketpair whose both ends are numbered 10 or more.
+fn seqpacket_high() -> Result<(OwnedFd, OwnedFd), SpawnError> {
+    let err = |source: std::io::Error| SpawnError::Host {
+        step: "socketpair for the egress channel",
+        source,
+    };
+    let mut fds = [0; 2];
+    // SAFETY: valid out-array.
+    if unsafe {
+        libc::socketpair(
+            libc::AF_UNIX,
+            libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC,
+            0,
+            fds.as_mut_ptr(),
+        )
+    } < 0
+    {
+        return Err(err(std::io::Error::last_os_error()));
+    }
+    let [a, b] = fds.map(high).map(|r| r.map_err(err));
+    Ok((a?, b?))
+}
+
+/// `fd` moved to a number of 10 or more (close-on-exec); the original is closed.
+fn high(fd: RawFd) -> std::io::Result<OwnedFd> {
+    // SAFETY: F_DUPFD_CLOEXEC on an fd we own; then we close the original.
+    let high = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 10 as RawFd) };
+    // SAFETY: closing the original fd we own.
+    unsafe { libc::close(fd) };
+    if high < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: a fresh fd we own.
+    Ok(unsafe { OwnedFd::from_raw_fd(high) })
+}
+
 /// A close-on-exec pipe whose both ends are numbered 10 or more.
 fn pipe_high() -> Result<(OwnedFd, OwnedFd), SpawnError> {
     let err = |source: std::io::Error| SpawnError::Host { step: "pipe", source };
@@ -393,19 +454,6 @@ fn pipe_high() -> Result<(OwnedFd, OwnedFd), SpawnError> {
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } < 0 {
         return Err(err(std::io::Error::last_os_error()));
     }
-    let mut out = Vec::new();
-    for fd in fds {
-        // SAFETY: F_DUPFD_CLOEXEC on an fd we own; then we close the original.
-        let high = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 10 as RawFd) };
-        // SAFETY: closing the original fd we own.
-        unsafe { libc::close(fd) };
-        if high < 0 {
-            return Err(err(std::io::Error::last_os_error()));
-        }
-        // SAFETY: a fresh fd we own.
-        out.push(unsafe { OwnedFd::from_raw_fd(high) });
-    }
-    let w = out.pop().expect("two fds");
-    let r = out.pop().expect("two fds");
-    Ok((r, w))
+    let [r, w] = fds.map(high).map(|r| r.map_err(err));
+    Ok((r?, w?))
 }

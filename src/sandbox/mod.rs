@@ -10,6 +10,7 @@
 //! environment and hands it the [`plan::Plan`] over a pipe.
 
 pub mod attack;
+pub mod capture;
 pub mod cgroup;
 
 pub mod check;

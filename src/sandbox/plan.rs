@@ -15,6 +15,9 @@ use std::path::{Component, Path, PathBuf};
 
 use serde::{Deserialize, Deserializer, Serialize};
 
+use super::capture::EgressPlan;
+use crate::policy::egress::{Network, NetworkPolicy};
+
 /// The seccomp and limit policy of a sandbox.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -79,9 +82,12 @@ pub struct SandboxConfig {
     pub binds: Vec<BindSpec>,
     /// Host environment variables passed through by name (on top of the allowlist).
     pub env: Vec<String>,
-    /// Loopback up and `AF_INET`/`AF_INET6` sockets allowed (still no interface to the
-    /// outside: the sandbox has its own empty network namespace).
-    pub network: bool,
+    /// `false` (default): no network at all. `true`: any public host on ports 80 and 443.
+    /// `{"allow": [...], "deny": [...]}`: only those destinations. Either way every outbound
+    /// connection is captured inside the sandbox and judged, resolved and dialled by the
+    /// host's egress proxy (docs/egress.md); private, loopback, link-local and metadata
+    /// addresses stay refused unless an entry names them.
+    pub network: Network,
     /// Size of the sandbox's `/tmp` (and `$HOME`) tmpfs, in bytes (default 64 MiB).
     #[serde(deserialize_with = "de_size")]
     pub tmp_size: Option<u64>,
@@ -114,7 +120,7 @@ impl Default for SandboxConfig {
             workspace_writable: false,
             binds: Vec::new(),
             env: Vec::new(),
-            network: false,
+            network: Network::Off,
             tmp_size: None,
             nofile: None,
         }
@@ -156,6 +162,13 @@ impl SandboxConfig {
     /// Effective pids limit.
     pub fn pids_max(&self) -> u64 {
         self.pids.unwrap_or(DEFAULT_PIDS)
+    }
+
+    /// With `network` set to `network` (builder style): `Network::any()`,
+    /// `Network::allow(["api.github.com"])?`, or [`Network::Off`].
+    pub fn network(mut self, network: impl Into<Network>) -> Self {
+        self.network = network.into();
+        self
     }
 
     /// Effective `RLIMIT_NOFILE` (soft = hard).
@@ -251,8 +264,9 @@ pub struct Plan {
     pub inner_id: u32,
     /// `setgroups` must be denied before writing the gid map (unprivileged hosts).
     pub deny_setgroups: bool,
-    /// Bring loopback up.
-    pub network: bool,
+    /// The network capture (loopback up, local routes, listeners, DNS stub), when the
+    /// server has network.
+    pub network: Option<EgressPlan>,
     /// `(resource, soft, hard)` for `setrlimit`.
     pub rlimits: Vec<(u32, u64, u64)>,
     /// The compiled seccomp filter, if any.
@@ -267,6 +281,13 @@ pub struct Plan {
     pub landlock_read: Vec<PathBuf>,
     /// The host's pid, to check that the parent is still the host (PDEATHSIG race).
     pub host_pid: u32,
+}
+
+/// The capture a network setting needs (`None`: no network).
+pub fn egress_plan(network: &Network) -> Option<EgressPlan> {
+    let policy: &NetworkPolicy = network.policy()?;
+    let ports = crate::policy::egress::Matcher::new(policy).ports().into_iter().collect();
+    Some(EgressPlan { policy: policy.clone(), ports, proxy_port: super::capture::PROXY_PORT })
 }
 
 /// Folders of the host's `/` that a server may need, bound read-only when they are real
@@ -488,13 +509,17 @@ pub fn mount_steps(
             }
         }
     }
-    if config.network
-        && let Ok(real) = Path::new("/etc/resolv.conf").canonicalize()
-    {
-        steps.push(MountStep::Bind { path: real.clone(), writable: false });
-        if real != Path::new("/etc/resolv.conf") {
-            steps.push(MountStep::Symlink { path: "/etc/resolv.conf".into(), target: real });
-        }
+    if config.network.is_on() {
+        // The sandbox's own DNS stub (it answers itself and never forwards), and files
+        // before DNS so that `localhost` never reaches it.
+        steps.push(MountStep::File {
+            path: "/etc/resolv.conf".into(),
+            contents: "nameserver 127.0.0.1\noptions attempts:1 timeout:2\n".into(),
+        });
+        steps.push(MountStep::File {
+            path: "/etc/nsswitch.conf".into(),
+            contents: "hosts: files dns\n".into(),
+        });
     }
     let id = inner_id;
     steps.push(MountStep::File {
@@ -548,7 +573,7 @@ mod tests {
             "profile": "strict", "memory": "128M", "cpus": 0.25, "pids": 16,
             "workspace": "/srv/ws", "workspaceWritable": true,
             "binds": ["/opt/tool", {"path": "/data", "writable": true}],
-            "env": ["GITHUB_TOKEN"], "network": true, "tmpSize": 1048576,
+            "env": ["GITHUB_TOKEN"], "network": {"allow": ["api.github.com"]}, "tmpSize": 1048576,
             "nofile": 512
         }))
         .unwrap();
@@ -559,6 +584,9 @@ mod tests {
         assert_eq!(c.binds[1], BindSpec::Full { path: "/data".into(), writable: true });
         assert_eq!(c.tmp_size, Some(1 << 20));
         assert_eq!(c.nofile_max(), 512);
+        assert_eq!(c.network, Network::allow(["api.github.com"]).unwrap());
+        let t: SandboxConfig = serde_json::from_str(r#"{"network": true}"#).unwrap();
+        assert_eq!(t.network, Network::any());
         let d: SandboxConfig = serde_json::from_str("{}").unwrap();
         assert_eq!(d, SandboxConfig::default());
         assert_eq!((d.memory_max(), d.cpu_cores(), d.pids_max()), (256 << 20, 0.5, 256));

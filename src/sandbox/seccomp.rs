@@ -100,7 +100,9 @@ pub enum SeccompProfile {
     /// * `connect`, `bind`, `listen`, `accept`, `accept4` fail with `EPERM` for every family;
     /// * no exec after the server's first exec: `execve`/`execveat` go to an [`ExecGate`].
     ///
-    /// Incompatible with [`FilterOptions::network`].
+    /// With [`FilterOptions::network`], `AF_INET`/`AF_INET6` sockets and `connect` are
+    /// allowed too (the egress capture still decides where they lead); `bind`, `listen` and
+    /// `accept` stay denied.
     Strict,
     /// No seccomp filter at all.
     Off,
@@ -111,7 +113,7 @@ pub enum SeccompProfile {
 pub struct FilterOptions {
     /// The profile.
     pub profile: SeccompProfile,
-    /// Allow `AF_INET`/`AF_INET6` sockets (standard profile only; strict denies them).
+    /// Allow `AF_INET`/`AF_INET6` sockets (and, in the strict profile, `connect`).
     pub network: bool,
     /// Debug mode: denials become `SECCOMP_RET_LOG` (the call runs and the kernel logs it)
     /// instead of an errno. The bad-arch kill and the strict exec gate are unchanged.
@@ -188,11 +190,6 @@ impl BpfProgram {
     pub fn compile(opts: &FilterOptions) -> Result<Option<BpfProgram>, SeccompError> {
         match opts.profile {
             SeccompProfile::Off => return Ok(None),
-            SeccompProfile::Strict if opts.network => {
-                return Err(SeccompError::Options(
-                    "the strict profile denies networking; network = true contradicts it",
-                ));
-            }
             SeccompProfile::Standard | SeccompProfile::Strict => {}
         }
         let mut builder = policy::Builder::new(opts.log_denials)?;
@@ -371,34 +368,53 @@ pub fn install(prog: &BpfProgram) -> io::Result<Option<OwnedFd>> {
 /// # Errors
 /// The OS error of `sendmsg`.
 pub fn send_fd(sock: BorrowedFd<'_>, fd: BorrowedFd<'_>) -> io::Result<()> {
-    let mut byte = [0u8; 1];
-    let mut iov = libc::iovec { iov_base: byte.as_mut_ptr().cast(), iov_len: 1 };
+    send_msg(sock, &[0], Some(fd), 0).map(drop)
+}
+
+/// Sends `payload` over the AF_UNIX socket `sock`, with `fd` as `SCM_RIGHTS` when given;
+/// `flags` are `sendmsg`'s (`MSG_NOSIGNAL` is always added). Returns the bytes sent.
+///
+/// Async-signal-safe (only `sendmsg` on stack memory). `EINTR` is retried.
+///
+/// # Errors
+/// The OS error of `sendmsg` (`EAGAIN` with `MSG_DONTWAIT` on a full socket).
+pub fn send_msg(
+    sock: BorrowedFd<'_>,
+    payload: &[u8],
+    fd: Option<BorrowedFd<'_>>,
+    flags: libc::c_int,
+) -> io::Result<usize> {
+    let mut iov =
+        libc::iovec { iov_base: payload.as_ptr().cast_mut().cast(), iov_len: payload.len() };
     let mut cbuf = CmsgBuf::new();
     // SAFETY: zeroed msghdr is valid (null pointers, zero lengths); fields are set below.
     let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
     msg.msg_iov = &mut iov;
     msg.msg_iovlen = 1;
-    msg.msg_control = cbuf.0.as_mut_ptr().cast();
-    msg.msg_controllen = CMSG_SPACE_FD as _;
-    // SAFETY: msg_control points to CMSG_SPACE_FD bytes, suitably aligned (u64 array), so
-    // CMSG_FIRSTHDR returns a non-null pointer to room for one cmsghdr plus one int.
-    let cmsg = unsafe { libc::CMSG_FIRSTHDR(&msg) };
-    // SAFETY: zeroed cmsghdr is valid (integers, and padding on some libcs).
-    let mut hdr: libc::cmsghdr = unsafe { std::mem::zeroed() };
-    hdr.cmsg_level = libc::SOL_SOCKET;
-    hdr.cmsg_type = libc::SCM_RIGHTS;
-    hdr.cmsg_len = CMSG_LEN_FD as _;
-    // SAFETY: `cmsg` points into `cbuf`, aligned for cmsghdr, with room for it (see above).
-    unsafe { cmsg.write(hdr) };
-    // SAFETY: `cmsg` is a valid header inside `cbuf`; CMSG_DATA is pointer arithmetic.
-    let data = unsafe { libc::CMSG_DATA(cmsg) };
-    // SAFETY: CMSG_SPACE_FD leaves room for one c_int after the header, inside `cbuf`.
-    unsafe { data.cast::<libc::c_int>().write_unaligned(fd.as_raw_fd()) };
+    if let Some(fd) = fd {
+        msg.msg_control = cbuf.0.as_mut_ptr().cast();
+        msg.msg_controllen = CMSG_SPACE_FD as _;
+        // SAFETY: msg_control points to CMSG_SPACE_FD bytes, suitably aligned (u64 array), so
+        // CMSG_FIRSTHDR returns a non-null pointer to room for one cmsghdr plus one int.
+        let cmsg = unsafe { libc::CMSG_FIRSTHDR(&msg) };
+        // SAFETY: zeroed cmsghdr is valid (integers, and padding on some libcs).
+        let mut hdr: libc::cmsghdr = unsafe { std::mem::zeroed() };
+        hdr.cmsg_level = libc::SOL_SOCKET;
+        hdr.cmsg_type = libc::SCM_RIGHTS;
+        hdr.cmsg_len = CMSG_LEN_FD as _;
+        // SAFETY: `cmsg` points into `cbuf`, aligned for cmsghdr, with room for it (see above).
+        unsafe { cmsg.write(hdr) };
+        // SAFETY: `cmsg` is a valid header inside `cbuf`; CMSG_DATA is pointer arithmetic.
+        let data = unsafe { libc::CMSG_DATA(cmsg) };
+        // SAFETY: CMSG_SPACE_FD leaves room for one c_int after the header, inside `cbuf`.
+        unsafe { data.cast::<libc::c_int>().write_unaligned(fd.as_raw_fd()) };
+    }
     loop {
-        // SAFETY: `msg` and everything it points to live on this stack frame.
-        let ret = unsafe { libc::sendmsg(sock.as_raw_fd(), &msg, libc::MSG_NOSIGNAL) };
+        // SAFETY: `msg` and everything it points to live on this stack frame (the payload is
+        // only read: sendmsg takes a const msghdr).
+        let ret = unsafe { libc::sendmsg(sock.as_raw_fd(), &msg, flags | libc::MSG_NOSIGNAL) };
         match cvt(ret as libc::c_long) {
-            Ok(_) => return Ok(()),
+            Ok(n) => return Ok(n as usize),
             Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
             Err(e) => return Err(e),
         }
@@ -414,7 +430,28 @@ pub fn send_fd(sock: BorrowedFd<'_>, fd: BorrowedFd<'_>) -> io::Result<()> {
 /// if the message carried no fd or was truncated (any fds that arrived are closed).
 pub fn recv_fd(sock: BorrowedFd<'_>) -> io::Result<OwnedFd> {
     let mut byte = [0u8; 1];
-    let mut iov = libc::iovec { iov_base: byte.as_mut_ptr().cast(), iov_len: 1 };
+    match recv_msg(sock, &mut byte, 0)? {
+        (_, Some(fd)) => Ok(fd),
+        (0, None) => Err(io::ErrorKind::UnexpectedEof.into()),
+        (_, None) => Err(io::Error::from_raw_os_error(libc::EPROTO)),
+    }
+}
+
+/// Receives one message into `buf` over `sock`, with the fd it carried, if any
+/// (close-on-exec: `MSG_CMSG_CLOEXEC`); `flags` are `recvmsg`'s. `(0, None)` is the peer's
+/// end of stream (or an empty datagram).
+///
+/// Async-signal-safe (only `recvmsg` on stack memory). `EINTR` is retried.
+///
+/// # Errors
+/// The OS error of `recvmsg`; `EPROTO` if the control data was truncated (any fd that
+/// arrived is closed); `EMSGSIZE` if the payload was truncated.
+pub fn recv_msg(
+    sock: BorrowedFd<'_>,
+    buf: &mut [u8],
+    flags: libc::c_int,
+) -> io::Result<(usize, Option<OwnedFd>)> {
+    let mut iov = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: buf.len() };
     let mut cbuf = CmsgBuf::new();
     // SAFETY: zeroed msghdr is valid (null pointers, zero lengths); fields are set below.
     let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
@@ -423,10 +460,11 @@ pub fn recv_fd(sock: BorrowedFd<'_>) -> io::Result<OwnedFd> {
     msg.msg_control = cbuf.0.as_mut_ptr().cast();
     msg.msg_controllen = CMSG_SPACE_FD as _;
     let n = loop {
-        // SAFETY: `msg` points to stack buffers of the sizes it declares.
-        let ret = unsafe { libc::recvmsg(sock.as_raw_fd(), &mut msg, libc::MSG_CMSG_CLOEXEC) };
+        // SAFETY: `msg` points to buffers of the sizes it declares (`buf`, `cbuf`).
+        let ret =
+            unsafe { libc::recvmsg(sock.as_raw_fd(), &mut msg, flags | libc::MSG_CMSG_CLOEXEC) };
         match cvt(ret as libc::c_long) {
-            Ok(n) => break n,
+            Ok(n) => break n as usize,
             Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
             Err(e) => return Err(e),
         }
@@ -445,25 +483,21 @@ pub fn recv_fd(sock: BorrowedFd<'_>) -> io::Result<OwnedFd> {
             // SAFETY: as above; CMSG_DATA is pointer arithmetic within the message.
             let data = unsafe { libc::CMSG_DATA(cmsg) };
             // SAFETY: the header says at least one int of data follows, inside `cbuf`.
-            Some(unsafe { data.cast::<libc::c_int>().read_unaligned() })
+            let raw = unsafe { data.cast::<libc::c_int>().read_unaligned() };
+            // SAFETY: SCM_RIGHTS installed a fresh fd in our table that nobody else owns.
+            Some(unsafe { OwnedFd::from_raw_fd(raw) })
         } else {
             None
         }
     };
-    match fd {
-        Some(fd) => {
-            // SAFETY: SCM_RIGHTS installed a fresh fd in our table that nobody else owns.
-            let fd = unsafe { OwnedFd::from_raw_fd(fd) };
-            if msg.msg_flags & libc::MSG_CTRUNC == 0 {
-                Ok(fd)
-            } else {
-                // Truncated: more fds may have been lost; refuse (dropping closes ours).
-                Err(io::Error::from_raw_os_error(libc::EPROTO))
-            }
-        }
-        None if n == 0 => Err(io::ErrorKind::UnexpectedEof.into()),
-        None => Err(io::Error::from_raw_os_error(libc::EPROTO)),
+    if msg.msg_flags & libc::MSG_CTRUNC != 0 {
+        // More fds may have been lost; refuse (dropping closes ours).
+        return Err(io::Error::from_raw_os_error(libc::EPROTO));
     }
+    if msg.msg_flags & libc::MSG_TRUNC != 0 {
+        return Err(io::Error::from_raw_os_error(libc::EMSGSIZE));
+    }
+    Ok((n, fd))
 }
 
 /// `sizeof(int)`, the payload of one `SCM_RIGHTS` fd.

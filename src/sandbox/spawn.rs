@@ -45,6 +45,10 @@ pub struct Spawned {
     pub stderr: OwnedFd,
     /// What its sandbox enforces, and its cgroup (killed and removed when dropped).
     pub sandbox: Option<SandboxGuard>,
+    /// The host's end of the sandbox's egress channel, when the server has network
+    /// ([`capture`](super::capture)): hand it to an egress proxy. Dropped, every connection
+    /// the server opens is reset.
+    pub egress: Option<OwnedFd>,
 }
 
 /// A setup step that failed; each names the step and carries the OS error.
@@ -186,7 +190,7 @@ pub(crate) fn into_spawned(
     let stdin = child.stdin.take().expect("stdin was piped").into();
     let stdout = child.stdout.take().expect("stdout was piped").into();
     let stderr = child.stderr.take().expect("stderr was piped").into();
-    Ok(Spawned { child, pidfd, stdin, stdout, stderr, sandbox })
+    Ok(Spawned { child, pidfd, stdin, stdout, stderr, sandbox, egress: None })
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@
 mod bench;
 mod call;
 mod conformance;
+mod egress;
 mod gateway;
 mod inspect;
 mod policy;

@@ -26,7 +26,7 @@ enum Cmd {
     },
     /// Run any command in the sandbox, with its stdio connected to this terminal (for finding
     /// out what a server needs).
-    Run(RunArgs),
+    Run(Box<RunArgs>),
 }
 
 #[derive(Debug, clap::Args)]
@@ -52,9 +52,22 @@ struct RunArgs {
     /// More read-only binds.
     #[arg(long, value_name = "PATH")]
     bind: Vec<PathBuf>,
-    /// Loopback up and IP sockets allowed (still no route out).
+    /// Let it reach any public host on ports 80 and 443, through the host's egress proxy
+    /// (private, loopback, link-local and metadata addresses stay refused).
     #[arg(long)]
     network: bool,
+    /// Let it reach this host (repeatable): `api.github.com`, `*.example.com`,
+    /// `registry.npmjs.org:443`, `127.0.0.1:5432`, `10.0.0.0/8`, `@npm`, `@pypi`
+    /// (docs/egress.md). Implies network through the egress proxy.
+    #[arg(long = "allow-host", value_name = "HOST")]
+    allow_host: Vec<String>,
+    /// Refuse this host even when an allow entry matches (repeatable).
+    #[arg(long = "deny-host", value_name = "HOST")]
+    deny_host: Vec<String>,
+    /// Print the names the command looked up and the connections it opened, with the
+    /// verdict on each, when it ends (to write an allowlist from a trial run).
+    #[arg(long)]
+    network_log: bool,
     /// Host environment variables to pass through, by name.
     #[arg(long, value_name = "NAME")]
     env: Vec<String>,
@@ -69,7 +82,7 @@ struct RunArgs {
 pub(crate) fn run(args: Args) -> ExitCode {
     match args.command {
         Cmd::Check { json } => check(json),
-        Cmd::Run(run) => match run_confined(run) {
+        Cmd::Run(run) => match run_confined(*run) {
             Ok(code) => code,
             Err(f) => f.report(),
         },
@@ -88,8 +101,31 @@ fn check(json: bool) -> ExitCode {
     ExitCode::from(if report.works { exit::OK } else { exit::TRANSPORT })
 }
 
+/// The `network` setting the CLI flags ask for: `--allow-host`/`--deny-host` lists, or
+/// `--network` (any public host), or none.
+pub(crate) fn network_from_flags(
+    any: bool,
+    allow: &[String],
+    deny: &[String],
+) -> Result<ringmcp::policy::egress::Network, Failure> {
+    use ringmcp::policy::egress::{Network, NetworkPolicy};
+    let usage = |message: String| Failure { code: exit::USAGE, message, json: None };
+    if allow.is_empty() && !deny.is_empty() && !any {
+        return Err(usage("--deny-host needs --network or --allow-host".into()));
+    }
+    let mut allow = allow.to_vec();
+    if any {
+        allow.push("*".into());
+    }
+    if allow.is_empty() {
+        return Ok(Network::Off);
+    }
+    NetworkPolicy::new(&allow, deny).map(Network::Proxied).map_err(usage)
+}
+
 fn run_confined(args: RunArgs) -> Result<ExitCode, Failure> {
     let (program, rest) = args.command.split_first().expect("clap requires a command");
+    let network = network_from_flags(args.network, &args.allow_host, &args.deny_host)?;
     let config = SandboxConfig {
         profile: if args.profile == "strict" { Profile::Strict } else { Profile::Standard },
         memory: args.memory,
@@ -99,7 +135,7 @@ fn run_confined(args: RunArgs) -> Result<ExitCode, Failure> {
         workspace_writable: args.writable,
         binds: args.bind.into_iter().map(BindSpec::Path).collect(),
         env: args.env,
-        network: args.network,
+        network: network.clone(),
         tmp_size: None,
         nofile: args.nofile,
     };
@@ -110,6 +146,15 @@ fn run_confined(args: RunArgs) -> Result<ExitCode, Failure> {
         cwd: None,
         sandbox: Some(config),
     };
+    let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let proxy = match network.is_on() {
+        true => Some(crate::egress::start(log.clone()).map_err(|e| Failure {
+            code: exit::TRANSPORT,
+            message: format!("the egress proxy could not start ({e}); the command asked for network, so it was not started"),
+            json: None,
+        })?),
+        false => None,
+    };
     let mut spawned = sandbox::spawn(&launch).map_err(|e| Failure {
         code: exit::TRANSPORT,
         message: e.to_string(),
@@ -117,6 +162,14 @@ fn run_confined(args: RunArgs) -> Result<ExitCode, Failure> {
     })?;
     if let Some(guard) = &spawned.sandbox {
         eprintln!("ringmcp: sandbox limits: {}\nnofile: {}", guard.limits, guard.nofile);
+        eprintln!("ringmcp: network: {}", network.describe());
+    }
+    if let (Some(proxy), Some(channel)) = (&proxy, spawned.egress.take()) {
+        proxy.attach("sandbox", &network, channel).map_err(|e| Failure {
+            code: exit::TRANSPORT,
+            message: format!("attaching the sandbox to the egress proxy: {e}"),
+            json: None,
+        })?;
     }
     let mut stdin = std::fs::File::from(spawned.stdin);
     let stdout = std::fs::File::from(spawned.stdout);
@@ -158,6 +211,10 @@ fn run_confined(args: RunArgs) -> Result<ExitCode, Failure> {
         eprintln!("ringmcp: the command was OOM-killed at its memory limit");
     }
     drop(spawned.sandbox.take());
+    drop(proxy);
+    if args.network_log {
+        crate::egress::print_log(&log.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
+    }
     Ok(ExitCode::from(status.code().map_or(128, |c| c as u8)))
 }
 

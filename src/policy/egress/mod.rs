@@ -89,6 +89,19 @@ impl Network {
     }
 }
 
+impl From<NetworkPolicy> for Network {
+    fn from(p: NetworkPolicy) -> Network {
+        Network::Proxied(p)
+    }
+}
+
+impl From<bool> for Network {
+    /// `true` is [`Network::any`], `false` [`Network::Off`].
+    fn from(on: bool) -> Network {
+        if on { Network::any() } else { Network::Off }
+    }
+}
+
 impl Serialize for Network {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match self {

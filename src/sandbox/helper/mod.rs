@@ -26,8 +26,10 @@ use std::path::Path;
 use super::plan::{MountStep, Plan};
 use super::seccomp;
 
+mod capture;
 mod root;
 use crate::syscall::cvt;
+use capture::Capture;
 use root::{build_root, clone_tree, open_no_symlinks};
 
 /// The hidden subcommand that runs [`helper_main`].
@@ -36,6 +38,9 @@ pub const HELPER_ARG: &str = "__sandbox-init";
 pub(crate) const PLAN_FD: RawFd = 3;
 /// The helper reports setup failures on this fd (close-on-exec in the server).
 pub(crate) const STATUS_FD: RawFd = 4;
+/// In the helper and init, the egress channel to the host (a `SOCK_SEQPACKET` socket), when
+/// the server has network.
+pub(crate) const EGRESS_FD: RawFd = 5;
 /// In the server child, the exec-gate socket to init.
 const GATE_FD: RawFd = 5;
 /// Signals forwarded from the host to the server (SIGKILL cannot be caught: the host's SIGKILL
@@ -68,10 +73,10 @@ fn cstr(p: &Path) -> io::Result<CString> {
 /// Entry point of the helper process. Call it first thing in `main` when `argv[1]` is
 /// [`HELPER_ARG`], before any thread is started. Never returns.
 pub fn helper_main() -> ! {
-    // The fd table is exactly {0, 1, 2, plan, status} before anything else runs: the host
+    // The fd table is exactly {0, 1, 2, plan, status, egress} before anything else runs: the host
     // marks everything else close-on-exec, and whatever still got through (a host built
     // without that hook, an fd opened by the runtime's start-up) is closed here.
-    let code = match close_fds_from(STATUS_FD + 1, &[])
+    let code = match close_fds_from(STATUS_FD + 1, &[EGRESS_FD])
         .step(|| "closing the fds inherited past the status pipe".into())
         .and_then(|()| outer())
     {
@@ -123,6 +128,10 @@ fn outer() -> Step<libc::c_int> {
     let plan: Plan = serde_json::from_slice(&raw)
         .map_err(io::Error::other)
         .step(|| "decoding the sandbox plan".into())?;
+    if plan.network.is_none() {
+        // SAFETY: closing an fd number nobody here uses (EBADF when the host passed none).
+        unsafe { libc::close(EGRESS_FD) };
+    }
     // SAFETY: getppid has no arguments.
     if unsafe { libc::getppid() } as u32 != plan.host_pid {
         return Err(StepError {
@@ -188,6 +197,9 @@ fn outer() -> Step<libc::c_int> {
     }
     drop(sync_r);
     drop(sources);
+    // Only init speaks to the egress proxy.
+    // SAFETY: closing our copy of the egress channel (init holds its own).
+    unsafe { libc::close(EGRESS_FD) };
     write_id_maps(pid, &plan).step(|| format!("writing the uid/gid maps of {pid}"))?;
     // Best effort: only a root host can (reported by `ringmcp sandbox check`, which tries a
     // memfd exec inside); seccomp's memfd_create denial is the layer that always holds.
@@ -196,7 +208,7 @@ fn outer() -> Step<libc::c_int> {
     drop(sync_w);
     // From here on, failures are the sandbox's to report; ours is only to forward and wait.
     close_status_and_stdio();
-    Ok(supervise(pid, None))
+    Ok(supervise(pid, None, None))
 }
 
 /// `/proc/<pid>/{setgroups,uid_map,gid_map}`: the sandbox's root is `plan.host_uid`.
@@ -275,6 +287,10 @@ fn init(plan: &Plan, sources: Vec<Option<OwnedFd>>, sync_r: OwnedFd) -> Step<lib
     set_pdeathsig().step(|| "prctl(PR_SET_PDEATHSIG) in init after the id change".into())?;
     build_root(plan, &sources)?;
     drop(sources);
+    let capture = match &plan.network {
+        Some(net) => Some(Capture::setup(net, owned(EGRESS_FD))?),
+        None => None,
+    };
     let gate = match plan.exec_gate {
         Some(_) => Some(socketpair().step(|| "socketpair for the exec gate".into())?),
         None => None,
@@ -305,7 +321,7 @@ fn init(plan: &Plan, sources: Vec<Option<OwnedFd>>, sync_r: OwnedFd) -> Step<lib
         _ => None,
     };
     close_status_and_stdio();
-    Ok(supervise(child, gate))
+    Ok(supervise(child, gate, capture))
 }
 
 /// Closes our copy of the status pipe (so the host sees EOF when the server execs) and points
@@ -326,15 +342,21 @@ fn close_status_and_stdio() {
     }
 }
 
-/// Forwards host signals to `child`, answers the exec gate, reaps every child, and returns the
-/// exit code mirroring `child`'s end (128 + signal when it was killed).
-fn supervise(child: libc::pid_t, mut gate: Option<seccomp::ExecGate>) -> libc::c_int {
+/// Forwards host signals to `child`, answers the exec gate, runs the egress capture, reaps
+/// every child, and returns the exit code mirroring `child`'s end (128 + signal when it was
+/// killed).
+fn supervise(
+    child: libc::pid_t,
+    mut gate: Option<seccomp::ExecGate>,
+    mut capture: Option<Capture>,
+) -> libc::c_int {
     let sfd = match signalfd() {
         Ok(fd) => fd,
         Err(_) => return wait_plain(child),
     };
+    let captured = capture.as_ref().map(Capture::fds).unwrap_or_default();
     loop {
-        let mut fds = [
+        let mut fds = vec![
             libc::pollfd { fd: sfd.as_raw_fd(), events: libc::POLLIN, revents: 0 },
             libc::pollfd {
                 fd: gate.as_ref().map_or(-1, |g| g.as_fd().as_raw_fd()),
@@ -342,10 +364,20 @@ fn supervise(child: libc::pid_t, mut gate: Option<seccomp::ExecGate>) -> libc::c
                 revents: 0,
             },
         ];
-        // SAFETY: polls two valid pollfd entries (a negative fd is ignored by poll).
-        let r = unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) };
+        fds.extend(captured.iter().map(|&fd| libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        }));
+        // SAFETY: polls `fds.len()` valid pollfd entries (a negative fd is ignored by poll).
+        let r = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, -1) };
         if r < 0 {
             continue;
+        }
+        if let Some(c) = capture.as_mut() {
+            for p in fds[2..].iter().filter(|p| p.revents != 0) {
+                c.ready(p.fd);
+            }
         }
         if fds[1].revents != 0
             && let Some(g) = gate.as_mut()

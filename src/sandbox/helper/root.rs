@@ -31,7 +31,7 @@ pub(super) fn build_root(plan: &Plan, sources: &[Option<OwnedFd>]) -> Step<()> {
     // SAFETY: a valid buffer and its length.
     cvt(unsafe { libc::sethostname(host.as_ptr(), plan.hostname.len()) })
         .step(|| "sethostname".into())?;
-    if plan.network {
+    if plan.network.is_some() {
         loopback_up().step(|| "bringing lo up".into())?;
     }
     pivot_into(root)

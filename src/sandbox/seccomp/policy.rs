@@ -244,7 +244,7 @@ impl Builder {
                 self.deny("execveat", libc::EACCES, Some(masked(4, empty_path, empty_path)))?;
                 self.socket_families(opts.network)
             }
-            SeccompProfile::Strict => self.strict(),
+            SeccompProfile::Strict => self.strict(opts.network),
             SeccompProfile::Off => Ok(()),
         }
     }
@@ -307,10 +307,19 @@ impl Builder {
     /// * `execve`/`execveat`: `SECCOMP_RET_USER_NOTIF`, answered by [`super::ExecGate`]
     ///   ("no exec after the server's first exec"). Not turned into a log in
     ///   `log_denials` mode: it is a gate, not a denial.
-    fn strict(&mut self) -> Result<(), SeccompError> {
-        let not_unix = Cmp { arg: 0, op: Op::Ne, value: libc::AF_UNIX as u64 };
-        self.deny("socket", libc::EPERM, Some(not_unix))?;
-        for name in ["connect", "bind", "listen", "accept", "accept4"] {
+    ///
+    /// With `network`, sockets follow the standard profile's families (`AF_INET`/`AF_INET6`
+    /// included) and `connect` is allowed: the egress capture decides where a connection
+    /// leads. `bind`, `listen` and `accept` stay denied.
+    fn strict(&mut self, network: bool) -> Result<(), SeccompError> {
+        if network {
+            self.socket_families(true)?;
+        } else {
+            let not_unix = Cmp { arg: 0, op: Op::Ne, value: libc::AF_UNIX as u64 };
+            self.deny("socket", libc::EPERM, Some(not_unix))?;
+            self.deny("connect", libc::EPERM, None)?;
+        }
+        for name in ["bind", "listen", "accept", "accept4"] {
             self.deny(name, libc::EPERM, None)?;
         }
         for name in ["execve", "execveat"] {

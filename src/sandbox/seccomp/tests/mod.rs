@@ -19,7 +19,7 @@ use super::policy::{CLONE_NS_FLAGS, GROUPS};
 use super::*;
 
 mod probes;
-use probes::{LOGGED, STANDARD, STANDARD_NETWORK, STRICT, check};
+use probes::{LOGGED, STANDARD, STANDARD_NETWORK, STRICT, STRICT_NETWORK, check};
 
 // ----------------------------------------------------------------------------- child runner
 
@@ -447,9 +447,8 @@ fn off_compiles_to_nothing() {
 }
 
 #[test]
-fn strict_with_network_is_a_contradiction() {
-    let opts = FilterOptions { profile: SeccompProfile::Strict, network: true, log_denials: false };
-    assert!(matches!(BpfProgram::compile(&opts), Err(SeccompError::Options(_))));
+fn strict_with_network_allows_ip_sockets_and_connect_only() {
+    check(&compile(SeccompProfile::Strict, true), STRICT_NETWORK);
 }
 
 #[test]

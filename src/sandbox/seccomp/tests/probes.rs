@@ -514,6 +514,22 @@ pub(super) const STRICT: &[Probe] = &[
     p("pipe/read/write/mmap/fork/getpid", ordinary, 0, OK, Same),
 ];
 
+/// The strict profile with network (the egress capture decides where connections go):
+/// IP sockets and `connect` allowed, no rendezvous, other families unsupported.
+pub(super) const STRICT_NETWORK: &[Probe] = &[
+    p("socket(AF_UNIX)", |_| socket(1, libc::SOCK_STREAM, 0), 0, OK, Same),
+    p("socket(AF_INET)", |_| socket(2, libc::SOCK_STREAM, 0), 0, OK, Same),
+    p("socket(AF_INET6)", |_| socket(10, libc::SOCK_STREAM, 0), 0, OK, Same),
+    p("socket(AF_PACKET)", |_| socket(17, libc::SOCK_RAW, 0), 0, NOAF, Differs),
+    p("connect(-1)", call!(libc::SYS_connect, -1i64, 0, 0), 0, Expect::Err(libc::EBADF), Same),
+    p("bind(-1)", call!(libc::SYS_bind, -1i64, 0, 0), 0, DENY, Differs),
+    p("listen(-1)", call!(libc::SYS_listen, -1i64, 0), 0, DENY, Differs),
+    p("accept(-1)", call!(libc::SYS_accept, -1i64, 0, 0), 0, DENY, Differs),
+    p("accept4(-1)", call!(libc::SYS_accept4, -1i64, 0, 0, 0), 0, DENY, Differs),
+    p("io_uring_setup(1, NULL)", call!(libc::SYS_io_uring_setup, 1, 0), 0, NOSYS, Differs),
+    p("pipe/read/write/mmap/fork/getpid", ordinary, 0, OK, Same),
+];
+
 /// Debug mode: denials are logged, not enforced (the probes behave as without a filter).
 pub(super) const LOGGED: &[Probe] = &[
     p(

@@ -1,0 +1,344 @@
+//! Init's half of the sandbox's network (see [`crate::sandbox::capture`]): the local routes,
+//! one listener per captured port, the DNS stub, and the hand-off of each accepted socket to
+//! the host. Runs inside init's poll loop; every socket is non-blocking, so a slow host or a
+//! flood of queries never stalls signal forwarding or reaping.
+
+use std::io;
+use std::net::{IpAddr, Ipv6Addr, SocketAddr};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
+
+use super::{Context, Step, owned};
+use crate::policy::egress::dns::{self, Outcome, Placeholders};
+use crate::policy::egress::{Dest, Matcher};
+use crate::sandbox::capture::{CaptureMsg, EgressPlan};
+use crate::sandbox::seccomp::send_msg;
+use crate::syscall::cvt;
+
+/// Init's capture: listeners, the DNS sockets, the channel to the host.
+pub(super) struct Capture {
+    host: OwnedFd,
+    listeners: Vec<OwnedFd>,
+    dns: Vec<OwnedFd>,
+    matcher: Matcher,
+    places: Placeholders,
+    proxy_port: u16,
+}
+
+impl Capture {
+    /// Routes every address to loopback, binds the listeners and the DNS stub. Needs
+    /// `CAP_NET_ADMIN` and `CAP_NET_BIND_SERVICE` in the namespace's owning user namespace,
+    /// which init has (it is that namespace's root) and the server never gets.
+    pub(super) fn setup(plan: &EgressPlan, host: OwnedFd) -> Step<Capture> {
+        add_local_default_route(libc::AF_INET)
+            .step(|| "route add local 0.0.0.0/0 dev lo".into())?;
+        // Without IPv6 (disabled on the host), IPv6 connects fail with ENETUNREACH: refused,
+        // as the design asks of anything not captured.
+        let v6 = add_local_default_route(libc::AF_INET6).is_ok();
+        let mut listeners = Vec::new();
+        let mut ports: Vec<u16> = plan.ports.clone();
+        ports.push(plan.proxy_port);
+        ports.sort_unstable();
+        ports.dedup();
+        for port in ports {
+            let fd = bind_any(libc::SOCK_STREAM, port, v6)
+                .step(|| format!("listening on port {port} for the egress capture"))?;
+            // SAFETY: listen on a socket we own.
+            cvt(unsafe { libc::listen(fd.as_raw_fd(), 128) })
+                .step(|| format!("listen on port {port}"))?;
+            listeners.push(fd);
+        }
+        let dns = vec![
+            bind_any(libc::SOCK_DGRAM, 53, v6).step(|| "binding the DNS stub on port 53".into())?,
+        ];
+        set_nonblocking(host.as_raw_fd()).step(|| "the egress channel".into())?;
+        Ok(Capture {
+            host,
+            listeners,
+            dns,
+            matcher: Matcher::new(&plan.policy),
+            places: Placeholders::default(),
+            proxy_port: plan.proxy_port,
+        })
+    }
+
+    /// The fds to poll for reading.
+    pub(super) fn fds(&self) -> Vec<RawFd> {
+        self.listeners.iter().chain(&self.dns).map(AsRawFd::as_raw_fd).collect()
+    }
+
+    /// Handles a readable fd among [`fds`](Self::fds): accepts and hands off every pending
+    /// connection, or answers every pending query.
+    pub(super) fn ready(&mut self, fd: RawFd) {
+        if let Some(l) = self.listeners.iter().position(|l| l.as_raw_fd() == fd) {
+            while let Some(conn) = accept(self.listeners[l].as_raw_fd()) {
+                self.hand_off(conn);
+            }
+        } else if self.dns.iter().any(|d| d.as_raw_fd() == fd) {
+            self.answer_queries(fd);
+        }
+    }
+
+    fn hand_off(&mut self, conn: OwnedFd) {
+        let Some(local) = local_addr(conn.as_raw_fd()) else { return reset(conn) };
+        let ip = local.ip().to_canonical();
+        let port = local.port();
+        let proxy = ip.is_loopback() && port == self.proxy_port;
+        let dest = match self.places.name_of(ip) {
+            Some(name) => Dest::Name(name.to_owned()),
+            None => Dest::Addr(ip),
+        };
+        let msg =
+            serde_json::to_vec(&CaptureMsg::Connect { dest, port, proxy }).unwrap_or_default();
+        // Non-blocking: when the host does not keep up (its socket buffer is full) the
+        // connection is reset rather than init stalling: a bounded queue that refuses.
+        if send_msg(self.host.as_fd(), &msg, Some(conn.as_fd()), libc::MSG_DONTWAIT).is_err() {
+            reset(conn);
+        }
+    }
+
+    fn answer_queries(&mut self, fd: RawFd) {
+        let mut buf = [0u8; 512];
+        loop {
+            // SAFETY: sockaddr_storage is plain data; recvfrom fills at most its size.
+            let mut from: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+            let mut len = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+            // SAFETY: valid buffers of the sizes passed.
+            let n = unsafe {
+                libc::recvfrom(
+                    fd,
+                    buf.as_mut_ptr().cast(),
+                    buf.len(),
+                    libc::MSG_DONTWAIT,
+                    (&raw mut from).cast(),
+                    &mut len,
+                )
+            };
+            if n < 0 {
+                return;
+            }
+            let matcher = &self.matcher;
+            let Some(answer) = dns::answer(
+                &buf[..n as usize],
+                |name| matcher.answers_name(name),
+                &mut self.places,
+            ) else {
+                continue;
+            };
+            // SAFETY: sends a valid buffer to the address recvfrom filled in.
+            unsafe {
+                libc::sendto(
+                    fd,
+                    answer.bytes.as_ptr().cast(),
+                    answer.bytes.len(),
+                    libc::MSG_DONTWAIT,
+                    (&raw const from).cast(),
+                    len,
+                )
+            };
+            let note = CaptureMsg::Dns {
+                name: answer.name,
+                qtype: answer.qtype,
+                answered: matches!(answer.outcome, Outcome::Placeholder(_)),
+            };
+            // For the log only: dropped when the host is behind.
+            let _ = send_msg(
+                self.host.as_fd(),
+                &serde_json::to_vec(&note).unwrap_or_default(),
+                None,
+                libc::MSG_DONTWAIT,
+            );
+        }
+    }
+}
+
+/// A socket of `kind` bound to every address on `port`: dual-stack `[::]` when IPv6 works,
+/// else `0.0.0.0`. Non-blocking, close-on-exec.
+fn bind_any(kind: libc::c_int, port: u16, v6: bool) -> io::Result<OwnedFd> {
+    let flags = kind | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC;
+    if v6 {
+        // SAFETY: socket with integer arguments.
+        let fd = owned(cvt(unsafe { libc::socket(libc::AF_INET6, flags, 0) })?);
+        let off: libc::c_int = 0;
+        setsockopt(&fd, libc::IPPROTO_IPV6, libc::IPV6_V6ONLY, off)?;
+        setsockopt(&fd, libc::SOL_SOCKET, libc::SO_REUSEADDR, 1)?;
+        // SAFETY: sockaddr_in6 is plain data.
+        let mut sa: libc::sockaddr_in6 = unsafe { std::mem::zeroed() };
+        sa.sin6_family = libc::AF_INET6 as libc::sa_family_t;
+        sa.sin6_port = port.to_be();
+        // SAFETY: a valid sockaddr_in6 and its size.
+        cvt(unsafe {
+            libc::bind(
+                fd.as_raw_fd(),
+                (&raw const sa).cast(),
+                std::mem::size_of_val(&sa) as libc::socklen_t,
+            )
+        })?;
+        return Ok(fd);
+    }
+    // SAFETY: socket with integer arguments.
+    let fd = owned(cvt(unsafe { libc::socket(libc::AF_INET, flags, 0) })?);
+    setsockopt(&fd, libc::SOL_SOCKET, libc::SO_REUSEADDR, 1)?;
+    // SAFETY: sockaddr_in is plain data.
+    let mut sa: libc::sockaddr_in = unsafe { std::mem::zeroed() };
+    sa.sin_family = libc::AF_INET as libc::sa_family_t;
+    sa.sin_port = port.to_be();
+    // SAFETY: a valid sockaddr_in and its size.
+    cvt(unsafe {
+        libc::bind(
+            fd.as_raw_fd(),
+            (&raw const sa).cast(),
+            std::mem::size_of_val(&sa) as libc::socklen_t,
+        )
+    })?;
+    Ok(fd)
+}
+
+fn setsockopt(
+    fd: &OwnedFd,
+    level: libc::c_int,
+    name: libc::c_int,
+    value: libc::c_int,
+) -> io::Result<()> {
+    // SAFETY: a c_int option value and its size.
+    cvt(unsafe {
+        libc::setsockopt(
+            fd.as_raw_fd(),
+            level,
+            name,
+            (&raw const value).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    })
+    .map(drop)
+}
+
+fn set_nonblocking(fd: RawFd) -> io::Result<()> {
+    // SAFETY: fcntl on an fd we own.
+    let flags = cvt(unsafe { libc::fcntl(fd, libc::F_GETFL) })?;
+    // SAFETY: as above.
+    cvt(unsafe { libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) }).map(drop)
+}
+
+/// One pending connection, or `None` when there is none (or accept failed).
+fn accept(listener: RawFd) -> Option<OwnedFd> {
+    // SAFETY: accept4 without an address buffer.
+    let fd = unsafe {
+        libc::accept4(listener, std::ptr::null_mut(), std::ptr::null_mut(), libc::SOCK_CLOEXEC)
+    };
+    (fd >= 0).then(|| owned(fd))
+}
+
+/// The socket's own address: for a captured connection, where the server dialled.
+fn local_addr(fd: RawFd) -> Option<SocketAddr> {
+    // SAFETY: sockaddr_storage is plain data.
+    let mut ss: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+    let mut len = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+    // SAFETY: a buffer of the size passed.
+    if unsafe { libc::getsockname(fd, (&raw mut ss).cast(), &mut len) } < 0 {
+        return None;
+    }
+    match libc::c_int::from(ss.ss_family) {
+        libc::AF_INET => {
+            // SAFETY: the family says the storage holds a sockaddr_in.
+            let sa: libc::sockaddr_in = unsafe { std::ptr::read((&raw const ss).cast()) };
+            let ip = IpAddr::from(u32::from_be(sa.sin_addr.s_addr).to_be_bytes());
+            Some(SocketAddr::new(ip, u16::from_be(sa.sin_port)))
+        }
+        libc::AF_INET6 => {
+            // SAFETY: the family says the storage holds a sockaddr_in6.
+            let sa: libc::sockaddr_in6 = unsafe { std::ptr::read((&raw const ss).cast()) };
+            Some(SocketAddr::new(
+                IpAddr::V6(Ipv6Addr::from(sa.sin6_addr.s6_addr)),
+                u16::from_be(sa.sin6_port),
+            ))
+        }
+        _ => None,
+    }
+}
+
+/// Closes `conn` with a reset (the server sees `ECONNRESET`, not a clean end of stream).
+fn reset(conn: OwnedFd) {
+    let linger = libc::linger { l_onoff: 1, l_linger: 0 };
+    // SAFETY: a linger struct and its size, on a socket we own.
+    unsafe {
+        libc::setsockopt(
+            conn.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_LINGER,
+            (&raw const linger).cast(),
+            std::mem::size_of::<libc::linger>() as libc::socklen_t,
+        )
+    };
+    drop(conn);
+}
+
+/// `ip route add local default dev lo` for `family`: RTM_NEWROUTE over rtnetlink, waiting
+/// for the kernel's acknowledgement.
+fn add_local_default_route(family: libc::c_int) -> io::Result<()> {
+    const RTM_NEWROUTE: u16 = 24;
+    const RT_TABLE_LOCAL: u8 = 255;
+    const RTPROT_BOOT: u8 = 3;
+    const RT_SCOPE_HOST: u8 = 254;
+    const RTN_LOCAL: u8 = 2;
+    const RTA_OIF: u16 = 4;
+    let lo = {
+        // SAFETY: a valid C string.
+        let i = unsafe { libc::if_nametoindex(c"lo".as_ptr()) };
+        if i == 0 {
+            return Err(io::Error::last_os_error());
+        }
+        i
+    };
+    // nlmsghdr (16) + rtmsg (12) + rtattr(4) with a u32 (4).
+    let len: u32 = 16 + 12 + 8;
+    let mut msg = Vec::with_capacity(len as usize);
+    msg.extend_from_slice(&len.to_ne_bytes());
+    msg.extend_from_slice(&RTM_NEWROUTE.to_ne_bytes());
+    let flags =
+        (libc::NLM_F_REQUEST | libc::NLM_F_ACK | libc::NLM_F_CREATE | libc::NLM_F_EXCL) as u16;
+    msg.extend_from_slice(&flags.to_ne_bytes());
+    msg.extend_from_slice(&1u32.to_ne_bytes());
+    msg.extend_from_slice(&0u32.to_ne_bytes());
+    msg.extend_from_slice(&[
+        family as u8,
+        0,
+        0,
+        0,
+        RT_TABLE_LOCAL,
+        RTPROT_BOOT,
+        RT_SCOPE_HOST,
+        RTN_LOCAL,
+    ]);
+    msg.extend_from_slice(&0u32.to_ne_bytes());
+    msg.extend_from_slice(&8u16.to_ne_bytes());
+    msg.extend_from_slice(&RTA_OIF.to_ne_bytes());
+    msg.extend_from_slice(&lo.to_ne_bytes());
+    // SAFETY: socket with integer arguments.
+    let sock = owned(cvt(unsafe {
+        libc::socket(libc::AF_NETLINK, libc::SOCK_RAW | libc::SOCK_CLOEXEC, libc::NETLINK_ROUTE)
+    })?);
+    // SAFETY: sockaddr_nl is plain data; a zeroed one addresses the kernel.
+    let mut kernel: libc::sockaddr_nl = unsafe { std::mem::zeroed() };
+    kernel.nl_family = libc::AF_NETLINK as libc::sa_family_t;
+    // SAFETY: a valid buffer and address of the sizes given.
+    cvt(unsafe {
+        libc::sendto(
+            sock.as_raw_fd(),
+            msg.as_ptr().cast(),
+            msg.len(),
+            0,
+            (&raw const kernel).cast(),
+            std::mem::size_of_val(&kernel) as libc::socklen_t,
+        )
+    } as libc::c_int)?;
+    let mut ack = [0u8; 256];
+    // SAFETY: a valid buffer of the size given.
+    let n = cvt(unsafe { libc::recv(sock.as_raw_fd(), ack.as_mut_ptr().cast(), ack.len(), 0) }
+        as libc::c_int)? as usize;
+    // NLMSG_ERROR (2) carries the errno, negated, after the 16-byte header; 0 is success.
+    if n >= 20 && u16::from_ne_bytes([ack[4], ack[5]]) == libc::NLMSG_ERROR as u16 {
+        let err = i32::from_ne_bytes([ack[16], ack[17], ack[18], ack[19]]);
+        return if err == 0 { Ok(()) } else { Err(io::Error::from_raw_os_error(-err)) };
+    }
+    Err(io::Error::other("no acknowledgement from rtnetlink"))
+}
