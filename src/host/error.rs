@@ -171,13 +171,26 @@ fn start_context(stderr: &[String], hint: Option<&str>) -> String {
     out
 }
 
-/// For a sandboxed server whose start failed: how to see what it needs.
-pub(crate) fn sandbox_hint(command: &str) -> String {
+/// For a sandboxed server whose start failed: how to see what it needs, saying what network
+/// it has.
+pub(crate) fn sandbox_hint(command: &str, network: &crate::policy::egress::Network) -> String {
+    let net = match network {
+        crate::policy::egress::Network::Off => format!(
+            "it has no network: let it reach the hosts it needs with \"network\": {{\"allow\": \
+             [\"api.example.com\"]}} (`ringmcp sandbox run --network --network-log -- {command}` \
+             prints the names it tries)"
+        ),
+        n => format!(
+            "its network: {}; `ringmcp sandbox run --network-log --allow-host HOST -- {command}` \
+             prints the names it tries and what was refused",
+            n.describe()
+        ),
+    };
     format!(
         "it ran in the sandbox: `ringmcp sandbox run -- {command}` runs it by hand to see what it \
          needs; give it folders with `--bind DIR` (\"binds\" in its \"sandbox\" config) or a \
-         `workspace` (\"workspaceWritable\": true to write there), let it reach the network with \
-         \"network\": true, or start it with `--no-sandbox` (\"sandbox\": {{\"profile\": \"off\"}})"
+         `workspace` (\"workspaceWritable\": true to write there); {net}; or start it with \
+         `--no-sandbox` (\"sandbox\": {{\"profile\": \"off\"}})"
     )
 }
 
@@ -230,12 +243,15 @@ mod tests {
             server: "v".into(),
             source: RequestError::Closed(crate::protocol::CloseReason::Exited(1)),
             stderr: vec!["Traceback".into(), "PermissionError: '/x/trace'".into()],
-            hint: Some(sandbox_hint("python3 server.py")),
+            hint: Some(sandbox_hint("python3 server.py", &Default::default())),
         }));
         let text = e.to_string();
         assert!(text.starts_with("server \"v\": server process exited with status 1\n"), "{text}");
         assert!(text.contains("\n    PermissionError: '/x/trace'\n"), "{text}");
         assert!(text.contains("`ringmcp sandbox run -- python3 server.py`"), "{text}");
+        assert!(text.contains("it has no network"), "{text}");
+        let on = sandbox_hint("x", &crate::policy::egress::Network::allow(["a.example"]).unwrap());
+        assert!(on.contains("its network: allow a.example"), "{on}");
         assert!(e.request_error().is_some());
         let quiet = Error::Handshake(Box::new(StartFailure {
             server: "q".into(),

@@ -22,6 +22,7 @@ mod client;
 mod config;
 mod conn;
 mod driver;
+mod egress;
 pub mod embedding;
 mod error;
 mod events;
@@ -140,6 +141,7 @@ pub struct HostBuilder {
     spill: Option<Option<SpillConfig>>,
     handler: Option<handler::SharedHandler>,
     policy: Option<PolicySettings>,
+    egress: Option<crate::egress::ProxyConfig>,
 }
 
 impl Default for HostBuilder {
@@ -159,6 +161,7 @@ impl Default for HostBuilder {
             spill: None,
             handler: None,
             policy: None,
+            egress: None,
         }
     }
 }
@@ -308,6 +311,15 @@ impl HostBuilder {
         self
     }
 
+    /// How the egress proxy of sandboxed servers with network resolves names, dials, limits
+    /// connections and reports them (docs/egress.md). The default resolves with the host's
+    /// resolver, dials for real, and applies [`Limits::default`](crate::egress::Limits);
+    /// every connection also goes to the audit trail when [`policy`](Self::policy) keeps one.
+    pub fn egress(mut self, config: crate::egress::ProxyConfig) -> Self {
+        self.egress = Some(config);
+        self
+    }
+
     /// The `clientInfo` sent in `initialize`.
     pub fn client_info(mut self, info: Implementation) -> Self {
         self.session.client_info = info;
@@ -353,7 +365,9 @@ impl HostBuilder {
         let (thread, features) = self.start_reactor(reactor_parts)?;
         tracing::debug!(?features, "io_uring reactor running");
         let reactor = Arc::new(ReactorHandle { commands: tx, ready, wake });
-        let spawner = match start_spawner(reactor.clone()) {
+        let audit = self.policy.as_ref().and_then(|p| p.audit.clone());
+        let egress = Arc::new(egress::EgressSlot::new(self.egress.clone(), audit));
+        let spawner = match start_spawner(reactor.clone(), egress) {
             Ok(s) => s,
             Err(e) => {
                 reactor.send(ReactorCommand::Stop);
@@ -498,12 +512,13 @@ struct SpawnJob {
 /// the process exits.
 fn start_spawner(
     reactor: Arc<ReactorHandle>,
+    egress: Arc<egress::EgressSlot>,
 ) -> std::io::Result<(std::sync::mpsc::Sender<SpawnJob>, JoinHandle<()>)> {
     let (tx, rx) = std::sync::mpsc::channel::<SpawnJob>();
     let thread = std::thread::Builder::new().name("ringmcp-spawner".into()).spawn(move || {
         for SpawnJob { id, spec, queue, events, reply } in rx {
             let spawned = Box::new(match spec.launch() {
-                Some(launch) => crate::sandbox::spawn(launch),
+                Some(launch) => egress.spawn(&spec.name, launch),
                 None => unreachable!("only stdio servers are sent to the spawner"),
             });
             let command = ReactorCommand::Spawn { id, spec, spawned, queue, events, reply };
@@ -602,7 +617,8 @@ impl Host {
         let hint = spec.launch().filter(|_| spec.sandboxed()).map(|l| {
             let words = std::iter::once(&l.program).chain(&l.args);
             let command: Vec<String> = words.map(|w| shell_word(&w.to_string_lossy())).collect();
-            error::sandbox_hint(&command.join(" "))
+            let network = l.sandbox.as_ref().map(|s| s.network.clone()).unwrap_or_default();
+            error::sandbox_hint(&command.join(" "), &network)
         });
         let registry = Arc::new(spilling::SpillRegistry::default());
         let backend: Arc<dyn RequestSink> = match spec.remote().cloned() {

@@ -18,6 +18,7 @@ mod helper;
 mod landlock;
 mod launch;
 pub mod plan;
+pub mod runner;
 pub mod seccomp;
 mod spawn;
 mod sys;

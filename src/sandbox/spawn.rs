@@ -107,6 +107,23 @@ pub enum SpawnError {
         #[source]
         source: std::io::Error,
     },
+    /// The server asked for network and the egress proxy could not start; under the strict
+    /// profile it is not started without it (the standard profile starts it with no
+    /// network instead).
+    #[error(
+        "sandbox: the server asked for network, but the egress proxy could not start ({reason}); the strict profile does not start it without one"
+    )]
+    EgressUnavailable {
+        /// Why the proxy could not start.
+        reason: String,
+    },
+    /// A package runner (`npx`, `uvx`, …) whose registry the sandbox cannot reach: it could
+    /// only fail, after its own retries.
+    #[error("sandbox: {advice}")]
+    RegistryUnreachable {
+        /// What to do, in words ([`Runner::advice`](super::runner::Runner::advice)).
+        advice: String,
+    },
     /// `pidfd_open` failed (kernel older than 5.3?).
     #[error("pidfd_open for pid {pid}: {source}")]
     Pidfd {

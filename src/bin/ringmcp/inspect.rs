@@ -134,6 +134,7 @@ fn inspect_all(args: &Args, file: &std::path::Path) -> Result<(), Failure> {
     let host = args.server.host_with(Some(settings.clone()))?;
     let mut all = serde_json::Map::new();
     let mut catalog = Vec::new();
+    let mut failed = Vec::new();
     for name in config.names() {
         let server = args.server.with_server(&name);
         let outcome = server.spec().and_then(|spec| {
@@ -141,15 +142,17 @@ fn inspect_all(args: &Args, file: &std::path::Path) -> Result<(), Failure> {
             let inv = inventory(&client)?;
             let review = review(&spec, &settings, &client, &inv.tools);
             let info = client.server_info();
-            let summary = inventory_json(&client, &inv, &review);
+            let mut summary = inventory_json(&client, &inv, &review);
+            summary["network"] = Value::String(network_of(&spec));
             let line = format!(
-                "{name}: {} {} ({}), {} tools, {} resources, {} prompts{}{}",
+                "{name}: {} {} ({}), {} tools, {} resources, {} prompts, network: {}{}{}",
                 info.server_info.name,
                 info.server_info.version,
                 client.protocol_version(),
                 inv.tools.len(),
                 inv.resources.len(),
                 inv.prompts.len(),
+                network_of(&spec),
                 if review.findings.is_empty() {
                     String::new()
                 } else {
@@ -174,7 +177,8 @@ fn inspect_all(args: &Args, file: &std::path::Path) -> Result<(), Failure> {
                 if !args.json {
                     println!("{name}: failed: {}", f.message);
                 }
-                all.insert(name, json!({ "error": f.message }));
+                all.insert(name.clone(), json!({ "error": f.message }));
+                failed.push(name);
             }
         }
     }
@@ -185,7 +189,21 @@ fn inspect_all(args: &Args, file: &std::path::Path) -> Result<(), Failure> {
                 .expect("JSON values serialise")
         );
     }
-    write_catalog(args, &catalog)
+    write_catalog(args, &catalog)?;
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(Failure {
+            code: exit::TRANSPORT,
+            message: format!(
+                "{} of {} servers failed to start: {}",
+                failed.len(),
+                all.len(),
+                failed.join(", ")
+            ),
+            json: None,
+        })
+    }
 }
 
 /// `--catalog-out FILE`: the catalog, written whole or not at all (a temporary file renamed).
@@ -202,6 +220,17 @@ fn write_catalog(args: &Args, catalog: &[CatalogEntry]) -> Result<(), Failure> {
     Ok(())
 }
 
+/// The server's network, in words (`inspect` shows it for every server).
+fn network_of(spec: &ringmcp::host::ServerSpec) -> String {
+    match spec.launch() {
+        None => "remote (HTTP)".into(),
+        Some(l) => match &l.sandbox {
+            Some(s) if s.profile != ringmcp::sandbox::Profile::Off => s.network.describe(),
+            _ => "unrestricted (not sandboxed)".into(),
+        },
+    }
+}
+
 fn inspect(args: &Args) -> Result<(), Failure> {
     if let Some(file) = args.server.whole_config() {
         return inspect_all(args, file);
@@ -213,10 +242,12 @@ fn inspect(args: &Args) -> Result<(), Failure> {
     let inv = inventory(&client)?;
     let review = review(&spec, &settings, &client, &inv.tools);
     if args.json {
-        let out = inventory_json(&client, &inv, &review);
+        let mut out = inventory_json(&client, &inv, &review);
+        out["network"] = Value::String(network_of(&spec));
         println!("{}", serde_json::to_string_pretty(&out).expect("JSON values serialise"));
     } else {
         print_text(&client, &inv, &review);
+        println!("\nnetwork:      {}", network_of(&spec));
     }
     client.blocking().shutdown();
     let catalog: Vec<CatalogEntry> = inv

@@ -52,6 +52,11 @@ pub(crate) struct ServerArgs {
     /// The sandbox profile (default: the config's, else standard).
     #[arg(long, value_name = "PROFILE", value_parser = ["standard", "strict", "off"], conflicts_with = "no_sandbox")]
     sandbox_profile: Option<String>,
+    /// Let the sandboxed server reach this host (repeatable), on top of its config's
+    /// `sandbox.network.allow`: `api.github.com`, `*.example.com`, `registry.npmjs.org:443`,
+    /// `127.0.0.1:5432`, `@npm`, `@pypi` (docs/egress.md).
+    #[arg(long = "allow-host", value_name = "HOST")]
+    allow_host: Vec<String>,
     /// How the MCP revision is found: auto (probe with the 2026-07-28 server/discover, fall
     /// back to initialize), legacy (initialize only), modern (2026-07-28 only).
     #[arg(long, value_enum, default_value_t = EraArg::Auto)]
@@ -132,6 +137,7 @@ impl ServerArgs {
             no_spill: self.no_spill,
             no_sandbox: self.no_sandbox,
             sandbox_profile: self.sandbox_profile.clone(),
+            allow_host: self.allow_host.clone(),
             era: self.era,
             command: Vec::new(),
         }
@@ -194,6 +200,18 @@ impl ServerArgs {
                 "strict" => Profile::Strict,
                 "off" => Profile::Off,
                 _ => Profile::Standard,
+            };
+        }
+        if !self.allow_host.is_empty() {
+            use ringmcp::policy::egress::{Network, NetworkPolicy};
+            let extra = NetworkPolicy::new(&self.allow_host, [] as [&str; 0])
+                .map_err(|e| Failure::usage(format!("--allow-host: {e}")))?;
+            sandbox.network = match std::mem::take(&mut sandbox.network) {
+                Network::Off => Network::Proxied(extra),
+                Network::Proxied(mut p) => {
+                    p.allow.extend(extra.allow);
+                    Network::Proxied(p)
+                }
             };
         }
         Ok(spec.sandbox((!self.no_sandbox).then_some(sandbox)))
@@ -264,6 +282,7 @@ impl ServerArgs {
             no_spill: false,
             no_sandbox,
             sandbox_profile,
+            allow_host: Vec::new(),
             era: EraArg::Auto,
             command: Vec::new(),
         }
