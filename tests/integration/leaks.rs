@@ -15,7 +15,7 @@ use crate::util::{child_pids, open_fds, reference};
 const CHILD_ENV: &str = "RINGMCP_LEAK_TEST_CHILD";
 
 /// Runs the ignored test `name` alone in a child test process and asserts it passed.
-fn isolated(name: &str) {
+pub(crate) fn isolated(name: &str) {
     let out = std::process::Command::new(std::env::current_exe().unwrap())
         .args(["--exact", name, "--include-ignored", "--test-threads=1", "--nocapture"])
         .env(CHILD_ENV, "1")
@@ -27,7 +27,7 @@ fn isolated(name: &str) {
     assert!(stdout.contains("1 passed"), "{name} did not run:\n{stdout}");
 }
 
-fn in_isolation() {
+pub(crate) fn in_isolation() {
     assert!(std::env::var_os(CHILD_ENV).is_some(), "run through its wrapper test");
 }
 

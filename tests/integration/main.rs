@@ -3,6 +3,7 @@
 #![allow(unreachable_pub)]
 
 mod bench_cli;
+mod egress;
 mod eras;
 mod everything;
 mod faults;

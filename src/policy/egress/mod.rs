@@ -268,7 +268,8 @@ impl fmt::Display for IpNet {
     }
 }
 
-/// One `allow` or `deny` entry: a host pattern and the ports it covers.
+/// One `allow` or `deny` entry: a host pattern and the ports it covers (without a port: 80
+/// and 443 in `allow`, every port in `deny`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Entry {
     /// What it matches.
@@ -283,11 +284,17 @@ impl Entry {
         Entry { host: HostPattern::Any, port: None }
     }
 
+    /// An `allow` entry without a port covers [`DEFAULT_PORTS`].
     fn covers_port(&self, port: u16) -> bool {
         match self.port {
             Some(p) => p == port,
             None => DEFAULT_PORTS.contains(&port),
         }
+    }
+
+    /// A `deny` entry without a port covers every port: "deny evil.example" means all of it.
+    fn denies_port(&self, port: u16) -> bool {
+        self.port.is_none_or(|p| p == port)
     }
 
     fn ports(&self) -> impl Iterator<Item = u16> + '_ {
@@ -601,7 +608,7 @@ impl Matcher {
                     return self.judge(&Dest::Addr(ip), port);
                 }
                 if let Some(d) =
-                    self.policy.deny.iter().find(|e| e.covers_port(port) && e.matches_name(&name))
+                    self.policy.deny.iter().find(|e| e.denies_port(port) && e.matches_name(&name))
                 {
                     return Verdict::Refuse(Refusal::Denied { rule: d.to_string() });
                 }
@@ -673,7 +680,7 @@ impl Matcher {
         self.policy
             .deny
             .iter()
-            .find(|e| e.covers_port(port) && (e.names_addr(ip) || e.host == HostPattern::Any))
+            .find(|e| e.denies_port(port) && (e.names_addr(ip) || e.host == HostPattern::Any))
     }
 
     fn named_addr(&self, ip: IpAddr, port: u16) -> Option<&Entry> {

@@ -86,6 +86,12 @@ fn deny_wins() {
         Verdict::Refuse(Refusal::Denied { rule: "*.evil.example".into() })
     );
     assert!(!allowed(m.judge(&name("pastebin.com"), 80)));
+    let any_port = policy(&["*:8080", "*"], &["pastebin.com", "x.example:443"]);
+    assert!(
+        !allowed(any_port.judge(&name("pastebin.com"), 8080)),
+        "a deny entry without a port denies every port"
+    );
+    assert!(allowed(any_port.judge(&name("x.example"), 8080)), "one with a port only that port");
     assert!(m.answers_name("example.org"));
     assert!(!m.answers_name("pastebin.com"));
 }
