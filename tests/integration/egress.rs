@@ -405,7 +405,7 @@ fn sandboxed_clients_reach_allowed_names_and_nothing_else() {
         &network,
         &python,
         &[client.to_str().unwrap(), &ops.to_string()],
-        &[dir.0.clone()],
+        std::slice::from_ref(&dir.0),
         &[],
     );
     let results: Vec<Value> =
@@ -560,8 +560,13 @@ fn hundred_connections_in_isolation() {
         let trial = Trial::new(&[("api.test", "127.0.0.1")]);
         let network =
             Network::allow([format!("api.test:{http}"), format!("127.0.0.1:{http}")]).unwrap();
-        let _ =
-            trial.run(&network, &python, &[client.to_str().unwrap(), "[]"], &[dir.0.clone()], &[]);
+        let _ = trial.run(
+            &network,
+            &python,
+            &[client.to_str().unwrap(), "[]"],
+            std::slice::from_ref(&dir.0),
+            &[],
+        );
         drop(trial);
         fds_before = open_fds();
         threads_before = threads();
@@ -571,7 +576,7 @@ fn hundred_connections_in_isolation() {
             &network,
             &python,
             &[client.to_str().unwrap(), &ops.to_string()],
-            &[dir.0.clone()],
+            std::slice::from_ref(&dir.0),
             &[],
         );
         assert!(out.contains("\"ok\": true"), "{out}");
