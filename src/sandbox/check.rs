@@ -104,11 +104,42 @@ fn code_written_layers(config: &SandboxConfig) -> Vec<Layer> {
     }
 }
 
+/// The egress capture, tried inside a sandbox with network and no proxy behind it: every
+/// connection the probe opens lands on the sandbox's own capture and is reset there, so
+/// nothing leaves the machine while the row is made.
+fn egress_layer(config: &SandboxConfig) -> Layer {
+    let config = SandboxConfig {
+        network: crate::policy::egress::Network::allow(["check.invalid"]).expect("a valid entry"),
+        ..config.clone()
+    };
+    match probe_in_sandbox(&config, &["--network-only"], None) {
+        Ok(attempts) => {
+            let open: Vec<String> = attempts
+                .iter()
+                .filter(|a| !a.blocked)
+                .map(|a| format!("{}: {}", a.what, a.got))
+                .collect();
+            if attempts.is_empty() {
+                layer("egress capture", "unavailable", "not tried")
+            } else if open.is_empty() {
+                layer(
+                    "egress capture",
+                    "enforced",
+                    "with network on, every TCP connect lands on the sandbox's own capture \
+                     (metadata, private and mapped addresses tried), DNS is answered by a stub \
+                     that never forwards, other UDP is refused",
+                )
+            } else {
+                layer("egress capture", "unavailable", format!("NOT blocked: {}", open.join("; ")))
+            }
+        }
+        Err(e) => layer("egress capture", "unavailable", e),
+    }
+}
+
 /// Runs `ringmcp __sandbox-probe --code-written-only` in a standard sandbox with a writable
 /// temporary workspace, and returns its attempts.
 fn probe_code_written(config: &SandboxConfig) -> Result<Vec<Attempt>, String> {
-    use std::io::Read;
-    let helper = launch::helper_path().ok_or("the ringmcp binary (the probe) was not found")?;
     let ws = std::env::temp_dir().join(format!("ringmcp-check-{}", std::process::id()));
     std::fs::create_dir_all(&ws).map_err(|e| format!("creating {}: {e}", ws.display()))?;
     // A root host runs a sandbox with a writable workspace as the workspace's owner: make that
@@ -119,22 +150,36 @@ fn probe_code_written(config: &SandboxConfig) -> Result<Vec<Attempt>, String> {
         std::os::unix::fs::chown(&ws, nobody, nobody)
             .map_err(|e| format!("chown {} to nobody: {e}", ws.display()))?;
     }
+    let config =
+        SandboxConfig { workspace: Some(ws.clone()), workspace_writable: true, ..config.clone() };
+    let result = probe_in_sandbox(&config, &["--code-written-only"], Some(&ws));
+    let _ = std::fs::remove_dir_all(&ws);
+    result
+}
+
+/// Runs `ringmcp __sandbox-probe ARGS [--workspace WS]` sandboxed by `config` and returns its
+/// attempts. A sandbox with network gets no proxy: its channel is closed at once.
+fn probe_in_sandbox(
+    config: &SandboxConfig,
+    args: &[&str],
+    workspace: Option<&std::path::Path>,
+) -> Result<Vec<Attempt>, String> {
+    use std::io::Read;
+    let helper = launch::helper_path().ok_or("the ringmcp binary (the probe) was not found")?;
+    let mut argv: Vec<std::ffi::OsString> = vec!["__sandbox-probe".into()];
+    argv.extend(args.iter().map(Into::into));
+    if let Some(ws) = workspace {
+        argv.push("--workspace".into());
+        argv.push(ws.as_os_str().to_owned());
+    }
     let launch = Launch {
         program: helper.into_os_string(),
-        args: vec![
-            "__sandbox-probe".into(),
-            "--code-written-only".into(),
-            "--workspace".into(),
-            ws.clone().into_os_string(),
-        ],
-        sandbox: Some(SandboxConfig {
-            workspace: Some(ws.clone()),
-            workspace_writable: true,
-            ..config.clone()
-        }),
+        args: argv,
+        sandbox: Some(config.clone()),
         ..Launch::default()
     };
-    let result = super::spawn(&launch).map_err(|e| e.to_string()).and_then(|mut s| {
+    super::spawn(&launch).map_err(|e| e.to_string()).and_then(|mut s| {
+        drop(s.egress.take());
         let mut out = Vec::new();
         let read = std::fs::File::from(s.stdout).read_to_end(&mut out);
         let status = s.child.wait();
@@ -145,9 +190,7 @@ fn probe_code_written(config: &SandboxConfig) -> Result<Vec<Attempt>, String> {
             }
             other => Err(format!("the probe ended with {other:?}")),
         }
-    });
-    let _ = std::fs::remove_dir_all(&ws);
-    result
+    })
 }
 
 /// Probes every layer (and runs `/bin/true` confined).
@@ -175,6 +218,7 @@ pub fn report() -> Report {
     layers.extend(filter_layers());
     if works {
         layers.extend(code_written_layers(&config));
+        layers.push(egress_layer(&config));
     }
     layers.push(io_uring_layer());
     layers.push(identity_layer());

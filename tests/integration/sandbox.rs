@@ -91,22 +91,37 @@ fn the_attack_list_is_blocked_from_inside() {
     if !sandbox_works("the_attack_list_is_blocked_from_inside") {
         return;
     }
+    attack_list(false);
+}
+
+/// The same list with network on (any public host, through the egress proxy): every attempt
+/// still blocked, and the network ones answered by the capture (blocked ranges by literal
+/// address reset, other UDP refused, DNS answered by the stub and never forwarded).
+#[test]
+fn the_attack_list_is_blocked_with_network_on() {
+    if !sandbox_works("the_attack_list_is_blocked_with_network_on") {
+        return;
+    }
+    attack_list(true);
+}
+
+fn attack_list(network: bool) {
     let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = tcp.local_addr().unwrap().port();
-    let name = format!("ringmcp-probe-{}", std::process::id());
+    let name = format!("ringmcp-probe-{}-{network}", std::process::id());
     let addr = {
         use std::os::linux::net::SocketAddrExt;
         std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes()).unwrap()
     };
     let _abstract = std::os::unix::net::UnixListener::bind_addr(&addr).unwrap();
-    let key = 0x5eed_0000 | (std::process::id() as i32 & 0xffff);
+    let key = 0x5e00_0000 | (i32::from(network) << 16) | (std::process::id() as i32 & 0xffff);
     // SAFETY: integers only; the segment is removed below.
     let shm = unsafe { libc::shmget(key, 4096, libc::IPC_CREAT | 0o600) };
     assert!(shm >= 0, "shmget: {}", std::io::Error::last_os_error());
     let me = ringmcp_bin();
     let bin = me.to_str().unwrap();
     let (pid, port_s, key_s) = (std::process::id().to_string(), port.to_string(), key.to_string());
-    let ws = TempDir::new("attackws");
+    let ws = TempDir::new(if network { "attackws-net" } else { "attackws" });
     let ws_path = ws.0.to_str().unwrap();
     let probe = [
         "--host-pid",
@@ -125,12 +140,19 @@ fn the_attack_list_is_blocked_from_inside() {
         "4096",
     ];
     let secret = [("AWS_ACCESS_KEY_ID", "AKIAFAKEFAKEFAKE")];
-    let cmd: Vec<&str> = [bin, "__sandbox-probe"].into_iter().chain(probe).collect();
-    let (code, out, err) = sandbox_run(&["--workspace", ws_path, "--writable"], &cmd, &secret);
+    let mut cmd: Vec<&str> = [bin, "__sandbox-probe"].into_iter().chain(probe).collect();
+    let mut run_args = vec!["--workspace", ws_path, "--writable"];
+    if network {
+        cmd.push("--network");
+        run_args.push("--network");
+    }
+    let (code, out, err) = sandbox_run(&run_args, &cmd, &secret);
     // The same probe outside any sandbox (as root, with the same stray fds and secret), minus
     // what would harm the host: each attempt classed `differs` must get another answer there,
     // or its expected errno proves nothing about the sandbox.
-    let baseline = root_only_baseline(bin, &probe, &secret);
+    let probe_all: Vec<&str> =
+        probe.iter().copied().chain(network.then_some("--network")).collect();
+    let baseline = root_only_baseline(bin, &probe_all, &secret);
     // SAFETY: removing the segment created above.
     unsafe { libc::shmctl(shm, libc::IPC_RMID, std::ptr::null_mut()) };
     assert_eq!(code, 0, "probe failed: {err}");

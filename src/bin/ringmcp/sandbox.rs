@@ -241,6 +241,12 @@ pub(crate) struct ProbeArgs {
     /// The baseline run, outside any sandbox: attempts that would harm the host are skipped.
     #[arg(long)]
     baseline: bool,
+    /// The sandbox has network: expect the egress capture's answers.
+    #[arg(long)]
+    network: bool,
+    /// Only the network attempts, with network on (for `sandbox check`).
+    #[arg(long)]
+    network_only: bool,
 }
 
 pub(crate) fn probe(args: ProbeArgs) -> ExitCode {
@@ -253,9 +259,12 @@ pub(crate) fn probe(args: ProbeArgs) -> ExitCode {
         workspace: args.workspace,
         nofile: args.nofile,
         baseline: args.baseline,
+        network: args.network,
     };
     let results = if args.code_written_only {
         sandbox::attack::run_code_written_only(&probe_args)
+    } else if args.network_only {
+        sandbox::attack::run_network_only(&probe_args)
     } else {
         sandbox::attack::run(&probe_args)
     };

