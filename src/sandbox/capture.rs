@@ -11,6 +11,8 @@
 //! forwards; other UDP finds no listener and is refused. The host judges and relays
 //! (`egress/`).
 
+use std::os::fd::{FromRawFd, OwnedFd};
+
 use serde::{Deserialize, Serialize};
 
 use crate::policy::egress::{Dest, NetworkPolicy};
@@ -56,4 +58,27 @@ pub enum CaptureMsg {
         /// Whether it got a placeholder (else NXDOMAIN, NODATA or REFUSED).
         answered: bool,
     },
+}
+
+/// A new egress channel: a connected, close-on-exec `SOCK_SEQPACKET` socketpair (init's end,
+/// the host's end).
+///
+/// # Errors
+/// The OS error of `socketpair`.
+pub fn channel() -> std::io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: a valid out-array of two ints.
+    let r = unsafe {
+        libc::socketpair(
+            libc::AF_UNIX,
+            libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC,
+            0,
+            fds.as_mut_ptr(),
+        )
+    };
+    if r < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: socketpair returned two fresh fds that nobody else owns.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }

@@ -4,7 +4,7 @@
 
 use std::ffi::OsStr;
 use std::io::{Read, Write};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, FromRawFd, IntoRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -410,26 +410,15 @@ fn read_status(fd: OwnedFd, timeout: Duration) -> std::io::Result<Vec<u8>> {
     }
 }
 
-/// A close-on-exec `SOCK_SEQPACKET` socketpair whose both ends are numbered 10 or more.
+/// An egress channel ([`capture::channel`](super::capture::channel)) whose both ends are
+/// numbered 10 or more.
 fn seqpacket_high() -> Result<(OwnedFd, OwnedFd), SpawnError> {
     let err = |source: std::io::Error| SpawnError::Host {
         step: "socketpair for the egress channel",
         source,
     };
-    let mut fds = [0; 2];
-    // SAFETY: valid out-array.
-    if unsafe {
-        libc::socketpair(
-            libc::AF_UNIX,
-            libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC,
-            0,
-            fds.as_mut_ptr(),
-        )
-    } < 0
-    {
-        return Err(err(std::io::Error::last_os_error()));
-    }
-    let [a, b] = fds.map(high).map(|r| r.map_err(err));
+    let (a, b) = super::capture::channel().map_err(err)?;
+    let [a, b] = [a, b].map(|fd| high(fd.into_raw_fd())).map(|r| r.map_err(err));
     Ok((a?, b?))
 }
 
