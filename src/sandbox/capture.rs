@@ -79,6 +79,10 @@ pub fn channel() -> std::io::Result<(OwnedFd, OwnedFd)> {
     if r < 0 {
         return Err(std::io::Error::last_os_error());
     }
-    // SAFETY: socketpair returned two fresh fds that nobody else owns.
-    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+    // SAFETY: socketpair returned two fresh fds that nobody else owns (this one, then the
+    // other).
+    let a = unsafe { OwnedFd::from_raw_fd(fds[0]) };
+    // SAFETY: as above.
+    let b = unsafe { OwnedFd::from_raw_fd(fds[1]) };
+    Ok((a, b))
 }
