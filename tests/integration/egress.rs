@@ -64,7 +64,7 @@ impl Dial for LoopbackDialer {
 }
 
 /// A plain HTTP server on the host's loopback: answers `hello from HOST` (its Host header).
-fn http_server() -> (u16, Arc<Mutex<usize>>) {
+pub(crate) fn http_server() -> (u16, Arc<Mutex<usize>>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let served = Arc::new(Mutex::new(0));
@@ -234,7 +234,7 @@ print(json.dumps(out))
 /// Whether the machine can build sandboxes with network (user and network namespaces and
 /// local routes in them), asked of util-linux and iproute2: a probe that shares no code with
 /// the capture under test.
-fn capture_works() -> bool {
+pub(crate) fn capture_works() -> bool {
     let out = Command::new("unshare")
         .args(["--user", "--map-root-user", "--net", "--mount", "--pid", "--fork"])
         .args(["sh", "-c", "ip link set lo up && ip route add local 0.0.0.0/0 dev lo"])

@@ -554,3 +554,43 @@ fn tool_search_with_the_full_encoder() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("cannot read the embeddings at /nonexistent/model"), "{err}");
 }
+
+/// Through `ringmcp gateway`: a sandboxed backend whose allowlist names the host's loopback
+/// server fetches from it; the same backend without that entry gets a 403 through its
+/// `HTTP_PROXY`, and the gateway's log says which server was refused what, and why.
+#[test]
+fn backends_reach_what_their_allowlist_names_and_the_log_says_what_was_refused() {
+    if !crate::egress::capture_works() {
+        return;
+    }
+    let Some(python) = require(deps_dir().join("venv/bin/python"), "Python venv with the mcp SDK")
+    else {
+        return;
+    };
+    let (port, _) = crate::egress::http_server();
+    let dir = TempDir::new("gw-egress");
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/servers/py_net_server.py");
+    let backend = |allow: &[String]| json!({"command": python, "args": [script], "sandbox": {"network": {"allow": allow}}});
+    let config = json!({"mcpServers": {
+        "web": backend(&[format!("127.0.0.1:{port}")]),
+        "closed": backend(&["api.example.com".to_string()]),
+    }});
+    let path = dir.0.join("gateway.json");
+    std::fs::write(&path, serde_json::to_vec(&config).unwrap()).unwrap();
+    let log = dir.0.join("gateway.log");
+    let mut up = Upstream::start(&path, &["--log-file", log.to_str().unwrap()]);
+    let ok = up.call("web__fetch", json!({"url": format!("http://127.0.0.1:{port}/")}));
+    assert_eq!(ok["result"]["content"][0]["text"], format!("hello from 127.0.0.1:{port}"), "{ok}");
+    let refused =
+        up.call("closed__fetch", json!({"url": format!("http://db.internal.example:{port}/")}));
+    let text = refused["result"]["content"][0]["text"].as_str().unwrap_or_default().to_owned();
+    assert!(text.contains("403") && text.contains("not in sandbox.network.allow"), "{refused}");
+    drop(up);
+    let logged = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(
+        logged.contains(&format!(
+            "server \"closed\": egress to db.internal.example:{port} refused (not in sandbox.network.allow)"
+        )),
+        "{logged}"
+    );
+}
