@@ -578,10 +578,81 @@ pub fn route(data: &[u8]) {
     check(&router, &queries);
 }
 
+/// The sandbox's network, on untrusted bytes: the first byte picks the part.
+/// * DNS stub: the answer echoes the id, is a response, never grows without bound, gives a
+///   placeholder only to a name the policy allows, and the placeholder maps back to it.
+/// * First bytes and proxy requests: never panic; a decided verdict stays decided when more
+///   bytes arrive (the proxy holds a connection's bytes only until it can tell).
+/// * Allowlist entries: an entry that parses prints as text that parses to the same entry.
+pub fn egress(data: &[u8]) {
+    use crate::policy::egress::sniff::{self, First, ProxyRequest};
+    use crate::policy::egress::{Entry, Matcher, NetworkPolicy, dns};
+    let [mode, rest @ ..] = data else { return };
+    match mode % 3 {
+        0 => {
+            let m = Matcher::new(
+                &NetworkPolicy::new(["*.allowed.test", "exact.test:443"], ["no.allowed.test"])
+                    .expect("valid"),
+            );
+            let mut places = dns::Placeholders::default();
+            // Several datagrams: split on 0xff 0xfe.
+            for query in rest.split(|&b| b == 0xfe) {
+                let Some(a) = dns::answer(query, |n| m.answers_name(n), &mut places) else {
+                    continue;
+                };
+                assert_eq!(&a.bytes[..2], &query[..2], "the id is echoed");
+                assert!(a.bytes[2] & 0x80 != 0, "a response");
+                assert!(a.bytes.len() <= query.len() + 16 + 12, "bounded by the question");
+                if let dns::Outcome::Placeholder(ip) = a.outcome {
+                    let name = a.name.as_deref().expect("a placeholder has a name");
+                    assert!(m.answers_name(name), "{name} got a placeholder");
+                    assert_eq!(places.name_of(ip.into()), Some(name));
+                }
+            }
+        }
+        1 => {
+            let decided = |f: &First| !matches!(f, First::NeedMore);
+            let cut = rest.len() / 2;
+            let (short, long) = (sniff::first(&rest[..cut]), sniff::first(rest));
+            if decided(&short) && rest.len() < sniff::MAX_HEAD {
+                assert!(decided(&long), "{short:?} then {long:?}");
+            }
+            let p = sniff::proxy_request(rest);
+            if let ProxyRequest::Connect { head, .. } = p {
+                assert!(head <= rest.len());
+            }
+        }
+        _ => {
+            for line in String::from_utf8_lossy(rest).lines() {
+                if let Ok(e) = line.parse::<Entry>() {
+                    let text = e.to_string();
+                    assert_eq!(
+                        text.parse::<Entry>().as_ref(),
+                        Ok(&e),
+                        "{line:?} printed as {text:?}"
+                    );
+                }
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
     fn fuzz_bodies_run() {
+        super::egress(
+            &[
+                &[0u8][..],
+                &crate::policy::egress::dns::query(7, "a.allowed.test", 1),
+                &[0xfe],
+                &crate::policy::egress::dns::query(8, "no.allowed.test", 28),
+            ]
+            .concat(),
+        );
+        super::egress(b"\x01\x16\x03\x01\x00\x05\x01\x00\x00\x01\x03");
+        super::egress(b"\x01CONNECT a:1 HTTP/1.1\r\n\r\n");
+        super::egress(b"\x02*.x.test:8443\n[::1]:80\n10.1.2.3/8\n@npm\nbad name");
         super::framer(b"\x05\x03{\"id\":1}\n\r\n{\"id\":123456789,\"x\":1}\npartial");
         super::framer(b"\x85\x03{\"id\":1}\n\r\n{\"id\":123456789,\"x\":1}\npartial");
         super::framer(b"");

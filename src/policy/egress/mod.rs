@@ -367,6 +367,8 @@ impl std::str::FromStr for Entry {
                     .ok_or_else(|| bad("the port must be a number from 1 to 65535"))?,
             ),
         };
+        // "10.0.0.7." is an address, not a name (the root dot is dropped for names too).
+        let host = host.strip_suffix('.').filter(|h| h.parse::<IpAddr>().is_ok()).unwrap_or(host);
         let host = if host == "*" {
             HostPattern::Any
         } else if let Some(net) = IpNet::parse(host) {

@@ -168,6 +168,11 @@ fn entries_print_as_written() {
         assert_eq!(e.parse::<Entry>().unwrap().to_string(), e);
     }
     assert_eq!("10.1.2.3/8".parse::<Entry>().unwrap().to_string(), "10.0.0.0/8");
+    // Found by the fuzzer: an address with a root dot is an address, not a name that never
+    // matches (a deny entry written so must deny).
+    assert_eq!("10.0.0.7.".parse::<Entry>().unwrap().to_string(), "10.0.0.7");
+    let d = policy(&["*", "10.0.0.0/8"], &["10.0.0.7."]);
+    assert!(!allowed(d.judge(&addr("10.0.0.7"), 443)));
     let p = NetworkPolicy::new(["@npm", "@pypi"], [] as [&str; 0]).unwrap();
     assert_eq!(p.allow.len(), 3, "presets expand to their hosts");
 }
