@@ -124,6 +124,23 @@ elif mode == "idle":
 print(json.dumps(out), flush=True)
 "#;
 
+/// Accepts and holds connections without a thread each (so the idle measurement sees the
+/// proxy's memory, not the test server's stacks).
+fn holding_server() -> (u16, Arc<std::sync::atomic::AtomicUsize>) {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let count = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let seen = count.clone();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for c in l.incoming() {
+            held.extend(c.ok());
+            seen.store(held.len(), std::sync::atomic::Ordering::Relaxed);
+        }
+    });
+    (port, count)
+}
+
 fn python() -> String {
     let out =
         Command::new("python3").args(["-c", "import sys; print(sys.executable)"]).output().unwrap();
@@ -144,16 +161,24 @@ fn main() {
     let mb: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(100);
     let rounds: usize = std::env::args().nth(2).and_then(|a| a.parse().ok()).unwrap_or(2000);
     let port = server();
+    let (hold, held) = holding_server();
     let py = python();
     let dir = std::env::temp_dir().join(format!("ringmcp-egress-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let script = dir.join("client.py");
     std::fs::write(&script, CLIENT).unwrap();
-    let proxy =
-        Proxy::start(ProxyConfig { resolver: Arc::new(Loopback), ..ProxyConfig::default() })
-            .unwrap();
-    let network =
-        Network::allow([format!("127.0.0.1:{port}"), format!("bench.test:{port}")]).unwrap();
+    let proxy = Proxy::start(ProxyConfig {
+        resolver: Arc::new(Loopback),
+        limits: ringmcp::egress::Limits { max_connections: 1000, ..Default::default() },
+        ..ProxyConfig::default()
+    })
+    .unwrap();
+    let network = Network::allow([
+        format!("127.0.0.1:{port}"),
+        format!("bench.test:{port}"),
+        format!("127.0.0.1:{hold}"),
+    ])
+    .unwrap();
     let run = |sandboxed: bool, host: &str, mode: &str, n: usize| -> serde_json::Value {
         let args: Vec<String> = vec![
             script.to_string_lossy().into(),
@@ -189,6 +214,55 @@ fn main() {
         serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out}"))
     };
     let bytes = mb << 20;
+    // Idle connections first, while the heap is fresh: the proxy's memory per connection, in
+    // this process's RSS (freed memory of the later runs would hide it).
+    let n = 500;
+    let before = rss_kib();
+    let launch = Launch {
+        program: py.clone().into(),
+        args: [
+            script.to_string_lossy().into_owned(),
+            "127.0.0.1".into(),
+            hold.to_string(),
+            "idle".into(),
+            n.to_string(),
+        ]
+        .iter()
+        .map(Into::into)
+        .collect(),
+        sandbox: Some(
+            SandboxConfig {
+                binds: vec![sandbox::plan::BindSpec::Path(dir.clone())],
+                nofile: Some(4096),
+                ..SandboxConfig::standard()
+            }
+            .network(network.clone()),
+        ),
+        ..Launch::default()
+    };
+    let mut s = sandbox::spawn(&launch).unwrap();
+    proxy.attach("bench", &network, s.egress.take().unwrap()).unwrap();
+    let mut line = [0u8; 64];
+    let mut stdout = std::fs::File::from(s.stdout);
+    let got = stdout.read(&mut line).unwrap_or(0);
+    assert!(got > 0, "the idle client failed: {:?}", {
+        let mut e = String::new();
+        let _ = std::fs::File::from(s.stderr.try_clone().unwrap()).read_to_string(&mut e);
+        e
+    });
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while held.load(std::sync::atomic::Ordering::Relaxed) < n && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    let after = rss_kib();
+    println!(
+        "idle: {n} proxied connections held open ({} reached the server): host RSS {before} KiB -> {after} KiB, {:.1} KiB per connection",
+        held.load(std::sync::atomic::Ordering::Relaxed),
+        (after.saturating_sub(before)) as f64 / n as f64
+    );
+    drop(s.stdin);
+    let _ = s.child.wait();
     println!(
         "egress bench: {} cores, loopback server, client python3",
         std::thread::available_parallelism().map_or(0, |n| n.get())
@@ -224,44 +298,6 @@ fn main() {
             r["p99_us"].as_f64().unwrap()
         );
     }
-    // Idle connections: the proxy's memory per connection, in this process's RSS.
-    let n = 500;
-    let before = rss_kib();
-    let launch = Launch {
-        program: py.clone().into(),
-        args: [
-            script.to_string_lossy().into_owned(),
-            "127.0.0.1".into(),
-            port.to_string(),
-            "idle".into(),
-            n.to_string(),
-        ]
-        .iter()
-        .map(Into::into)
-        .collect(),
-        sandbox: Some(
-            SandboxConfig {
-                binds: vec![sandbox::plan::BindSpec::Path(dir.clone())],
-                nofile: Some(4096),
-                ..SandboxConfig::standard()
-            }
-            .network(network.clone()),
-        ),
-        ..Launch::default()
-    };
-    let mut s = sandbox::spawn(&launch).unwrap();
-    proxy.attach("bench", &network, s.egress.take().unwrap()).unwrap();
-    let mut line = [0u8; 64];
-    let mut stdout = std::fs::File::from(s.stdout);
-    let _ = stdout.read(&mut line);
-    std::thread::sleep(Duration::from_millis(500));
-    let after = rss_kib();
-    println!(
-        "idle: {n} proxied connections held open: host RSS {before} KiB -> {after} KiB, {:.1} KiB per connection",
-        (after.saturating_sub(before)) as f64 / n as f64
-    );
-    drop(s.stdin);
-    let _ = s.child.wait();
     let _ = std::fs::remove_dir_all(&dir);
     let started = Instant::now();
     drop(proxy);

@@ -558,8 +558,8 @@ async fn relay(
     out: &mut Outcome,
     via_proxy: bool,
 ) {
-    let (mut cr, mut cw) = client.into_split();
-    let (mut ur, mut uw) = upstream.into_split();
+    let (cr, mut cw) = client.into_split();
+    let (ur, mut uw) = upstream.into_split();
     let mut sniffing = expect.map(|name| (name, head.clone()));
     if sniffing.is_none() && !head.is_empty() {
         if uw.write_all(&head).await.is_err() {
@@ -567,8 +567,8 @@ async fn relay(
         }
         out.up += head.len() as u64;
     }
-    let mut up_buf = vec![0u8; 64 << 10];
-    let mut down_buf = vec![0u8; 64 << 10];
+    // Allocated when bytes first arrive: an idle connection holds no buffer.
+    let (mut up_buf, mut down_buf) = (Vec::new(), Vec::new());
     let (mut up_open, mut down_open) = (true, true);
     let mut deadline = tokio::time::Instant::now() + limits.idle;
     // An already complete head (a CONNECT's first bytes, an absolute-form request).
@@ -607,7 +607,8 @@ async fn relay(
             return;
         }
         tokio::select! {
-            r = cr.read(&mut up_buf), if up_open => match r {
+            r = read_lazily(&cr, &mut up_buf), if up_open => match r {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
                 Ok(0) | Err(_) => {
                     up_open = false;
                     if let Some((_, held)) = sniffing.take() && !held.is_empty() {
@@ -632,7 +633,8 @@ async fn relay(
                     }
                 }
             },
-            r = ur.read(&mut down_buf), if down_open => match r {
+            r = read_lazily(&ur, &mut down_buf), if down_open => match r {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
                 Ok(0) | Err(_) => {
                     down_open = false;
                     let _ = cw.shutdown().await;
@@ -651,6 +653,22 @@ async fn relay(
             }
         }
     }
+}
+
+/// The relay's buffer size, per direction.
+const RELAY_BUF: usize = 64 << 10;
+
+/// Waits until `half` is readable, then reads into `buf`, allocating it on first use.
+/// `WouldBlock` when the readiness was spurious (the caller just polls again).
+async fn read_lazily(
+    half: &tokio::net::tcp::OwnedReadHalf,
+    buf: &mut Vec<u8>,
+) -> io::Result<usize> {
+    half.readable().await?;
+    if buf.is_empty() {
+        buf.resize(RELAY_BUF, 0);
+    }
+    half.try_read(buf)
 }
 
 /// `None`: not enough bytes yet. Else whether the first bytes may go to `name`.

@@ -42,15 +42,31 @@ impl Resolve for MapResolver {
     }
 }
 
-/// Dials loopback only, and records every address it is asked for.
+/// Dials loopback only, and records every address it is asked for. The first dial to
+/// `stall_port` blocks the proxy's thread for a while (connections pile up in init meanwhile).
 #[derive(Default)]
 struct LoopbackDialer {
     asked: Mutex<Vec<SocketAddr>>,
+    stall_port: std::sync::atomic::AtomicU16,
 }
 
 impl Dial for LoopbackDialer {
     fn dial(&self, addr: SocketAddr) -> BoxFuture<'_, std::io::Result<tokio::net::TcpStream>> {
         self.asked.lock().unwrap().push(addr);
+        let stall = addr.port() != 0
+            && self
+                .stall_port
+                .compare_exchange(
+                    addr.port(),
+                    0,
+                    std::sync::atomic::Ordering::SeqCst,
+                    std::sync::atomic::Ordering::SeqCst,
+                )
+                .is_ok();
+        if stall {
+            // Deliberately blocks the proxy's one thread: nothing drains the channel.
+            std::thread::sleep(Duration::from_millis(500));
+        }
         Box::pin(async move {
             if !addr.ip().is_loopback() {
                 return Err(std::io::Error::new(
@@ -179,7 +195,7 @@ srv.serve_forever()
 
 /// The sandboxed client: runs each check of argv[1] (JSON) and prints the outcomes as JSON.
 const CLIENT: &str = r#"
-import json, socket, ssl, sys, urllib.request
+import json, select, socket, ssl, sys, urllib.request
 unverified = ssl._create_unverified_context()
 def run(op):
     kind = op[0]
@@ -213,6 +229,30 @@ def run(op):
                 break
             data += chunk
         return data.decode(errors="replace")
+    if kind == "burst":
+        # Every connect started before any completes: the captures reach init at once.
+        addr = socket.getaddrinfo(op[1], op[2], socket.AF_INET, socket.SOCK_STREAM)[0][4]
+        conns = []
+        for _ in range(op[3]):
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.setblocking(False)
+            s.connect_ex(addr)
+            conns.append(s)
+        for s in conns:
+            select.select([], [s], [], 10)
+            s.setblocking(True)
+            s.settimeout(10)
+        answers = 0
+        for s in conns:
+            s.sendall(b"GET / HTTP/1.1\r\nHost: %s\r\n\r\n" % op[1].encode())
+            data = b""
+            while True:
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+            answers += b"hello" in data
+        return "%d answers" % answers
     if kind == "many":
         for _ in range(op[3]):
             s = socket.create_connection((op[1], op[2]), timeout=10)
@@ -278,7 +318,8 @@ impl Trial {
             sink: Some(Arc::new(move |e: &EgressEvent| {
                 sink_events.lock().unwrap().push(e.clone())
             })),
-            ..ProxyConfig::default()
+            // The burst below holds 600 at once.
+            limits: ringmcp::egress::Limits { max_connections: 1024, ..Default::default() },
         };
         Trial { resolver, dialer, events, proxy: Some(Proxy::start(config).unwrap()) }
     }
@@ -356,6 +397,7 @@ fn sandboxed_clients_reach_allowed_names_and_nothing_else() {
     }
     let Some(python) = python3() else { return };
     let (http, served) = http_server();
+    let (burst, burst_served) = http_server();
     let Some(tls) = https_server(&python) else { return };
     let other = free_port();
     let dir = TempDir::new("egress-client");
@@ -376,6 +418,8 @@ fn sandboxed_clients_reach_allowed_names_and_nothing_else() {
                 format!("127.0.0.1:{}", tls.port),
                 format!("rebind.test:{other}"),
                 format!("*.test:{http}"),
+                format!("api.test:{burst}"),
+                format!("127.0.0.1:{burst}"),
             ],
             ["denied.test"].map(String::from),
         )
@@ -400,7 +444,9 @@ fn sandboxed_clients_reach_allowed_names_and_nothing_else() {
         ["tls", "secure.test", s, "other.example"],             // 13 SNI differs
         ["raw", "api.test", http, get("other.example")],        // 14 Host differs
         ["raw", "127.0.0.1", http, get("127.0.0.1")],           // 15 the listed literal
+        ["burst", "api.test", burst, 600],                      // 16 600 connects at once
     ]);
+    trial.dialer.stall_port.store(burst, std::sync::atomic::Ordering::SeqCst);
     let out = trial.run(
         &network,
         &python,
@@ -412,6 +458,14 @@ fn sandboxed_clients_reach_allowed_names_and_nothing_else() {
         serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out}"));
     for (i, r) in results.iter().enumerate() {
         eprintln!("{i:>2} {} {}", r["ok"], r["out"]);
+    }
+    if results[16]["ok"] != true {
+        let records = trial.wait_for(13 + 600);
+        let mut rules = std::collections::BTreeMap::new();
+        for r in records.iter().filter(|r| r.port == burst) {
+            *rules.entry(format!("{} {:?}", r.rule, r.reason)).or_insert(0) += 1;
+        }
+        eprintln!("burst records: {rules:?}");
     }
     let ok = |i: usize, want: &str| {
         assert_eq!(results[i]["ok"], true, "{i}: {}", results[i]);
@@ -437,8 +491,11 @@ fn sandboxed_clients_reach_allowed_names_and_nothing_else() {
         refused(i);
     }
     ok(15, "hello from 127.0.0.1");
+    // More connections at once than the channel's socket buffer holds while the proxy's
+    // thread is stalled: init queues them, none is reset.
+    ok(16, "600 answers");
 
-    let records = trial.wait_for(13);
+    let records = trial.wait_for(13 + 600);
     let rule_of = |dest: &str, port: u16| {
         records
             .iter()
@@ -476,10 +533,11 @@ fn sandboxed_clients_reach_allowed_names_and_nothing_else() {
     // The dialer was asked only for checked loopback addresses on listed ports.
     let dialed = trial.dialer.asked.lock().unwrap().clone();
     assert!(
-        dialed.iter().all(|a| a.ip().is_loopback() && [http, s].contains(&a.port())),
+        dialed.iter().all(|a| a.ip().is_loopback() && [http, s, burst].contains(&a.port())),
         "{dialed:?}"
     );
     assert_eq!(*served.lock().unwrap(), 4, "3, 4, 5 and 15 reached the server, nothing else");
+    assert_eq!(*burst_served.lock().unwrap(), 600);
     // The lookups were reported (for --network-log), answered or not.
     let lookups: Vec<(String, bool)> = trial
         .events

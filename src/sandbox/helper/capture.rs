@@ -14,6 +14,11 @@ use crate::sandbox::capture::{CaptureMsg, EgressPlan};
 use crate::sandbox::seccomp::send_msg;
 use crate::syscall::cvt;
 
+/// Messages waiting for room on the channel (the kernel queues only a few:
+/// `net.unix.max_dgram_qlen`, 10 by default, per `SOCK_SEQPACKET` socket). Past this bound a
+/// new connection is reset and a lookup note dropped: a bounded queue that refuses.
+const MAX_PENDING: usize = 1024;
+
 /// Init's capture: listeners, the DNS sockets, the channel to the host.
 pub(super) struct Capture {
     host: OwnedFd,
@@ -22,6 +27,8 @@ pub(super) struct Capture {
     matcher: Matcher,
     places: Placeholders,
     proxy_port: u16,
+    /// Messages (and the connection each carries) not yet taken by the channel, in order.
+    pending: std::collections::VecDeque<(Vec<u8>, Option<OwnedFd>)>,
 }
 
 impl Capture {
@@ -58,16 +65,24 @@ impl Capture {
             matcher: Matcher::new(&plan.policy),
             places: Placeholders::default(),
             proxy_port: plan.proxy_port,
+            pending: std::collections::VecDeque::new(),
         })
     }
 
-    /// The fds to poll for reading.
-    pub(super) fn fds(&self) -> Vec<RawFd> {
-        self.listeners.iter().chain(&self.dns).map(AsRawFd::as_raw_fd).collect()
+    /// What to poll: every listener and DNS socket for reading, and the channel for writing
+    /// while messages wait.
+    pub(super) fn pollfds(&self) -> Vec<libc::pollfd> {
+        let read =
+            |fd: &OwnedFd| libc::pollfd { fd: fd.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+        let mut out: Vec<libc::pollfd> = self.listeners.iter().chain(&self.dns).map(read).collect();
+        if !self.pending.is_empty() {
+            out.push(libc::pollfd { fd: self.host.as_raw_fd(), events: libc::POLLOUT, revents: 0 });
+        }
+        out
     }
 
-    /// Handles a readable fd among [`fds`](Self::fds): accepts and hands off every pending
-    /// connection, or answers every pending query.
+    /// Handles a ready fd among [`pollfds`](Self::pollfds): accepts and hands off every
+    /// pending connection, answers every pending query, or sends what waits.
     pub(super) fn ready(&mut self, fd: RawFd) {
         if let Some(l) = self.listeners.iter().position(|l| l.as_raw_fd() == fd) {
             while let Some(conn) = accept(self.listeners[l].as_raw_fd()) {
@@ -75,7 +90,52 @@ impl Capture {
             }
         } else if self.dns.iter().any(|d| d.as_raw_fd() == fd) {
             self.answer_queries(fd);
+        } else if fd == self.host.as_raw_fd() {
+            self.flush();
         }
+    }
+
+    /// Sends what waits, in order, until the channel is full again. A host that is gone
+    /// (any error but `EAGAIN`) gets nothing more: every waiting connection is reset.
+    fn flush(&mut self) {
+        while let Some((msg, conn)) = self.pending.pop_front() {
+            match send_msg(
+                self.host.as_fd(),
+                &msg,
+                conn.as_ref().map(AsFd::as_fd),
+                libc::MSG_DONTWAIT,
+            ) {
+                Ok(_) => {}
+                Err(e) if e.raw_os_error() == Some(libc::EAGAIN) => {
+                    self.pending.push_front((msg, conn));
+                    return;
+                }
+                Err(_) => {
+                    if let Some(c) = conn {
+                        reset(c);
+                    }
+                    for (_, c) in self.pending.drain(..) {
+                        if let Some(c) = c {
+                            reset(c);
+                        }
+                    }
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Queues a message and sends what it can. Past [`MAX_PENDING`] the connection is reset
+    /// (or the note dropped).
+    fn send(&mut self, msg: Vec<u8>, conn: Option<OwnedFd>) {
+        if self.pending.len() >= MAX_PENDING {
+            if let Some(c) = conn {
+                reset(c);
+            }
+            return;
+        }
+        self.pending.push_back((msg, conn));
+        self.flush();
     }
 
     fn hand_off(&mut self, conn: OwnedFd) {
@@ -89,11 +149,8 @@ impl Capture {
         };
         let msg =
             serde_json::to_vec(&CaptureMsg::Connect { dest, port, proxy }).unwrap_or_default();
-        // Non-blocking: when the host does not keep up (its socket buffer is full) the
-        // connection is reset rather than init stalling: a bounded queue that refuses.
-        if send_msg(self.host.as_fd(), &msg, Some(conn.as_fd()), libc::MSG_DONTWAIT).is_err() {
-            reset(conn);
-        }
+        // Never blocking: what the channel cannot take now waits in a bounded queue.
+        self.send(msg, Some(conn));
     }
 
     fn answer_queries(&mut self, fd: RawFd) {
@@ -140,13 +197,7 @@ impl Capture {
                 qtype: answer.qtype,
                 answered: matches!(answer.outcome, Outcome::Placeholder(_)),
             };
-            // For the log only: dropped when the host is behind.
-            let _ = send_msg(
-                self.host.as_fd(),
-                &serde_json::to_vec(&note).unwrap_or_default(),
-                None,
-                libc::MSG_DONTWAIT,
-            );
+            self.send(serde_json::to_vec(&note).unwrap_or_default(), None);
         }
     }
 }

@@ -354,7 +354,6 @@ fn supervise(
         Ok(fd) => fd,
         Err(_) => return wait_plain(child),
     };
-    let captured = capture.as_ref().map(Capture::fds).unwrap_or_default();
     loop {
         let mut fds = vec![
             libc::pollfd { fd: sfd.as_raw_fd(), events: libc::POLLIN, revents: 0 },
@@ -364,11 +363,7 @@ fn supervise(
                 revents: 0,
             },
         ];
-        fds.extend(captured.iter().map(|&fd| libc::pollfd {
-            fd,
-            events: libc::POLLIN,
-            revents: 0,
-        }));
+        fds.extend(capture.as_ref().map(Capture::pollfds).unwrap_or_default());
         // SAFETY: polls `fds.len()` valid pollfd entries (a negative fd is ignored by poll).
         let r = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, -1) };
         if r < 0 {
