@@ -148,7 +148,8 @@ pub enum EgressEvent {
         server: String,
         /// The name.
         name: String,
-        /// Whether the stub gave it a placeholder.
+        /// Whether the name is allowed (a placeholder, or an empty answer for a record type
+        /// other than A); else it got NXDOMAIN or REFUSED.
         answered: bool,
     },
 }

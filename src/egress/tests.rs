@@ -122,14 +122,20 @@ fn name(n: &str) -> Dest {
     Dest::Name(n.into())
 }
 
-/// What the "server" sees: the bytes it got, or how the stream ended.
+/// What the "server" sees: the bytes it got, or "reset" when the stream ended without one.
+/// (A reset that lands before the request is written is reported to the write, and the read
+/// then sees a plain end of stream: both are a refusal.)
 fn outcome(mut s: TcpStream) -> String {
     let _ = s.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n");
     let mut buf = Vec::new();
     match s.read_to_end(&mut buf) {
-        Ok(_) if buf.is_empty() => "eof".into(),
+        Ok(_) if buf.is_empty() => "reset".into(),
         Ok(_) => String::from_utf8_lossy(&buf).into_owned(),
-        Err(e) if e.kind() == io::ErrorKind::ConnectionReset => "reset".into(),
+        Err(e)
+            if matches!(e.kind(), io::ErrorKind::ConnectionReset | io::ErrorKind::BrokenPipe) =>
+        {
+            "reset".into()
+        }
         Err(e) => e.to_string(),
     }
 }

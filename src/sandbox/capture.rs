@@ -55,7 +55,8 @@ pub enum CaptureMsg {
         name: Option<String>,
         /// The record type.
         qtype: u16,
-        /// Whether it got a placeholder (else NXDOMAIN, NODATA or REFUSED).
+        /// Whether the name is allowed: a placeholder, or an empty answer for a record type
+        /// other than A (else NXDOMAIN or REFUSED).
         answered: bool,
     },
 }

@@ -423,11 +423,15 @@ fn inspect_shows_every_server_of_a_config() {
         cmd.output().unwrap()
     };
     let out = run(false);
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    // Every server is shown; the run says a server failed in its exit code (3) and last line.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("1 of 2 servers failed to start: broken"), "{stderr}");
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("ref: ringmcp") && text.contains("tools"), "{text}");
     assert!(text.contains("broken: failed"), "{text}");
     let out = run(true);
+    assert_eq!(out.status.code(), Some(3));
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["servers"]["ref"]["policy"]["fail"]["action"], "deny");
     assert!(v["servers"]["broken"]["error"].as_str().unwrap().contains("nonexistent"));

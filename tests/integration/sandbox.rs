@@ -591,6 +591,20 @@ fn an_unprivileged_host_sandboxes_and_reports_what_it_cannot_enforce() {
     assert!(!strict.status.success());
     let why = String::from_utf8_lossy(&strict.stderr);
     assert!(why.contains("strict profile needs enforced memory and pids limits"), "{why}");
+    // Network needs nothing the unprivileged host lacks: init routes, captures and answers
+    // DNS inside the sandbox's own user namespace.
+    let net = Command::new(setpriv)
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(&bin)
+        .args(["sandbox", "run", "--allow-host", "api.example.com", "--network-log", "--"])
+        .args(["/usr/bin/getent", "ahostsv4", "api.example.com"])
+        .current_dir("/")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let (out, err) = (String::from_utf8_lossy(&net.stdout), String::from_utf8_lossy(&net.stderr));
+    assert!(net.status.success() && out.starts_with("198.18."), "{out}\n{err}");
+    assert!(err.contains("lookup  api.example.com  answered"), "{err}");
 }
 
 /// Forks refused at the pids limit during a server's life are reported as a typed event when it

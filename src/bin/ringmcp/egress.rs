@@ -26,11 +26,11 @@ pub(crate) fn print_log(log: &[EgressEvent]) {
         match e {
             EgressEvent::Lookup { name, answered, .. } => {
                 match names.iter_mut().find(|(n, _, _)| n == name) {
-                    Some(entry) => entry.2 += 1,
+                    Some(entry) => {
+                        entry.1 |= *answered;
+                        entry.2 += 1;
+                    }
                     None => names.push((name.clone(), *answered, 1)),
-                }
-                if !answered && !wanted.contains(name) {
-                    wanted.push(name.clone());
                 }
             }
             EgressEvent::Connection(c) => {
@@ -55,6 +55,11 @@ pub(crate) fn print_log(log: &[EgressEvent]) {
                 }
             }
             _ => {}
+        }
+    }
+    for (name, answered, _) in &names {
+        if !answered && !wanted.contains(name) {
+            wanted.push(name.clone());
         }
     }
     for (name, answered, n) in &names {

@@ -222,13 +222,7 @@ fn write_catalog(args: &Args, catalog: &[CatalogEntry]) -> Result<(), Failure> {
 
 /// The server's network, in words (`inspect` shows it for every server).
 fn network_of(spec: &ringmcp::host::ServerSpec) -> String {
-    match spec.launch() {
-        None => "remote (HTTP)".into(),
-        Some(l) => match &l.sandbox {
-            Some(s) if s.profile != ringmcp::sandbox::Profile::Off => s.network.describe(),
-            _ => "unrestricted (not sandboxed)".into(),
-        },
-    }
+    crate::sandbox::sandboxing(spec).1
 }
 
 fn inspect(args: &Args) -> Result<(), Failure> {

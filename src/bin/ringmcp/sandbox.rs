@@ -23,6 +23,10 @@ enum Cmd {
         /// Print one JSON object.
         #[arg(long)]
         json: bool,
+        /// Also show how each server of this `mcpServers` config is sandboxed: its profile
+        /// and its network (off, any public host, or its allow and deny lists).
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
     },
     /// Run any command in the sandbox, with its stdio connected to this terminal (for finding
     /// out what a server needs).
@@ -81,7 +85,7 @@ struct RunArgs {
 
 pub(crate) fn run(args: Args) -> ExitCode {
     match args.command {
-        Cmd::Check { json } => check(json),
+        Cmd::Check { json, config } => check(json, config.as_deref()),
         Cmd::Run(run) => match run_confined(*run) {
             Ok(code) => code,
             Err(f) => f.report(),
@@ -89,21 +93,66 @@ pub(crate) fn run(args: Args) -> ExitCode {
     }
 }
 
-fn check(json: bool) -> ExitCode {
+fn check(json: bool, config: Option<&std::path::Path>) -> ExitCode {
+    let servers = match config.map(servers_of) {
+        Some(Err(f)) => return f.report(),
+        Some(Ok(s)) => s,
+        None => Vec::new(),
+    };
     let report = sandbox::check::report();
     if json {
-        println!("{}", serde_json::to_string_pretty(&report).expect("report serialises"));
+        let mut value = serde_json::to_value(&report).expect("report serialises");
+        if config.is_some() {
+            value["servers"] = servers
+                .iter()
+                .map(|(name, profile, network)| {
+                    serde_json::json!({"name": name, "profile": profile, "network": network})
+                })
+                .collect();
+        }
+        println!("{}", serde_json::to_string_pretty(&value).expect("report serialises"));
     } else {
         for layer in &report.layers {
             println!("{:<24} {:<12} {}", layer.name, layer.status, layer.detail);
+        }
+        if !servers.is_empty() {
+            println!();
+        }
+        for (name, profile, network) in &servers {
+            println!("server {name:<17} {profile:<12} network: {network}");
         }
     }
     ExitCode::from(if report.works { exit::OK } else { exit::TRANSPORT })
 }
 
+/// Each server of an `mcpServers` config: its name, sandbox profile and network, in words.
+fn servers_of(file: &std::path::Path) -> Result<Vec<(String, String, String)>, Failure> {
+    let config = ringmcp::host::Config::load(file).map_err(|e| Failure::usage(e.to_string()))?;
+    let mut out = Vec::new();
+    for name in config.names() {
+        let spec = config.server(&name).map_err(|e| Failure::usage(e.to_string()))?;
+        let (profile, network) = sandboxing(&spec);
+        out.push((name, profile, network));
+    }
+    Ok(out)
+}
+
+/// A server's sandbox profile and network, in words (`sandbox check --config`, `inspect`).
+pub(crate) fn sandboxing(spec: &ringmcp::host::ServerSpec) -> (String, String) {
+    match spec.launch() {
+        None => ("remote".into(), "remote (HTTP): not sandboxed here".into()),
+        Some(l) => match &l.sandbox {
+            Some(s) if s.profile != Profile::Off => {
+                (format!("{:?}", s.profile).to_lowercase(), s.network.describe())
+            }
+            _ => ("off".into(), "unrestricted (not sandboxed)".into()),
+        },
+    }
+}
+
 /// The `network` setting the CLI flags ask for: `--allow-host`/`--deny-host` lists, or
 /// `--network` (any public host), or none.
-pub(crate) fn network_from_flags(
+fn network_from_flags(
     any: bool,
     allow: &[String],
     deny: &[String],

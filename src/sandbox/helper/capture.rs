@@ -38,6 +38,7 @@ impl Capture {
     pub(super) fn setup(plan: &EgressPlan, host: OwnedFd) -> Step<Capture> {
         add_local_default_route(libc::AF_INET)
             .step(|| "route add local 0.0.0.0/0 dev lo".into())?;
+        add_config_address().step(|| "addr add 192.0.2.1/32 dev lo".into())?;
         // Without IPv6 (disabled on the host), IPv6 connects fail with ENETUNREACH: refused,
         // as the design asks of anything not captured.
         let v6 = add_local_default_route(libc::AF_INET6).is_ok();
@@ -195,7 +196,7 @@ impl Capture {
             let note = CaptureMsg::Dns {
                 name: answer.name,
                 qtype: answer.qtype,
-                answered: matches!(answer.outcome, Outcome::Placeholder(_)),
+                answered: matches!(answer.outcome, Outcome::Placeholder(_) | Outcome::NoData),
             };
             self.send(serde_json::to_vec(&note).unwrap_or_default(), None);
         }
@@ -323,8 +324,14 @@ fn reset(conn: OwnedFd) {
     drop(conn);
 }
 
-/// `ip route add local default dev lo` for `family`: RTM_NEWROUTE over rtnetlink, waiting
-/// for the kernel's acknowledgement.
+/// The index of `lo`.
+fn loopback_index() -> io::Result<u32> {
+    // SAFETY: a valid C string.
+    let i = unsafe { libc::if_nametoindex(c"lo".as_ptr()) };
+    if i == 0 { Err(io::Error::last_os_error()) } else { Ok(i) }
+}
+
+/// `ip route add local default dev lo` for `family`.
 fn add_local_default_route(family: libc::c_int) -> io::Result<()> {
     const RTM_NEWROUTE: u16 = 24;
     const RT_TABLE_LOCAL: u8 = 255;
@@ -332,38 +339,53 @@ fn add_local_default_route(family: libc::c_int) -> io::Result<()> {
     const RT_SCOPE_HOST: u8 = 254;
     const RTN_LOCAL: u8 = 2;
     const RTA_OIF: u16 = 4;
-    let lo = {
-        // SAFETY: a valid C string.
-        let i = unsafe { libc::if_nametoindex(c"lo".as_ptr()) };
-        if i == 0 {
-            return Err(io::Error::last_os_error());
-        }
-        i
-    };
-    // nlmsghdr (16) + rtmsg (12) + rtattr(4) with a u32 (4).
-    let len: u32 = 16 + 12 + 8;
+    // rtmsg: family, dst_len, src_len, tos, table, protocol, scope, type, flags (u32).
+    let mut body =
+        vec![family as u8, 0, 0, 0, RT_TABLE_LOCAL, RTPROT_BOOT, RT_SCOPE_HOST, RTN_LOCAL];
+    body.extend_from_slice(&0u32.to_ne_bytes());
+    attribute(&mut body, RTA_OIF, &loopback_index()?.to_ne_bytes());
+    rtnetlink(RTM_NEWROUTE, &body)
+}
+
+/// `ip addr add ADDR/32 dev lo`: an address that is not loopback's own, so that resolvers
+/// asked with `AI_ADDRCONFIG` (glibc's `getent ahosts`, many runtimes) see an IPv4 address
+/// configured and ask for A records at all. `192.0.2.1` is documentation space (RFC 5737),
+/// itself a blocked range: nothing is ever dialled there.
+fn add_config_address() -> io::Result<()> {
+    const RTM_NEWADDR: u16 = 20;
+    const IFA_LOCAL: u16 = 2;
+    const IFA_ADDRESS: u16 = 1;
+    const RT_SCOPE_HOST: u8 = 254;
+    let addr = [192u8, 0, 2, 1];
+    // ifaddrmsg: family, prefixlen, flags, scope, index (u32).
+    let mut body = vec![libc::AF_INET as u8, 32, 0, RT_SCOPE_HOST];
+    body.extend_from_slice(&loopback_index()?.to_ne_bytes());
+    attribute(&mut body, IFA_LOCAL, &addr);
+    attribute(&mut body, IFA_ADDRESS, &addr);
+    rtnetlink(RTM_NEWADDR, &body)
+}
+
+/// Appends one route attribute (`rtattr`: length, type, the data padded to 4 bytes).
+fn attribute(body: &mut Vec<u8>, kind: u16, data: &[u8]) {
+    body.extend_from_slice(&((4 + data.len()) as u16).to_ne_bytes());
+    body.extend_from_slice(&kind.to_ne_bytes());
+    body.extend_from_slice(data);
+    body.resize(body.len().next_multiple_of(4), 0);
+}
+
+/// Sends one rtnetlink request (`NLM_F_CREATE | NLM_F_EXCL`) and waits for the kernel's
+/// acknowledgement.
+fn rtnetlink(kind: u16, body: &[u8]) -> io::Result<()> {
+    let len = (16 + body.len()) as u32;
     let mut msg = Vec::with_capacity(len as usize);
     msg.extend_from_slice(&len.to_ne_bytes());
-    msg.extend_from_slice(&RTM_NEWROUTE.to_ne_bytes());
+    msg.extend_from_slice(&kind.to_ne_bytes());
     let flags =
         (libc::NLM_F_REQUEST | libc::NLM_F_ACK | libc::NLM_F_CREATE | libc::NLM_F_EXCL) as u16;
     msg.extend_from_slice(&flags.to_ne_bytes());
     msg.extend_from_slice(&1u32.to_ne_bytes());
     msg.extend_from_slice(&0u32.to_ne_bytes());
-    msg.extend_from_slice(&[
-        family as u8,
-        0,
-        0,
-        0,
-        RT_TABLE_LOCAL,
-        RTPROT_BOOT,
-        RT_SCOPE_HOST,
-        RTN_LOCAL,
-    ]);
-    msg.extend_from_slice(&0u32.to_ne_bytes());
-    msg.extend_from_slice(&8u16.to_ne_bytes());
-    msg.extend_from_slice(&RTA_OIF.to_ne_bytes());
-    msg.extend_from_slice(&lo.to_ne_bytes());
+    msg.extend_from_slice(body);
     // SAFETY: socket with integer arguments.
     let sock = owned(cvt(unsafe {
         libc::socket(libc::AF_NETLINK, libc::SOCK_RAW | libc::SOCK_CLOEXEC, libc::NETLINK_ROUTE)

@@ -128,10 +128,17 @@ fn outer() -> Step<libc::c_int> {
     let plan: Plan = serde_json::from_slice(&raw)
         .map_err(io::Error::other)
         .step(|| "decoding the sandbox plan".into())?;
-    if plan.network.is_none() {
-        // SAFETY: closing an fd number nobody here uses (EBADF when the host passed none).
-        unsafe { libc::close(EGRESS_FD) };
-    }
+    // The egress channel is owned from here on (and its number closed when the server has no
+    // network), before anything else can be given fd 5: a bare close of that number later
+    // would close whatever took it (the sync pipe, on an unprivileged host).
+    let egress = match plan.network {
+        Some(_) => Some(owned(EGRESS_FD)),
+        None => {
+            // SAFETY: closing an fd number nobody here uses (EBADF when the host passed none).
+            unsafe { libc::close(EGRESS_FD) };
+            None
+        }
+    };
     // SAFETY: getppid has no arguments.
     if unsafe { libc::getppid() } as u32 != plan.host_pid {
         return Err(StepError {
@@ -188,7 +195,7 @@ fn outer() -> Step<libc::c_int> {
         as libc::pid_t;
     if pid == 0 {
         drop(sync_w);
-        let code = match init(&plan, sources, sync_r) {
+        let code = match init(&plan, sources, sync_r, egress) {
             Ok(code) => code,
             Err(e) => fail(&e),
         };
@@ -198,8 +205,7 @@ fn outer() -> Step<libc::c_int> {
     drop(sync_r);
     drop(sources);
     // Only init speaks to the egress proxy.
-    // SAFETY: closing our copy of the egress channel (init holds its own).
-    unsafe { libc::close(EGRESS_FD) };
+    drop(egress);
     write_id_maps(pid, &plan).step(|| format!("writing the uid/gid maps of {pid}"))?;
     // Best effort: only a root host can (reported by `ringmcp sandbox check`, which tries a
     // memfd exec inside); seccomp's memfd_create denial is the layer that always holds.
@@ -263,7 +269,12 @@ fn set_memfd_noexec(init: libc::pid_t) -> io::Result<()> {
 }
 
 /// Pid 1 of the sandbox: builds the root, starts the server, reaps, exits with its status.
-fn init(plan: &Plan, sources: Vec<Option<OwnedFd>>, sync_r: OwnedFd) -> Step<libc::c_int> {
+fn init(
+    plan: &Plan,
+    sources: Vec<Option<OwnedFd>>,
+    sync_r: OwnedFd,
+    egress: Option<OwnedFd>,
+) -> Step<libc::c_int> {
     set_pdeathsig().step(|| "prctl(PR_SET_PDEATHSIG) in init".into())?;
     let mut byte = [0u8; 1];
     // SAFETY: reads into a valid 1-byte buffer from our pipe.
@@ -287,9 +298,9 @@ fn init(plan: &Plan, sources: Vec<Option<OwnedFd>>, sync_r: OwnedFd) -> Step<lib
     set_pdeathsig().step(|| "prctl(PR_SET_PDEATHSIG) in init after the id change".into())?;
     build_root(plan, &sources)?;
     drop(sources);
-    let capture = match &plan.network {
-        Some(net) => Some(Capture::setup(net, owned(EGRESS_FD))?),
-        None => None,
+    let capture = match (&plan.network, egress) {
+        (Some(net), Some(channel)) => Some(Capture::setup(net, channel)?),
+        _ => None,
     };
     let gate = match plan.exec_gate {
         Some(_) => Some(socketpair().step(|| "socketpair for the exec gate".into())?),
