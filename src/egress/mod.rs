@@ -612,10 +612,9 @@ async fn relay(
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
                 Ok(0) | Err(_) => {
                     up_open = false;
-                    if let Some((_, held)) = sniffing.take() && !held.is_empty() {
-                        let _ = uw.write_all(&held).await;
-                        out.up += held.len() as u64;
-                    }
+                    // Bytes still held at the client's end are an unfinished ClientHello or
+                    // request head: never checked, so never forwarded.
+                    sniffing = None;
                     let _ = uw.shutdown().await;
                 }
                 Ok(n) => {

@@ -19,11 +19,13 @@ use std::net::{IpAddr, Ipv4Addr};
 const FIRST: u32 = u32::from_be_bytes([198, 18, 0, 1]);
 /// Last placeholder address (198.19.255.254).
 const LAST: u32 = u32::from_be_bytes([198, 19, 255, 254]);
+/// The most names a sandbox's stub gives placeholders to (the range has room for 131,070).
+pub const MAX_NAMES: usize = 16_384;
 /// TTL of a placeholder answer, in seconds: placeholders never change within a sandbox.
 const TTL: u32 = 3600;
 
-/// Names given placeholders, both ways. Bounded by the range (131,070 names); when it is
-/// full, new names get SERVFAIL.
+/// Names given placeholders, both ways. Bounded at [`MAX_NAMES`] (about 5 MiB of names at
+/// most, in a sandbox's own memory); past it, new names get SERVFAIL.
 #[derive(Debug, Default)]
 pub struct Placeholders {
     by_name: HashMap<String, Ipv4Addr>,
@@ -45,7 +47,7 @@ impl Placeholders {
             return Some(ip);
         }
         let next = FIRST + self.by_name.len() as u32;
-        if next > LAST {
+        if next > LAST || self.by_name.len() >= MAX_NAMES {
             return None;
         }
         let ip = Ipv4Addr::from(next);

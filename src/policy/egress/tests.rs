@@ -207,6 +207,14 @@ fn dns_stub_answers_from_the_policy_and_never_more() {
     response[2] |= 0x80;
     assert!(dns::answer(&response, |_| true, &mut places).is_none(), "responses are not answered");
     assert_eq!(places.len(), 2);
+    // Bounded: a flood of distinct allowed names ends in SERVFAIL, not in unbounded memory.
+    let mut full = Placeholders::default();
+    for i in 0..dns::MAX_NAMES {
+        assert!(full.assign(&format!("n{i}.npmjs.org")).is_some());
+    }
+    assert!(full.assign("one-more.npmjs.org").is_none());
+    let over = dns::answer(&dns::query(3, "one-more.npmjs.org", 1), |_| true, &mut full).unwrap();
+    assert_eq!((over.outcome, over.bytes[3] & 0x0f), (Outcome::Failed, 2));
 }
 
 #[test]

@@ -14,10 +14,11 @@ use crate::sandbox::capture::{CaptureMsg, EgressPlan};
 use crate::sandbox::seccomp::send_msg;
 use crate::syscall::cvt;
 
-/// Messages waiting for room on the channel (the kernel queues only a few:
-/// `net.unix.max_dgram_qlen`, 10 by default, per `SOCK_SEQPACKET` socket). Past this bound a
-/// new connection is reset and a lookup note dropped: a bounded queue that refuses.
-const MAX_PENDING: usize = 1024;
+/// Connections waiting for room on the channel (its socket buffer holds a few hundred
+/// messages). At this bound init stops accepting: further connects wait in the kernel's
+/// listen backlog (then their SYNs are retried), never reset, and init never holds more fds
+/// than this (its own `RLIMIT_NOFILE` is the host's).
+const MAX_PENDING: usize = 256;
 
 /// Init's capture: listeners, the DNS sockets, the channel to the host.
 pub(super) struct Capture {
@@ -75,7 +76,10 @@ impl Capture {
     pub(super) fn pollfds(&self) -> Vec<libc::pollfd> {
         let read =
             |fd: &OwnedFd| libc::pollfd { fd: fd.as_raw_fd(), events: libc::POLLIN, revents: 0 };
-        let mut out: Vec<libc::pollfd> = self.listeners.iter().chain(&self.dns).map(read).collect();
+        // Back-pressure: while the queue is full, connections stay in the listen backlog.
+        let listeners =
+            if self.pending.len() >= MAX_PENDING { &[][..] } else { &self.listeners[..] };
+        let mut out: Vec<libc::pollfd> = listeners.iter().chain(&self.dns).map(read).collect();
         if !self.pending.is_empty() {
             out.push(libc::pollfd { fd: self.host.as_raw_fd(), events: libc::POLLOUT, revents: 0 });
         }
@@ -86,7 +90,9 @@ impl Capture {
     /// pending connection, answers every pending query, or sends what waits.
     pub(super) fn ready(&mut self, fd: RawFd) {
         if let Some(l) = self.listeners.iter().position(|l| l.as_raw_fd() == fd) {
-            while let Some(conn) = accept(self.listeners[l].as_raw_fd()) {
+            while self.pending.len() < MAX_PENDING
+                && let Some(conn) = accept(self.listeners[l].as_raw_fd())
+            {
                 self.hand_off(conn);
             }
         } else if self.dns.iter().any(|d| d.as_raw_fd() == fd) {
@@ -126,8 +132,8 @@ impl Capture {
         }
     }
 
-    /// Queues a message and sends what it can. Past [`MAX_PENDING`] the connection is reset
-    /// (or the note dropped).
+    /// Queues a connection's message and sends what it can. Past [`MAX_PENDING`] (which
+    /// the accept loop keeps from happening) the connection is reset.
     fn send(&mut self, msg: Vec<u8>, conn: Option<OwnedFd>) {
         if self.pending.len() >= MAX_PENDING {
             if let Some(c) = conn {
@@ -198,7 +204,12 @@ impl Capture {
                 qtype: answer.qtype,
                 answered: matches!(answer.outcome, Outcome::Placeholder(_) | Outcome::NoData),
             };
-            self.send(serde_json::to_vec(&note).unwrap_or_default(), None);
+            // For the log only: sent when the channel has room and nothing waits, else dropped
+            // (a flood of queries must not take the queue's room from connections).
+            if self.pending.is_empty() {
+                let note = serde_json::to_vec(&note).unwrap_or_default();
+                let _ = send_msg(self.host.as_fd(), &note, None, libc::MSG_DONTWAIT);
+            }
         }
     }
 }
