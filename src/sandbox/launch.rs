@@ -127,7 +127,15 @@ pub(crate) fn make_plan(launch: &Launch, config: &SandboxConfig) -> Result<Plan,
     };
     let prog = compiled(&filter)?;
     let exec_gate = prog.as_ref().filter(|p| p.needs_exec_supervisor()).map(|_| 1);
-    let (landlock_exec, landlock_write) = landlock_paths(&mounts);
+    let (mut landlock_exec, mut landlock_write) = landlock_paths(&mounts);
+    // A package runner runs the code it downloads: its cache is the one place where files
+    // written at run time may be executed (docs/egress.md, "Package runners").
+    let exec_dirs: Vec<PathBuf> = super::runner::Runner::detect(&launch.program, &launch.args)
+        .filter(|r| r.reachable(&config.network))
+        .map(|r| r.cache_dirs().iter().map(|d| Path::new("/tmp").join(d)).collect())
+        .unwrap_or_default();
+    landlock_exec.extend(exec_dirs.iter().cloned());
+    landlock_write.extend(exec_dirs.iter().cloned());
     Ok(Plan {
         program,
         argv,
@@ -149,6 +157,7 @@ pub(crate) fn make_plan(launch: &Launch, config: &SandboxConfig) -> Result<Plan,
         landlock_write,
         landlock_read: vec![PathBuf::from("/etc")],
         host_pid: std::process::id(),
+        exec_dirs,
     })
 }
 
@@ -277,12 +286,30 @@ fn enforced(s: &LimitStatus) -> bool {
     matches!(s, LimitStatus::Enforced { .. })
 }
 
+/// A package runner whose registry is allowed keeps the package it downloads in the
+/// sandbox's memory (its cache is a tmpfs): unless the config says otherwise, it gets 1 GiB of
+/// memory and 512 MiB for `/tmp` and the cache, where 256 MiB and 64 MiB would end `npx -y`
+/// in an OOM kill before the server starts.
+fn runner_defaults(launch: &Launch, config: &SandboxConfig) -> Option<SandboxConfig> {
+    let runner = super::runner::Runner::detect(&launch.program, &launch.args)?;
+    if !runner.reachable(&config.network) || (config.memory.is_some() && config.tmp_size.is_some())
+    {
+        return None;
+    }
+    let mut c = config.clone();
+    c.memory.get_or_insert(super::runner::RUNNER_MEMORY);
+    c.tmp_size.get_or_insert(super::runner::RUNNER_TMP);
+    Some(c)
+}
+
 /// Spawns `launch` confined by `config`.
 pub(crate) fn spawn_sandboxed(
     launch: &Launch,
     config: &SandboxConfig,
 ) -> Result<Spawned, SpawnError> {
     let helper = helper_path().ok_or(SpawnError::HelperMissing)?;
+    let runner_config = runner_defaults(launch, config);
+    let config = runner_config.as_ref().unwrap_or(config);
     let plan = make_plan(launch, config)?;
     let layout = cgroup::Layout::probe();
     let (cgroup, limits) = match SandboxCgroup::create(&layout, &limits_of(config)) {

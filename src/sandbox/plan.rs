@@ -281,6 +281,11 @@ pub struct Plan {
     pub landlock_read: Vec<PathBuf>,
     /// The host's pid, to check that the parent is still the host (PDEATHSIG race).
     pub host_pid: u32,
+    /// Folders under `/tmp` mounted as their own tmpfs *with* exec allowed (and in Landlock's
+    /// execute set): a package runner's download cache, for a server started by one
+    /// ([`runner`](super::runner)) whose registry is allowed. Empty otherwise.
+    #[serde(default)]
+    pub exec_dirs: Vec<PathBuf>,
 }
 
 /// The capture a network setting needs (`None`: no network).

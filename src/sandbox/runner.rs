@@ -8,6 +8,11 @@ use std::path::Path;
 
 use crate::policy::egress::{Dest, Matcher, Network, Verdict};
 
+/// The memory limit of a server started by a package runner when its config sets none.
+pub const RUNNER_MEMORY: u64 = 1 << 30;
+/// The size of its `/tmp` (and of each cache folder) when its config sets none.
+pub const RUNNER_TMP: u64 = 512 << 20;
+
 /// A recognised package runner.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Runner {
@@ -77,6 +82,20 @@ impl Runner {
         })
     }
 
+    /// Where the runner keeps what it downloads, relative to `HOME` (the sandbox's `/tmp`):
+    /// these folders are the only place in a sandbox where files written at run time may be
+    /// executed, because the code the runner downloads *is* the server.
+    pub fn cache_dirs(&self) -> &'static [&'static str] {
+        match self.name {
+            "npx" => &[".npm"],
+            "bunx" => &[".bun"],
+            "pnpm dlx" => &[".cache/pnpm", ".local/share/pnpm"],
+            "yarn dlx" => &[".yarn", ".cache/yarn"],
+            "pipx run" => &[".local/pipx", ".cache/pipx"],
+            _ => &[".cache/uv", ".local/share/uv"],
+        }
+    }
+
     /// What to do, in words.
     pub fn advice(&self) -> String {
         let package = self.package.as_deref().unwrap_or("the package");
@@ -118,6 +137,8 @@ mod tests {
         assert!(r.reachable(&Network::allow(["@npm"]).unwrap()));
         assert!(r.reachable(&Network::any()));
         assert!(!u.reachable(&Network::allow(["@npm"]).unwrap()));
+        assert_eq!(r.cache_dirs(), [".npm"]);
+        assert_eq!(u.cache_dirs(), [".cache/uv", ".local/share/uv"]);
         let advice = r.advice();
         assert!(
             advice.contains("\"@npm\"")

@@ -81,6 +81,16 @@ fn mount_scratch_and_proc(root: &Path, plan: &Plan) -> Step<()> {
     std::fs::create_dir_all(&tmp).step(|| "mkdir /tmp".into())?;
     mount(Some("tmpfs"), &tmp, Some("tmpfs"), SCRATCH, Some(&tmp_opts))
         .step(|| "mounting /tmp".into())?;
+    // A package runner's cache: a tmpfs of its own, the only writable place where exec is
+    // allowed (nosuid and nodev still).
+    for dir in &plan.exec_dirs {
+        let target = inside(root, dir);
+        std::fs::create_dir_all(&target).step(|| format!("mkdir {}", dir.display()))?;
+        let flags = libc::MS_NOSUID | libc::MS_NODEV;
+        mount(Some("tmpfs"), &target, Some("tmpfs"), flags, Some(&tmp_opts)).step(|| {
+            format!("mounting {} (exec allowed: a package runner's cache)", dir.display())
+        })?;
+    }
     // /proc of the new pid namespace.
     let proc_ = root.join("proc");
     std::fs::create_dir_all(&proc_).step(|| "mkdir /proc".into())?;
