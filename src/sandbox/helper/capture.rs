@@ -4,8 +4,10 @@
 //! flood of queries never stalls signal forwarding or reaping.
 
 use std::io;
-use std::net::{IpAddr, Ipv6Addr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
+
+use socket2::{Domain, SockRef, Socket, Type};
 
 use super::{Context, Step, owned};
 use crate::policy::egress::dns::{self, Outcome, Placeholders};
@@ -23,13 +25,13 @@ const MAX_PENDING: usize = 256;
 /// Init's capture: listeners, the DNS sockets, the channel to the host.
 pub(super) struct Capture {
     host: OwnedFd,
-    listeners: Vec<OwnedFd>,
-    dns: Vec<OwnedFd>,
+    listeners: Vec<TcpListener>,
+    dns: Vec<UdpSocket>,
     matcher: Matcher,
     places: Placeholders,
     proxy_port: u16,
     /// Messages (and the connection each carries) not yet taken by the channel, in order.
-    pending: std::collections::VecDeque<(Vec<u8>, Option<OwnedFd>)>,
+    pending: std::collections::VecDeque<(Vec<u8>, Option<TcpStream>)>,
 }
 
 impl Capture {
@@ -49,17 +51,15 @@ impl Capture {
         ports.sort_unstable();
         ports.dedup();
         for port in ports {
-            let fd = bind_any(libc::SOCK_STREAM, port, v6)
+            let socket = bind_any(Type::STREAM, port, v6)
+                .and_then(|s| s.listen(128).map(|()| s))
                 .step(|| format!("listening on port {port} for the egress capture"))?;
-            // SAFETY: listen on a socket we own.
-            cvt(unsafe { libc::listen(fd.as_raw_fd(), 128) })
-                .step(|| format!("listen on port {port}"))?;
-            listeners.push(fd);
+            listeners.push(socket.into());
         }
-        let dns = vec![
-            bind_any(libc::SOCK_DGRAM, 53, v6).step(|| "binding the DNS stub on port 53".into())?,
-        ];
-        set_nonblocking(host.as_raw_fd()).step(|| "the egress channel".into())?;
+        let dns =
+            bind_any(Type::DGRAM, 53, v6).step(|| "binding the DNS stub on port 53".into())?;
+        let dns = vec![dns.into()];
+        SockRef::from(&host).set_nonblocking(true).step(|| "the egress channel".into())?;
         Ok(Capture {
             host,
             listeners,
@@ -74,12 +74,13 @@ impl Capture {
     /// What to poll: every listener and DNS socket for reading, and the channel for writing
     /// while messages wait.
     pub(super) fn pollfds(&self) -> Vec<libc::pollfd> {
-        let read =
-            |fd: &OwnedFd| libc::pollfd { fd: fd.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+        let read = |fd: RawFd| libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
         // Back-pressure: while the queue is full, connections stay in the listen backlog.
         let listeners =
             if self.pending.len() >= MAX_PENDING { &[][..] } else { &self.listeners[..] };
-        let mut out: Vec<libc::pollfd> = listeners.iter().chain(&self.dns).map(read).collect();
+        let fds = listeners.iter().map(AsRawFd::as_raw_fd);
+        let mut out: Vec<libc::pollfd> =
+            fds.chain(self.dns.iter().map(AsRawFd::as_raw_fd)).map(read).collect();
         if !self.pending.is_empty() {
             out.push(libc::pollfd { fd: self.host.as_raw_fd(), events: libc::POLLOUT, revents: 0 });
         }
@@ -91,12 +92,12 @@ impl Capture {
     pub(super) fn ready(&mut self, fd: RawFd) {
         if let Some(l) = self.listeners.iter().position(|l| l.as_raw_fd() == fd) {
             while self.pending.len() < MAX_PENDING
-                && let Some(conn) = accept(self.listeners[l].as_raw_fd())
+                && let Ok((conn, _)) = self.listeners[l].accept()
             {
                 self.hand_off(conn);
             }
-        } else if self.dns.iter().any(|d| d.as_raw_fd() == fd) {
-            self.answer_queries(fd);
+        } else if let Some(d) = self.dns.iter().position(|d| d.as_raw_fd() == fd) {
+            self.answer_queries(d);
         } else if fd == self.host.as_raw_fd() {
             self.flush();
         }
@@ -134,7 +135,7 @@ impl Capture {
 
     /// Queues a connection's message and sends what it can. Past [`MAX_PENDING`] (which
     /// the accept loop keeps from happening) the connection is reset.
-    fn send(&mut self, msg: Vec<u8>, conn: Option<OwnedFd>) {
+    fn send(&mut self, msg: Vec<u8>, conn: Option<TcpStream>) {
         if self.pending.len() >= MAX_PENDING {
             if let Some(c) = conn {
                 reset(c);
@@ -145,8 +146,9 @@ impl Capture {
         self.flush();
     }
 
-    fn hand_off(&mut self, conn: OwnedFd) {
-        let Some(local) = local_addr(conn.as_raw_fd()) else { return reset(conn) };
+    fn hand_off(&mut self, conn: TcpStream) {
+        // The connection's own address is where the server dialled (every address is local).
+        let Ok(local) = conn.local_addr() else { return reset(conn) };
         let ip = local.ip().to_canonical();
         let port = local.port();
         let proxy = ip.is_loopback() && port == self.proxy_port;
@@ -160,45 +162,18 @@ impl Capture {
         self.send(msg, Some(conn));
     }
 
-    fn answer_queries(&mut self, fd: RawFd) {
+    fn answer_queries(&mut self, d: usize) {
         let mut buf = [0u8; 512];
-        loop {
-            // SAFETY: sockaddr_storage is plain data; recvfrom fills at most its size.
-            let mut from: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
-            let mut len = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
-            // SAFETY: valid buffers of the sizes passed.
-            let n = unsafe {
-                libc::recvfrom(
-                    fd,
-                    buf.as_mut_ptr().cast(),
-                    buf.len(),
-                    libc::MSG_DONTWAIT,
-                    (&raw mut from).cast(),
-                    &mut len,
-                )
-            };
-            if n < 0 {
-                return;
-            }
+        // Non-blocking: ends when no datagram is left.
+        while let Ok((n, from)) = self.dns[d].recv_from(&mut buf) {
             let matcher = &self.matcher;
-            let Some(answer) = dns::answer(
-                &buf[..n as usize],
-                |name| matcher.answers_name(name),
-                &mut self.places,
-            ) else {
+            let Some(answer) =
+                dns::answer(&buf[..n], |name| matcher.answers_name(name), &mut self.places)
+            else {
                 continue;
             };
-            // SAFETY: sends a valid buffer to the address recvfrom filled in.
-            unsafe {
-                libc::sendto(
-                    fd,
-                    answer.bytes.as_ptr().cast(),
-                    answer.bytes.len(),
-                    libc::MSG_DONTWAIT,
-                    (&raw const from).cast(),
-                    len,
-                )
-            };
+            // Dropped when the socket's buffer is full: DNS clients ask again.
+            let _ = self.dns[d].send_to(&answer.bytes, from);
             let note = CaptureMsg::Dns {
                 name: answer.name,
                 qtype: answer.qtype,
@@ -215,123 +190,24 @@ impl Capture {
 }
 
 /// A socket of `kind` bound to every address on `port`: dual-stack `[::]` when IPv6 works,
-/// else `0.0.0.0`. Non-blocking, close-on-exec.
-fn bind_any(kind: libc::c_int, port: u16, v6: bool) -> io::Result<OwnedFd> {
-    let flags = kind | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC;
-    if v6 {
-        // SAFETY: socket with integer arguments.
-        let fd = owned(cvt(unsafe { libc::socket(libc::AF_INET6, flags, 0) })?);
-        let off: libc::c_int = 0;
-        setsockopt(&fd, libc::IPPROTO_IPV6, libc::IPV6_V6ONLY, off)?;
-        setsockopt(&fd, libc::SOL_SOCKET, libc::SO_REUSEADDR, 1)?;
-        // SAFETY: sockaddr_in6 is plain data.
-        let mut sa: libc::sockaddr_in6 = unsafe { std::mem::zeroed() };
-        sa.sin6_family = libc::AF_INET6 as libc::sa_family_t;
-        sa.sin6_port = port.to_be();
-        // SAFETY: a valid sockaddr_in6 and its size.
-        cvt(unsafe {
-            libc::bind(
-                fd.as_raw_fd(),
-                (&raw const sa).cast(),
-                std::mem::size_of_val(&sa) as libc::socklen_t,
-            )
-        })?;
-        return Ok(fd);
-    }
-    // SAFETY: socket with integer arguments.
-    let fd = owned(cvt(unsafe { libc::socket(libc::AF_INET, flags, 0) })?);
-    setsockopt(&fd, libc::SOL_SOCKET, libc::SO_REUSEADDR, 1)?;
-    // SAFETY: sockaddr_in is plain data.
-    let mut sa: libc::sockaddr_in = unsafe { std::mem::zeroed() };
-    sa.sin_family = libc::AF_INET as libc::sa_family_t;
-    sa.sin_port = port.to_be();
-    // SAFETY: a valid sockaddr_in and its size.
-    cvt(unsafe {
-        libc::bind(
-            fd.as_raw_fd(),
-            (&raw const sa).cast(),
-            std::mem::size_of_val(&sa) as libc::socklen_t,
-        )
-    })?;
-    Ok(fd)
-}
-
-fn setsockopt(
-    fd: &OwnedFd,
-    level: libc::c_int,
-    name: libc::c_int,
-    value: libc::c_int,
-) -> io::Result<()> {
-    // SAFETY: a c_int option value and its size.
-    cvt(unsafe {
-        libc::setsockopt(
-            fd.as_raw_fd(),
-            level,
-            name,
-            (&raw const value).cast(),
-            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-        )
-    })
-    .map(drop)
-}
-
-fn set_nonblocking(fd: RawFd) -> io::Result<()> {
-    // SAFETY: fcntl on an fd we own.
-    let flags = cvt(unsafe { libc::fcntl(fd, libc::F_GETFL) })?;
-    // SAFETY: as above.
-    cvt(unsafe { libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) }).map(drop)
-}
-
-/// One pending connection, or `None` when there is none (or accept failed).
-fn accept(listener: RawFd) -> Option<OwnedFd> {
-    // SAFETY: accept4 without an address buffer.
-    let fd = unsafe {
-        libc::accept4(listener, std::ptr::null_mut(), std::ptr::null_mut(), libc::SOCK_CLOEXEC)
+/// else `0.0.0.0`. Non-blocking, close-on-exec, `SO_REUSEADDR`.
+fn bind_any(kind: Type, port: u16, v6: bool) -> io::Result<Socket> {
+    let (domain, any): (Domain, IpAddr) = match v6 {
+        true => (Domain::IPV6, Ipv6Addr::UNSPECIFIED.into()),
+        false => (Domain::IPV4, Ipv4Addr::UNSPECIFIED.into()),
     };
-    (fd >= 0).then(|| owned(fd))
-}
-
-/// The socket's own address: for a captured connection, where the server dialled.
-fn local_addr(fd: RawFd) -> Option<SocketAddr> {
-    // SAFETY: sockaddr_storage is plain data.
-    let mut ss: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
-    let mut len = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
-    // SAFETY: a buffer of the size passed.
-    if unsafe { libc::getsockname(fd, (&raw mut ss).cast(), &mut len) } < 0 {
-        return None;
+    let socket = Socket::new(domain, kind.nonblocking().cloexec(), None)?;
+    if v6 {
+        socket.set_only_v6(false)?;
     }
-    match libc::c_int::from(ss.ss_family) {
-        libc::AF_INET => {
-            // SAFETY: the family says the storage holds a sockaddr_in.
-            let sa: libc::sockaddr_in = unsafe { std::ptr::read((&raw const ss).cast()) };
-            let ip = IpAddr::from(u32::from_be(sa.sin_addr.s_addr).to_be_bytes());
-            Some(SocketAddr::new(ip, u16::from_be(sa.sin_port)))
-        }
-        libc::AF_INET6 => {
-            // SAFETY: the family says the storage holds a sockaddr_in6.
-            let sa: libc::sockaddr_in6 = unsafe { std::ptr::read((&raw const ss).cast()) };
-            Some(SocketAddr::new(
-                IpAddr::V6(Ipv6Addr::from(sa.sin6_addr.s6_addr)),
-                u16::from_be(sa.sin6_port),
-            ))
-        }
-        _ => None,
-    }
+    socket.set_reuse_address(true)?;
+    socket.bind(&SocketAddr::new(any, port).into())?;
+    Ok(socket)
 }
 
 /// Closes `conn` with a reset (the server sees `ECONNRESET`, not a clean end of stream).
-fn reset(conn: OwnedFd) {
-    let linger = libc::linger { l_onoff: 1, l_linger: 0 };
-    // SAFETY: a linger struct and its size, on a socket we own.
-    unsafe {
-        libc::setsockopt(
-            conn.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_LINGER,
-            (&raw const linger).cast(),
-            std::mem::size_of::<libc::linger>() as libc::socklen_t,
-        )
-    };
+fn reset(conn: TcpStream) {
+    let _ = SockRef::from(&conn).set_linger(Some(std::time::Duration::ZERO));
     drop(conn);
 }
 
