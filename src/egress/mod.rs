@@ -31,7 +31,7 @@ use std::net::{IpAddr, SocketAddr};
 use std::os::fd::{AsFd, OwnedFd};
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -513,11 +513,8 @@ async fn run(
         return out;
     }
     // 4 and 5: the first bytes checked, then both ways relayed under the limits.
-    let expect = match &out.dest {
-        Dest::Name(n) => Some(n.clone()),
-        Dest::Addr(_) => None,
-    };
-    relay(client, upstream, head, expect, limits, &mut out, via_proxy).await;
+    let port = out.port;
+    relay(client, upstream, head, port, &sandbox.matcher, limits, &mut out, via_proxy).await;
     out
 }
 
@@ -547,112 +544,173 @@ async fn read_proxy_request(
     }
 }
 
-/// Relays until both sides are done, a limit is hit, or the first bytes name another host.
-/// Bytes from the destination flow at once (protocols where the server speaks first work);
-/// the client's are held until [`sniff::first`] can tell what they are.
+/// Why a relay ended early.
+enum Stop {
+    /// The first bytes were refused.
+    Refused(Refusal),
+    /// A limit was hit (idle, bytes).
+    Limit(String),
+    /// A socket failed.
+    Io,
+}
+
+/// Most reads the client's first bytes may take before they can be judged (a ClientHello or
+/// request head comes in one or a few): bounds the re-reading of what is held.
+const MAX_SNIFF_READS: usize = 64;
+
+/// Relays until both sides are done, a limit is hit, or the first bytes are refused. Each
+/// direction is a future of its own, so a destination that stops reading never blocks the
+/// other direction or the watchdog; the idle limit counts writes as well as reads. Bytes from
+/// the destination flow at once (protocols where the server speaks first work); the client's
+/// are held until [`judge_first`] can tell what they are.
+#[allow(clippy::too_many_arguments)]
 async fn relay(
     client: TcpStream,
     upstream: TcpStream,
     head: Vec<u8>,
-    expect: Option<String>,
+    port: u16,
+    matcher: &Matcher,
     limits: Limits,
     out: &mut Outcome,
     via_proxy: bool,
 ) {
-    let (cr, mut cw) = client.into_split();
+    let (mut cr, mut cw) = client.into_split();
     let (ur, mut uw) = upstream.into_split();
-    let mut sniffing = expect.map(|name| (name, head.clone()));
-    if sniffing.is_none() && !head.is_empty() {
-        if uw.write_all(&head).await.is_err() {
-            return;
-        }
-        out.up += head.len() as u64;
-    }
-    // Allocated when bytes first arrive: an idle connection holds no buffer.
-    let (mut up_buf, mut down_buf) = (Vec::new(), Vec::new());
-    let (mut up_open, mut down_open) = (true, true);
-    let mut deadline = tokio::time::Instant::now() + limits.idle;
-    // An already complete head (a CONNECT's first bytes, an absolute-form request).
-    let mut pending_check = sniffing.as_ref().is_some_and(|(_, h)| !h.is_empty());
-    while up_open || down_open {
-        if pending_check {
-            pending_check = false;
-            if let Some((name, held)) = &sniffing {
-                match check_first(name, held) {
-                    None => {}
-                    Some(Ok(())) => {
-                        if uw.write_all(held).await.is_err() {
-                            break;
-                        }
-                        out.up += held.len() as u64;
-                        sniffing = None;
-                    }
-                    Some(Err(r)) => {
-                        out.verdict = Verdict::Refuse(r);
-                        let client = cr.reunite(cw).ok();
-                        if let Some(c) = client {
-                            if via_proxy {
-                                drop(c);
-                            } else {
-                                let _ = c.set_zero_linger();
-                            }
-                        }
-                        return;
-                    }
+    let expect = match &out.dest {
+        Dest::Name(n) => Some(n.clone()),
+        Dest::Addr(_) => None,
+    };
+    // Shared by the two directions and the watchdog of this one task (atomics only because
+    // tokio::spawn wants a Send future; Relaxed: they are read and written on one thread).
+    let last = Progress::new();
+    let (up_bytes, down_bytes) = (AtomicU64::new(0), AtomicU64::new(0));
+    let over =
+        || up_bytes.load(Ordering::Relaxed) + down_bytes.load(Ordering::Relaxed) > limits.max_bytes;
+    let limit_hit = || Stop::Limit(format!("byte limit ({} bytes) reached", limits.max_bytes));
+    let up = async {
+        // The first bytes, held until judged.
+        let mut held = head;
+        let mut reads = 0;
+        let mut chunk = vec![0u8; 16 << 10];
+        loop {
+            match judge_first(expect.as_deref(), port, matcher, &held) {
+                Some(Ok(())) => break,
+                Some(Err(r)) => return Err(Stop::Refused(r)),
+                None if reads >= MAX_SNIFF_READS => {
+                    return Err(Stop::Refused(Refusal::UncheckedFirstBytes {
+                        what: format!("its first bytes were still incomplete after {reads} reads"),
+                    }));
                 }
+                None => {}
             }
+            let n = cr.read(&mut chunk).await.map_err(|_| Stop::Io)?;
+            if n == 0 {
+                // An unfinished ClientHello or request head: never checked, never forwarded.
+                let _ = uw.shutdown().await;
+                return Ok(());
+            }
+            reads += 1;
+            last.touch();
+            held.extend_from_slice(&chunk[..n]);
         }
-        if out.up + out.down > limits.max_bytes {
-            out.closed = Some(format!("byte limit ({} bytes) reached", limits.max_bytes));
-            let _ = cr.reunite(cw).map(|c| c.set_zero_linger());
-            return;
+        drop(chunk);
+        if !held.is_empty() {
+            uw.write_all(&held).await.map_err(|_| Stop::Io)?;
+            up_bytes.fetch_add(held.len() as u64, Ordering::Relaxed);
+            last.touch();
         }
-        tokio::select! {
-            r = read_lazily(&cr, &mut up_buf), if up_open => match r {
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-                Ok(0) | Err(_) => {
-                    up_open = false;
-                    // Bytes still held at the client's end are an unfinished ClientHello or
-                    // request head: never checked, so never forwarded.
-                    sniffing = None;
-                    let _ = uw.shutdown().await;
-                }
-                Ok(n) => {
-                    deadline = tokio::time::Instant::now() + limits.idle;
-                    match &mut sniffing {
-                        Some((_, held)) => {
-                            held.extend_from_slice(&up_buf[..n]);
-                            pending_check = true;
-                        }
-                        None => {
-                            if uw.write_all(&up_buf[..n]).await.is_err() {
-                                up_open = false;
-                            }
-                            out.up += n as u64;
-                        }
-                    }
-                }
-            },
-            r = read_lazily(&ur, &mut down_buf), if down_open => match r {
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-                Ok(0) | Err(_) => {
-                    down_open = false;
-                    let _ = cw.shutdown().await;
-                }
-                Ok(n) => {
-                    deadline = tokio::time::Instant::now() + limits.idle;
-                    if cw.write_all(&down_buf[..n]).await.is_err() {
-                        down_open = false;
-                    }
-                    out.down += n as u64;
-                }
-            },
-            () = tokio::time::sleep_until(deadline) => {
-                out.closed = Some(format!("idle for {} s", limits.idle.as_secs()));
+        drop(held);
+        copy(&cr, &mut uw, &up_bytes, &last, &over).await.map_err(|e| e.unwrap_or_else(limit_hit))
+    };
+    let down = async {
+        copy(&ur, &mut cw, &down_bytes, &last, &over).await.map_err(|e| e.unwrap_or_else(limit_hit))
+    };
+    let watchdog = async {
+        loop {
+            let deadline = last.at() + limits.idle;
+            if tokio::time::Instant::now() >= deadline {
                 return;
             }
+            tokio::time::sleep_until(deadline).await;
+        }
+    };
+    let result = tokio::select! {
+        r = async { tokio::try_join!(up, down) } => r.map(drop),
+        () = watchdog => Err(Stop::Limit(format!("idle for {} s", limits.idle.as_secs()))),
+    };
+    out.up = up_bytes.load(Ordering::Relaxed);
+    out.down = down_bytes.load(Ordering::Relaxed);
+    // A refusal or a limit ends the connection with a reset (through the proxy port too: its
+    // 200 has gone out already).
+    let _ = via_proxy;
+    let stopped = match result {
+        Ok(()) | Err(Stop::Io) => false,
+        Err(Stop::Refused(r)) => {
+            out.verdict = Verdict::Refuse(r);
+            true
+        }
+        Err(Stop::Limit(why)) => {
+            out.closed = Some(why);
+            true
+        }
+    };
+    if stopped && let Ok(c) = cr.reunite(cw) {
+        let _ = c.set_zero_linger();
+    }
+    drop((ur, uw));
+}
+
+/// When a connection last made progress, for its idle watchdog.
+struct Progress {
+    base: tokio::time::Instant,
+    /// Milliseconds since `base`.
+    last: AtomicU64,
+}
+
+impl Progress {
+    fn new() -> Progress {
+        Progress { base: tokio::time::Instant::now(), last: AtomicU64::new(0) }
+    }
+
+    fn touch(&self) {
+        let ms = self.base.elapsed().as_millis() as u64;
+        // Relaxed: one task's futures, one thread.
+        self.last.store(ms, Ordering::Relaxed);
+    }
+
+    fn at(&self) -> tokio::time::Instant {
+        self.base + Duration::from_millis(self.last.load(Ordering::Relaxed))
+    }
+}
+
+/// Copies `from` to `to` until `from` ends (then shuts `to` down), counting bytes in
+/// `count` and progress in `last`. `Err(None)` past the byte limit, `Err(Some(Stop::Io))`
+/// when a socket fails.
+async fn copy(
+    from: &tokio::net::tcp::OwnedReadHalf,
+    to: &mut tokio::net::tcp::OwnedWriteHalf,
+    count: &AtomicU64,
+    last: &Progress,
+    over: &impl Fn() -> bool,
+) -> Result<(), Option<Stop>> {
+    let mut buf = Vec::new();
+    loop {
+        let n = match read_lazily(from, &mut buf).await {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+            Err(_) => return Err(Some(Stop::Io)),
+        };
+        last.touch();
+        to.write_all(&buf[..n]).await.map_err(|_| Some(Stop::Io))?;
+        count.fetch_add(n as u64, Ordering::Relaxed);
+        last.touch();
+        if over() {
+            return Err(None);
         }
     }
+    let _ = to.shutdown().await;
+    Ok(())
 }
 
 /// The relay's buffer size, per direction. 256 KiB moved a 100 MiB download at 0.56–0.71 of
@@ -675,17 +733,51 @@ async fn read_lazily(
     half.try_read(buf)
 }
 
-/// `None`: not enough bytes yet. Else whether the first bytes may go to `name`.
-fn check_first(name: &str, held: &[u8]) -> Option<Result<(), Refusal>> {
-    let same =
-        |said: &str| normal_name(said).is_some_and(|s| s == name) || said.parse::<IpAddr>().is_ok();
-    match sniff::first(held) {
-        First::NeedMore => None,
-        First::Tls { sni: Some(sni) } if !same(&sni) => Some(Err(Refusal::SniMismatch { sni })),
-        First::Http { host: Some(host) } if !same(&host) => {
-            Some(Err(Refusal::HostMismatch { host }))
+/// `None`: not enough bytes yet. Else whether the client's first bytes may go on.
+///
+/// To a *name* (`expect`), on ports 80 and 443, they must be a complete TLS ClientHello
+/// whose SNI is that name, or a complete HTTP/1 head whose one `Host` (and absolute-form
+/// authority, if any) is that name: anything that cannot be checked (no SNI, no `Host`, a
+/// head that does not parse, is truncated or starts with something else) is refused, since
+/// a CDN address serves many names. On other ports (an entry named them: a database, an SSH
+/// host) an unknown protocol passes, but a ClientHello or request head still must name the
+/// host. To an *address*, a name said in the first bytes must not be one the `deny` list
+/// refuses.
+fn judge_first(
+    expect: Option<&str>,
+    port: u16,
+    matcher: &Matcher,
+    held: &[u8],
+) -> Option<Result<(), Refusal>> {
+    let web = crate::policy::egress::DEFAULT_PORTS.contains(&port);
+    let unchecked = |what: &str| Some(Err(Refusal::UncheckedFirstBytes { what: what.into() }));
+    let said = match sniff::first(held) {
+        First::NeedMore => return None,
+        First::Tls { sni } => sni.map(|s| (s, true)),
+        First::Http { host } => host.map(|h| (h, false)),
+        First::Other if expect.is_some() && web => {
+            return unchecked("its first bytes are neither a TLS ClientHello nor an HTTP request");
         }
-        First::Tls { .. } | First::Http { .. } | First::Other => Some(Ok(())),
+        First::Other => return Some(Ok(())),
+    };
+    match (expect, said) {
+        (Some(_), None) => {
+            unchecked("its ClientHello or request head names no host (or could not be read whole)")
+        }
+        (Some(name), Some((s, tls))) => {
+            if normal_name(&s).is_some_and(|s| s == name) {
+                Some(Ok(()))
+            } else if tls {
+                Some(Err(Refusal::SniMismatch { sni: s }))
+            } else {
+                Some(Err(Refusal::HostMismatch { host: s }))
+            }
+        }
+        (None, Some((s, _))) => match matcher.judge(&Dest::Name(s), port) {
+            Verdict::Refuse(r @ Refusal::Denied { .. }) => Some(Err(r)),
+            _ => Some(Ok(())),
+        },
+        (None, None) => Some(Ok(())),
     }
 }
 

@@ -301,3 +301,79 @@ fn limits_refuse_or_close_with_the_reason() {
     let r = &h.records(1)[0];
     assert!(r.reason.as_deref().is_some_and(|x| x.contains("byte limit")), "{r:?}");
 }
+
+/// The first bytes to a name on a web port must name it, checkably; to an address, a name
+/// they say must not be denied. (Found by review: a leading CRLF, too many headers, HTTP/2
+/// prior knowledge, no SNI or a truncated head all went through unchecked.)
+#[test]
+fn first_bytes_to_a_name_must_name_it_checkably() {
+    let m = Matcher::new(&NetworkPolicy::new(["*"], ["evil.test"]).unwrap());
+    let judge =
+        |expect: Option<&str>, port: u16, bytes: &[u8]| super::judge_first(expect, port, &m, bytes);
+    let ok = Some(Ok(()));
+    let hello = crate::policy::egress::tests::client_hello("api.test");
+    assert_eq!(judge(Some("api.test"), 443, &hello), ok);
+    assert_eq!(judge(Some("api.test"), 443, &hello[..20]), None, "wait for the rest");
+    assert!(matches!(
+        judge(Some("other.test"), 443, &hello),
+        Some(Err(Refusal::SniMismatch { .. }))
+    ));
+    assert_eq!(judge(Some("api.test"), 80, b"GET / HTTP/1.1\r\nHost: API.test:80\r\n\r\n"), ok);
+    let refused = |r: Option<Result<(), Refusal>>| matches!(r, Some(Err(_)));
+    assert!(refused(judge(Some("api.test"), 80, b"\r\nGET / HTTP/1.1\r\nHost: evil.test\r\n\r\n")));
+    assert!(refused(judge(Some("api.test"), 80, b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")));
+    let many: Vec<u8> =
+        [&b"GET / HTTP/1.1\r\n"[..], &b"X: y\r\n".repeat(70), b"Host: evil.test\r\n\r\n"].concat();
+    assert!(refused(judge(Some("api.test"), 80, &many)));
+    assert!(refused(judge(
+        Some("api.test"),
+        443,
+        &crate::policy::egress::tests::client_hello("")[..]
+    )));
+    assert!(refused(judge(
+        Some("api.test"),
+        80,
+        b"GET / HTTP/1.1\r\nHost: a\r\nHost: api.test\r\n\r\n"
+    )));
+    assert!(refused(judge(Some("api.test"), 80, &vec![b'A'; 70 << 10])), "a head past the bound");
+    // Other ports (an entry named them): an unknown protocol passes, a wrong name does not.
+    assert_eq!(judge(Some("db.test"), 5432, b"\x00\x00\x00\x08\x04\xd2\x16\x2f"), ok);
+    assert!(refused(judge(Some("db.test"), 5432, &hello)));
+    // To an address: a denied name said in the first bytes is refused, others pass.
+    assert!(matches!(
+        judge(None, 443, &crate::policy::egress::tests::client_hello("evil.test")),
+        Some(Err(Refusal::Denied { .. }))
+    ));
+    assert_eq!(judge(None, 443, &hello), ok);
+}
+
+/// A destination that stops reading cannot hold a connection past the idle limit (each
+/// direction is its own future; the watchdog counts writes too).
+#[test]
+fn a_destination_that_stops_reading_is_closed_when_idle() {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let held = std::thread::spawn(move || l.accept().map(|(c, _)| c));
+    let allow = [format!("127.0.0.1:{port}")];
+    let allow: Vec<&str> = allow.iter().map(String::as_str).collect();
+    let h =
+        Harness::new(&allow, &[], Limits { idle: Duration::from_millis(400), ..Limits::default() });
+    let mut s = h.open(Dest::Addr("127.0.0.1".parse().unwrap()), port, false);
+    let _upstream = held.join().unwrap().unwrap();
+    s.set_nonblocking(true).unwrap();
+    let started = Instant::now();
+    // Write until the proxy's write to the silent destination blocks and the buffers fill.
+    let chunk = vec![0u8; 64 << 10];
+    while started.elapsed() < Duration::from_secs(2) {
+        match s.write(&chunk) {
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                std::thread::sleep(Duration::from_millis(10))
+            }
+            Err(_) => break,
+        }
+    }
+    let r = &h.records(1)[0];
+    assert!(r.reason.as_deref().is_some_and(|x| x.starts_with("idle")), "{r:?}");
+    assert!(started.elapsed() < Duration::from_secs(8), "{:?}", started.elapsed());
+}

@@ -521,6 +521,11 @@ pub enum Refusal {
     /// A proxy request (`HTTP_PROXY`) that is not `CONNECT host:port` or an absolute-form
     /// `http://` request.
     BadProxyRequest,
+    /// The first bytes to a name on a web port could not be checked against it.
+    UncheckedFirstBytes {
+        /// What was wrong with them.
+        what: String,
+    },
 }
 
 impl Refusal {
@@ -537,6 +542,7 @@ impl Refusal {
             Refusal::TooManyConnections { .. } => "connection-limit".into(),
             Refusal::Unreachable { .. } => "unreachable".into(),
             Refusal::BadProxyRequest => "bad-proxy-request".into(),
+            Refusal::UncheckedFirstBytes { .. } => "unchecked-first-bytes".into(),
         }
     }
 }
@@ -566,6 +572,9 @@ impl fmt::Display for Refusal {
             Refusal::BadProxyRequest => f.write_str(
                 "the proxy understands only CONNECT host:port and absolute http:// requests",
             ),
+            Refusal::UncheckedFirstBytes { what } => {
+                write!(f, "{what}, so the host it asks for cannot be checked")
+            }
         }
     }
 }
@@ -691,4 +700,4 @@ impl Matcher {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -137,11 +137,20 @@ fn http(buf: &[u8]) -> First {
     let mut req = httparse::Request::new(&mut headers);
     match req.parse(buf) {
         Ok(httparse::Status::Complete(_)) => {
-            let host = req
-                .headers
-                .iter()
-                .find(|h| h.name.eq_ignore_ascii_case("host"))
-                .map(|h| host_part(&String::from_utf8_lossy(h.value)));
+            // One `Host`, and the absolute-form authority (which origin servers route by,
+            // RFC 9112 §3.2.2) naming the same host; anything ambiguous names no host.
+            let mut hosts = req.headers.iter().filter(|h| h.name.eq_ignore_ascii_case("host"));
+            let header = hosts.next().map(|h| host_part(&String::from_utf8_lossy(h.value)));
+            let authority = req.path.and_then(|p| {
+                let rest = p.strip_prefix("http://").or_else(|| p.strip_prefix("https://"))?;
+                Some(host_part(rest.split(['/', '?', '#']).next().unwrap_or_default()))
+            });
+            let host = match (hosts.next(), header, authority) {
+                (Some(_), _, _) => None,
+                (None, Some(h), Some(a)) if h != a => None,
+                (None, Some(h), _) => Some(h),
+                (None, None, a) => a,
+            };
             First::Http { host }
         }
         Ok(httparse::Status::Partial) if buf.len() < MAX_HEAD => First::NeedMore,

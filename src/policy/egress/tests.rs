@@ -226,6 +226,20 @@ fn sniffing_tls_and_http() {
         First::Http { host: Some("example.com".into()) }
     );
     assert_eq!(sniff::first(b"\x00\x01binary"), First::Other);
+    // Ambiguous heads name no host (the proxy then refuses them on web ports).
+    assert_eq!(
+        sniff::first(b"GET / HTTP/1.1\r\nHost: a.test\r\nHost: b.test\r\n\r\n"),
+        First::Http { host: None }
+    );
+    assert_eq!(
+        sniff::first(b"GET http://evil.test/ HTTP/1.1\r\nHost: a.test\r\n\r\n"),
+        First::Http { host: None }
+    );
+    assert_eq!(
+        sniff::first(b"GET http://a.test:80/x HTTP/1.1\r\nHost: a.test\r\n\r\n"),
+        First::Http { host: Some("a.test".into()) }
+    );
+    assert_eq!(sniff::first(b"\r\nGET / HTTP/1.1\r\nHost: evil.test\r\n\r\n"), First::Other);
     let hello = client_hello("api.github.com");
     assert_eq!(sniff::first(&hello), First::Tls { sni: Some("api.github.com".into()) });
     for cut in 0..hello.len() {
