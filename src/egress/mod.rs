@@ -194,7 +194,22 @@ pub struct Proxy {
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
     config: Arc<ProxyConfig>,
+    shared: Arc<Shared>,
 }
+
+/// Bounds across every sandbox of a proxy, so that no server can take them all.
+#[derive(Debug)]
+struct Shared {
+    /// Names being resolved at once (each holds a blocking `getaddrinfo` thread).
+    resolving: tokio::sync::Semaphore,
+    /// Proxied connections open now, across servers.
+    open: AtomicUsize,
+}
+
+/// Names resolved at once, across servers.
+const MAX_RESOLVING: usize = 32;
+/// Proxied connections open at once, across servers (two host fds each).
+const MAX_OPEN_TOTAL: usize = 4096;
 
 impl Proxy {
     /// Starts the proxy's thread.
@@ -212,11 +227,16 @@ impl Proxy {
                 let _ = runtime.block_on(stopped);
                 runtime.shutdown_background();
             })?;
+        let shared = Arc::new(Shared {
+            resolving: tokio::sync::Semaphore::new(MAX_RESOLVING),
+            open: AtomicUsize::new(0),
+        });
         Ok(Proxy {
             runtime: handle,
             stop: Some(stop),
             thread: Some(thread),
             config: Arc::new(config),
+            shared,
         })
     }
 
@@ -235,6 +255,7 @@ impl Proxy {
             matcher: Matcher::new(policy),
             config: self.config.clone(),
             open: AtomicUsize::new(0),
+            shared: self.shared.clone(),
         };
         let _guard = self.runtime.enter();
         // A SOCK_SEQPACKET socket, registered through tokio's datagram type (only its
@@ -263,6 +284,8 @@ struct Sandbox {
     config: Arc<ProxyConfig>,
     /// Connections open now (for [`Limits::max_connections`]).
     open: AtomicUsize,
+    /// The proxy's bounds across servers.
+    shared: Arc<Shared>,
 }
 
 impl Sandbox {
@@ -285,6 +308,13 @@ async fn serve(sandbox: Arc<Sandbox>, channel: tokio::net::UnixDatagram) {
         });
         let (n, fd) = match got {
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+            // A message whose fd could not be received (this process is out of fds: the kernel
+            // drops it and flags the message) loses that one connection, not the sandbox's
+            // network.
+            Err(e) if matches!(e.raw_os_error(), Some(libc::EPROTO | libc::EMSGSIZE)) => {
+                tracing::warn!(server = %sandbox.server, "egress: a connection was lost on the way to the proxy ({e}); is the host out of file descriptors?");
+                continue;
+            }
             Err(e) => {
                 tracing::debug!(server = %sandbox.server, "egress channel: {e}");
                 return;
@@ -328,8 +358,11 @@ async fn connection(sandbox: &Sandbox, dest: Dest, port: u16, via_proxy: bool, f
     let limits = sandbox.config.limits;
     // Ordering: a counter only; Relaxed keeps it exact (one atomic RMW per change).
     let open = sandbox.open.fetch_add(1, Ordering::Relaxed) + 1;
-    let outcome = if open > limits.max_connections {
-        let refusal = Refusal::TooManyConnections { limit: limits.max_connections };
+    let total = sandbox.shared.open.fetch_add(1, Ordering::Relaxed) + 1;
+    let outcome = if open > limits.max_connections || total > MAX_OPEN_TOTAL {
+        let limit =
+            if open > limits.max_connections { limits.max_connections } else { MAX_OPEN_TOTAL };
+        let refusal = Refusal::TooManyConnections { limit };
         refuse(client, via_proxy, &dest, port, &refusal).await;
         Outcome {
             dest,
@@ -344,6 +377,7 @@ async fn connection(sandbox: &Sandbox, dest: Dest, port: u16, via_proxy: bool, f
         run(sandbox, client, dest, port, via_proxy).await
     };
     sandbox.open.fetch_sub(1, Ordering::Relaxed);
+    sandbox.shared.open.fetch_sub(1, Ordering::Relaxed);
     report(sandbox, outcome, via_proxy, start.elapsed());
 }
 
@@ -434,6 +468,11 @@ async fn run(
             Some(ProxyRequest::Forward { host, port }) => {
                 out.dest = name_or_addr(&host);
                 out.port = port;
+                // One request per connection: the next one (perhaps for another host) comes
+                // on a new connection and is judged.
+                if let Some(closing) = sniff::close_after_answer(&head) {
+                    head = closing;
+                }
             }
             _ => {
                 out.verdict = Verdict::Refuse(Refusal::BadProxyRequest);
@@ -455,12 +494,12 @@ async fn run(
     let addrs = match &dest {
         Dest::Addr(ip) => vec![*ip],
         Dest::Name(name) => {
-            match tokio::time::timeout(
-                limits.connect_timeout,
-                sandbox.config.resolver.resolve(name),
-            )
-            .await
-            {
+            let resolve = async {
+                // Bounded across servers: a flood of slow names cannot take every thread.
+                let _permit = sandbox.shared.resolving.acquire().await;
+                sandbox.config.resolver.resolve(name).await
+            };
+            match tokio::time::timeout(limits.connect_timeout, resolve).await {
                 Ok(Ok(addrs)) => addrs,
                 other => {
                     let error = match other {
@@ -488,9 +527,11 @@ async fn run(
     // 3. Dial a checked address (in the resolver's order), never the name again.
     let mut upstream = None;
     let mut last_error = String::from("no address");
+    // One deadline for all the addresses together.
+    let dial_deadline = tokio::time::Instant::now() + limits.connect_timeout;
     for ip in addrs {
         let addr = SocketAddr::new(ip.to_canonical(), out.port);
-        match tokio::time::timeout(limits.connect_timeout, sandbox.config.dialer.dial(addr)).await {
+        match tokio::time::timeout_at(dial_deadline, sandbox.config.dialer.dial(addr)).await {
             Ok(Ok(s)) => {
                 out.addr = Some(addr.ip());
                 upstream = Some(s);

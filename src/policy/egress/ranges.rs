@@ -138,13 +138,14 @@ fn blocked_v6(ip: Ipv6Addr) -> Option<Range> {
         return Some(Range::Loopback);
     }
     let v6 = |s: &str| s.parse::<Ipv6Addr>().expect("a constant");
-    let table: [(Ipv6Addr, u32, Range); 8] = [
+    let table: [(Ipv6Addr, u32, Range); 9] = [
         (v6("fe80::"), 10, Range::LinkLocal),
         (v6("fec0::"), 10, Range::Reserved),
         (v6("fc00::"), 7, Range::UniqueLocal),
         (v6("ff00::"), 8, Range::Multicast),
         (v6("100::"), 64, Range::Reserved),
         (v6("2001:db8::"), 32, Range::Reserved),
+        (v6("3fff::"), 20, Range::Reserved),
         (v6("2001::"), 32, Range::Reserved),
         (v6("64:ff9b:1::"), 48, Range::Reserved),
     ];
@@ -153,12 +154,16 @@ fn blocked_v6(ip: Ipv6Addr) -> Option<Range> {
 
 /// The IPv4 address an IPv6 one carries: IPv4-mapped `::ffff:a.b.c.d`, IPv4-compatible
 /// `::a.b.c.d` (deprecated, but kernels still route it), NAT64 `64:ff9b::a.b.c.d`, 6to4
-/// `2002:AABB:CCDD::/48`.
+/// `2002:AABB:CCDD::/48`, IPv4-translated (SIIT) `::ffff:0:a.b.c.d`.
 pub fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
     let s = ip.segments();
     let low = Ipv4Addr::new((s[6] >> 8) as u8, s[6] as u8, (s[7] >> 8) as u8, s[7] as u8);
     if let Some(v4) = ip.to_ipv4_mapped() {
         return Some(v4);
+    }
+    // IPv4-translated (SIIT, RFC 2765): ::ffff:0:a.b.c.d.
+    if s[..6] == [0, 0, 0, 0, 0xffff, 0] {
+        return Some(low);
     }
     if s[..6] == [0, 0, 0, 0, 0, 0] && !(s[6] == 0 && s[7] <= 1) {
         return Some(low);

@@ -2,8 +2,9 @@
 //! ClientHello's server name (SNI), the HTTP request's `Host`, or a proxy request
 //! (`CONNECT host:port`, or an absolute-form `http://` request, for clients that honour
 //! `HTTP_PROXY`). The host proxy checks the name a server *says* against the name it
-//! *connected to*, so a connection opened to an allowed name cannot be steered to another
-//! virtual host behind the same address.
+//! *connected to*, and refuses first bytes it cannot check on web ports, so that a connection
+//! opened to an allowed name is not steered to another virtual host behind the same address
+//! (docs/egress.md, "The first bytes").
 
 use super::normal_name;
 
@@ -236,4 +237,35 @@ pub fn proxy_request(buf: &[u8]) -> ProxyRequest {
         }
         None => ProxyRequest::Bad,
     }
+}
+
+/// A complete request head in `buf` rewritten so that the origin closes after its answer:
+/// every `Connection`, `Proxy-Connection` and `Keep-Alive` header dropped and
+/// `Connection: close` added; the bytes after the head kept. The proxy port does this to each
+/// absolute-form request, so the next request (perhaps for another host) comes on a new
+/// connection and is judged. `None` when the head is not complete.
+pub fn close_after_answer(buf: &[u8]) -> Option<Vec<u8>> {
+    let mut headers = [httparse::EMPTY_HEADER; 64];
+    let mut req = httparse::Request::new(&mut headers);
+    let Ok(httparse::Status::Complete(n)) = req.parse(buf) else { return None };
+    let mut out = Vec::with_capacity(buf.len() + 24);
+    let mut lines = buf[..n].split(|&b| b == b'\n');
+    out.extend_from_slice(lines.next()?);
+    out.push(b'\n');
+    for line in lines {
+        let text = line.strip_suffix(b"\r").unwrap_or(line);
+        if text.is_empty() {
+            break;
+        }
+        let name = text.split(|&b| b == b':').next().unwrap_or_default();
+        let hop = [&b"connection"[..], b"proxy-connection", b"keep-alive"];
+        if hop.iter().any(|h| name.trim_ascii().eq_ignore_ascii_case(h)) {
+            continue;
+        }
+        out.extend_from_slice(text);
+        out.extend_from_slice(b"\r\n");
+    }
+    out.extend_from_slice(b"Connection: close\r\n\r\n");
+    out.extend_from_slice(&buf[n..]);
+    Some(out)
 }

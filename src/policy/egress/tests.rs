@@ -128,6 +128,8 @@ fn ip_literals_need_entries_and_blocked_ranges_explicit_ones() {
         "::10.0.0.5",
         "198.18.0.7",
         "2001:db8::1",
+        "::ffff:0:a9fe:a9fe",
+        "3fff::1",
     ] {
         let v = m.judge(&addr(blocked), 443);
         assert!(matches!(v, Verdict::Refuse(Refusal::Blocked { .. })), "{blocked}: {v:?}");
@@ -276,6 +278,15 @@ fn proxy_requests() {
     assert_eq!(sniff::proxy_request(b"CONNECT api.github.com HTTP/1.1\r\n\r\n"), ProxyRequest::Bad);
     assert_eq!(sniff::proxy_request(b"GET / HTTP/1.1\r\n\r\n"), ProxyRequest::Bad);
     assert_eq!(sniff::proxy_request(b"CONNECT a:1 HTTP/1.1\r\n"), ProxyRequest::NeedMore);
+    let closing = sniff::close_after_answer(
+        b"GET http://a.test/ HTTP/1.1\r\nHost: a.test\r\nProxy-Connection: keep-alive\r\nconnection: keep-alive\r\nAccept: */*\r\n\r\nbody",
+    )
+    .unwrap();
+    assert_eq!(
+        String::from_utf8(closing).unwrap(),
+        "GET http://a.test/ HTTP/1.1\r\nHost: a.test\r\nAccept: */*\r\nConnection: close\r\n\r\nbody"
+    );
+    assert!(sniff::close_after_answer(b"GET http://a.test/ HTTP/1.1\r\n").is_none());
 }
 
 /// A minimal TLS 1.2-style ClientHello carrying `sni` (enough for the parser; the sandbox

@@ -22,6 +22,10 @@ use crate::syscall::cvt;
 /// than this (its own `RLIMIT_NOFILE` is the host's).
 const MAX_PENDING: usize = 256;
 
+/// Connections accepted, or queries answered, per socket and wake-up: what is left waits for
+/// the next turn of init's poll loop (level-triggered), after signals and reaping.
+const PER_WAKEUP: usize = 64;
+
 /// Init's capture: listeners, the DNS sockets, the channel to the host.
 pub(super) struct Capture {
     host: OwnedFd,
@@ -91,9 +95,12 @@ impl Capture {
     /// pending connection, answers every pending query, or sends what waits.
     pub(super) fn ready(&mut self, fd: RawFd) {
         if let Some(l) = self.listeners.iter().position(|l| l.as_raw_fd() == fd) {
-            while self.pending.len() < MAX_PENDING
-                && let Ok((conn, _)) = self.listeners[l].accept()
-            {
+            // A budget per wake-up, so a flood never keeps init from signals and reaping.
+            for _ in 0..PER_WAKEUP {
+                if self.pending.len() >= MAX_PENDING {
+                    break;
+                }
+                let Ok((conn, _)) = self.listeners[l].accept() else { break };
                 self.hand_off(conn);
             }
         } else if let Some(d) = self.dns.iter().position(|d| d.as_raw_fd() == fd) {
@@ -164,8 +171,9 @@ impl Capture {
 
     fn answer_queries(&mut self, d: usize) {
         let mut buf = [0u8; 512];
-        // Non-blocking: ends when no datagram is left.
-        while let Ok((n, from)) = self.dns[d].recv_from(&mut buf) {
+        // Non-blocking: ends when no datagram is left, or at the wake-up's budget.
+        for _ in 0..PER_WAKEUP {
+            let Ok((n, from)) = self.dns[d].recv_from(&mut buf) else { break };
             let matcher = &self.matcher;
             let Some(answer) =
                 dns::answer(&buf[..n], |name| matcher.answers_name(name), &mut self.places)
