@@ -6,6 +6,7 @@
 //! started, and a `standard` one starts with no network and a warning; never with more
 //! network than it asked for.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
@@ -18,31 +19,66 @@ use crate::sandbox::{self, Launch, Profile, SpawnError, Spawned};
 
 /// The proxy, once started.
 pub(crate) struct EgressSlot {
-    config: ProxyConfig,
+    /// `None` only while dropping.
+    config: Option<ProxyConfig>,
     proxy: Mutex<Option<Arc<Proxy>>>,
+    /// Ends when the audit trail's writer thread has written everything it was given.
+    writer: Mutex<Option<std::sync::mpsc::Receiver<()>>>,
 }
 
+/// Egress records waiting for the audit writer; past this, records are counted, not kept,
+/// and the count is written as an `egress-dropped` record.
+const AUDIT_QUEUE: usize = 4096;
+
 impl EgressSlot {
-    /// A slot whose proxy uses `config` and also writes each connection to `audit`.
+    /// A slot whose proxy uses `config` and also writes each connection to `audit`. The
+    /// writes happen on a thread of their own: an audit trail that syncs every record must not
+    /// stall the proxy, which serves every server.
     pub(crate) fn new(config: Option<ProxyConfig>, audit: Option<Arc<AuditLog>>) -> EgressSlot {
         let mut config = config.unwrap_or_default();
+        let mut writer = None;
         if let Some(audit) = audit {
+            let (tx, rx) =
+                std::sync::mpsc::sync_channel::<serde_json::Map<String, Value>>(AUDIT_QUEUE);
+            let dropped = Arc::new(AtomicU64::new(0));
+            let lost = dropped.clone();
+            let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+            writer = std::thread::Builder::new()
+                .name("ringmcp-egress-audit".into())
+                .spawn(move || {
+                    for record in rx {
+                        // A failed write is logged by the trail itself; the connection has
+                        // already been decided.
+                        let _ = audit.record(record);
+                        // Relaxed: a counter; the writer only needs to see it eventually.
+                        let n = lost.swap(0, Ordering::Relaxed);
+                        if n > 0 {
+                            let mut r = serde_json::Map::new();
+                            r.insert("type".into(), "egress-dropped".into());
+                            r.insert("count".into(), n.into());
+                            let _ = audit.record(r);
+                        }
+                    }
+                    drop(done_tx);
+                })
+                .ok()
+                .map(|_| done_rx);
             let user = config.sink.take();
             config.sink = Some(Arc::new(move |event: &EgressEvent| {
                 if let EgressEvent::Connection(record) = event
                     && let Ok(Value::Object(mut map)) = serde_json::to_value(record)
                 {
                     map.insert("type".into(), "egress".into());
-                    // A failed write is logged by the trail itself; the connection has
-                    // already been decided.
-                    let _ = audit.record(map);
+                    if tx.try_send(map).is_err() {
+                        dropped.fetch_add(1, Ordering::Relaxed);
+                    }
                 }
                 if let Some(user) = &user {
                     user(event);
                 }
             }));
         }
-        EgressSlot { config, proxy: Mutex::new(None) }
+        EgressSlot { config: Some(config), proxy: Mutex::new(None), writer: Mutex::new(writer) }
     }
 
     fn proxy(&self) -> std::io::Result<Arc<Proxy>> {
@@ -50,7 +86,8 @@ impl EgressSlot {
         if let Some(p) = slot.as_ref() {
             return Ok(p.clone());
         }
-        let p = Arc::new(Proxy::start(self.config.clone())?);
+        let config = self.config.clone().unwrap_or_default();
+        let p = Arc::new(Proxy::start(config)?);
         *slot = Some(p.clone());
         Ok(p)
     }
@@ -96,5 +133,19 @@ impl EgressSlot {
             );
         }
         Ok(spawned)
+    }
+}
+
+impl Drop for EgressSlot {
+    /// Stops the proxy, then lets the audit writer finish what it was given: every
+    /// connection's record is in the trail once the host is dropped.
+    fn drop(&mut self) {
+        drop(self.proxy.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take());
+        drop(self.config.take());
+        // Bounded: a record still held elsewhere must not hang the host's drop.
+        let writer = self.writer.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(done) = writer.take() {
+            let _ = done.recv_timeout(std::time::Duration::from_secs(5));
+        }
     }
 }
