@@ -12,8 +12,8 @@
 //!   REFUSED; anything that is not a well-formed query is dropped (or FORMERR when the header
 //!   is readable).
 
+use core::net::{IpAddr, Ipv4Addr};
 use std::collections::HashMap;
-use std::net::{IpAddr, Ipv4Addr};
 
 /// First placeholder address (198.18.0.1; .0.0 is skipped).
 const FIRST: u32 = u32::from_be_bytes([198, 18, 0, 1]);

@@ -7,7 +7,7 @@
 //! Sources: RFC 6890 (special-purpose registries), RFC 1918, RFC 6598, RFC 3927, RFC 4193,
 //! RFC 4291, RFC 6052, RFC 8215, RFC 3056, RFC 4380, RFC 5737, RFC 2544, RFC 3849.
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use core::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 /// A blocked range.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,4 +1,4 @@
-use std::net::IpAddr;
+use core::net::IpAddr;
 
 use super::dns::{self, Outcome, Placeholders};
 use super::sniff::{self, First, ProxyRequest};

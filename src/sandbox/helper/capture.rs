@@ -219,6 +219,22 @@ fn reset(conn: TcpStream) {
     drop(conn);
 }
 
+/// `ifconfig lo up` through `SIOCSIFFLAGS`.
+pub(super) fn loopback_up() -> io::Result<()> {
+    // SAFETY: socket with integer arguments.
+    let s = owned(cvt(unsafe {
+        libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0)
+    })?);
+    // SAFETY: ifreq is plain data.
+    let mut req: libc::ifreq = unsafe { std::mem::zeroed() };
+    for (d, b) in req.ifr_name.iter_mut().zip(b"lo\0") {
+        *d = *b as libc::c_char;
+    }
+    req.ifr_ifru.ifru_flags = (libc::IFF_UP | libc::IFF_RUNNING) as libc::c_short;
+    // SAFETY: a valid ifreq for SIOCSIFFLAGS.
+    cvt(unsafe { libc::ioctl(s.as_raw_fd(), libc::SIOCSIFFLAGS, &req) }).map(drop)
+}
+
 /// The index of `lo`.
 fn loopback_index() -> io::Result<u32> {
     // SAFETY: a valid C string.

@@ -27,9 +27,11 @@ use super::plan::{MountStep, Plan};
 use super::seccomp;
 
 mod capture;
+mod privs;
 mod root;
 use crate::syscall::cvt;
 use capture::Capture;
+use privs::drop_capabilities;
 use root::{build_root, clone_tree, open_no_symlinks};
 
 /// The hidden subcommand that runs [`helper_main`].
@@ -632,73 +634,6 @@ fn close_fds_from(from: RawFd, keep: &[RawFd]) -> io::Result<()> {
     }
     // SAFETY: as above.
     cvt(unsafe { libc::syscall(libc::SYS_close_range, lo, libc::c_uint::MAX, 0) }).map(drop)
-}
-
-/// Locks the securebits, then clears the bounding, ambient, and effective/permitted/inheritable
-/// sets.
-fn drop_capabilities() -> io::Result<()> {
-    const SECBIT_NOROOT: libc::c_ulong = 1 << 0;
-    const SECBIT_NOROOT_LOCKED: libc::c_ulong = 1 << 1;
-    const SECBIT_NO_SETUID_FIXUP: libc::c_ulong = 1 << 2;
-    const SECBIT_NO_SETUID_FIXUP_LOCKED: libc::c_ulong = 1 << 3;
-    const SECBIT_KEEP_CAPS_LOCKED: libc::c_ulong = 1 << 5;
-    const SECBIT_NO_CAP_AMBIENT_RAISE: libc::c_ulong = 1 << 6;
-    const SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED: libc::c_ulong = 1 << 7;
-    let bits = SECBIT_NOROOT
-        | SECBIT_NOROOT_LOCKED
-        | SECBIT_NO_SETUID_FIXUP
-        | SECBIT_NO_SETUID_FIXUP_LOCKED
-        | SECBIT_KEEP_CAPS_LOCKED
-        | SECBIT_NO_CAP_AMBIENT_RAISE
-        | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED;
-    // SAFETY: prctl with integer arguments.
-    cvt(unsafe { libc::prctl(libc::PR_SET_SECUREBITS, bits, 0, 0, 0) })?;
-    for cap in 0..64 {
-        // SAFETY: prctl with integer arguments; EINVAL past the last capability ends the loop.
-        if unsafe { libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) } == -1 {
-            let e = io::Error::last_os_error();
-            if e.raw_os_error() == Some(libc::EINVAL) {
-                break;
-            }
-            return Err(e);
-        }
-    }
-    // SAFETY: prctl with integer arguments.
-    cvt(unsafe { libc::prctl(libc::PR_CAP_AMBIENT, libc::PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) })?;
-    #[repr(C)]
-    struct Header {
-        version: u32,
-        pid: libc::c_int,
-    }
-    #[repr(C)]
-    #[derive(Clone, Copy)]
-    struct Data {
-        effective: u32,
-        permitted: u32,
-        inheritable: u32,
-    }
-    const LINUX_CAPABILITY_VERSION_3: u32 = 0x2008_0522;
-    let header = Header { version: LINUX_CAPABILITY_VERSION_3, pid: 0 };
-    let data = [Data { effective: 0, permitted: 0, inheritable: 0 }; 2];
-    // SAFETY: a v3 header and the two data structs v3 expects.
-    cvt(unsafe { libc::syscall(libc::SYS_capset, &header as *const Header, data.as_ptr()) })
-        .map(drop)
-}
-
-/// `ifconfig lo up` through `SIOCSIFFLAGS`.
-fn loopback_up() -> io::Result<()> {
-    // SAFETY: socket with integer arguments.
-    let s = cvt(unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) })?;
-    // SAFETY: a fresh fd we own.
-    let s = unsafe { OwnedFd::from_raw_fd(s) };
-    // SAFETY: ifreq is plain data.
-    let mut req: libc::ifreq = unsafe { std::mem::zeroed() };
-    for (d, b) in req.ifr_name.iter_mut().zip(b"lo\0") {
-        *d = *b as libc::c_char;
-    }
-    req.ifr_ifru.ifru_flags = (libc::IFF_UP | libc::IFF_RUNNING) as libc::c_short;
-    // SAFETY: a valid ifreq for SIOCSIFFLAGS.
-    cvt(unsafe { libc::ioctl(s.as_raw_fd(), libc::SIOCSIFFLAGS, &req) }).map(drop)
 }
 
 /// Takes ownership of a fresh fd the kernel just returned.

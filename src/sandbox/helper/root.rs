@@ -8,7 +8,8 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
 
 use super::super::plan::{MountStep, Plan};
-use super::{Context, Step, cstr, loopback_up};
+use super::capture::loopback_up;
+use super::{Context, Step, cstr};
 use crate::syscall::cvt;
 
 /// Builds the new root on a tmpfs over `/tmp` (this mount namespace's only), pivots into it
