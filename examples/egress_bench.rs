@@ -10,22 +10,15 @@
 //! * idle: 500 idle proxied connections, the host process's RSS before and after.
 
 use std::io::{Read, Write};
-use std::net::{IpAddr, TcpListener};
+use std::net::TcpListener;
 use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ringmcp::egress::{BoxFuture, Proxy, ProxyConfig, Resolve};
+use ringmcp::egress::{Proxy, ProxyConfig};
 use ringmcp::policy::egress::Network;
 use ringmcp::sandbox::{self, Launch, SandboxConfig};
-
-struct Loopback;
-
-impl Resolve for Loopback {
-    fn resolve(&self, _name: &str) -> BoxFuture<'_, std::io::Result<Vec<IpAddr>>> {
-        Box::pin(async { Ok(vec![IpAddr::from([127, 0, 0, 1])]) })
-    }
-}
+use ringmcp::testkit::egress::MapResolver;
 
 /// Serves: `D<n>\n` → n bytes; `P\n` → one byte per 64-byte message until EOF (echo of one
 /// byte); anything else → one byte.
@@ -168,7 +161,7 @@ fn main() {
     let script = dir.join("client.py");
     std::fs::write(&script, CLIENT).unwrap();
     let proxy = Proxy::start(ProxyConfig {
-        resolver: Arc::new(Loopback),
+        resolver: Arc::new(MapResolver::new(&[("bench.test", &["127.0.0.1"])])),
         limits: ringmcp::egress::Limits { max_connections: 1000, ..Default::default() },
         ..ProxyConfig::default()
     })

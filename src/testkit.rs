@@ -78,3 +78,91 @@ pub fn python3() -> Option<std::path::PathBuf> {
         }
     }
 }
+
+/// The egress proxy's OS hooks for tests: a resolver that maps test names, and a dialer that
+/// dials loopback only. Both record what they were asked.
+pub mod egress {
+    use std::collections::HashMap;
+    use std::net::{IpAddr, SocketAddr};
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicU16, Ordering};
+    use std::time::Duration;
+
+    use crate::egress::{BoxFuture, Dial, Resolve};
+
+    /// Names mapped to addresses; every name asked is recorded.
+    #[derive(Debug, Default)]
+    pub struct MapResolver {
+        /// The map.
+        pub map: HashMap<String, Vec<IpAddr>>,
+        /// Every name asked, in order.
+        pub asked: Mutex<Vec<String>>,
+    }
+
+    impl MapResolver {
+        /// A resolver for `names` (each with its addresses, as text).
+        ///
+        /// # Panics
+        /// On an address that does not parse.
+        pub fn new(names: &[(&str, &[&str])]) -> MapResolver {
+            let map = names
+                .iter()
+                .map(|(n, a)| {
+                    (n.to_string(), a.iter().map(|s| s.parse().expect("an address")).collect())
+                })
+                .collect();
+            MapResolver { map, ..Default::default() }
+        }
+    }
+
+    impl Resolve for MapResolver {
+        fn resolve(&self, name: &str) -> BoxFuture<'_, std::io::Result<Vec<IpAddr>>> {
+            self.asked
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push(name.to_owned());
+            let found = self.map.get(name).cloned();
+            Box::pin(async move {
+                found.ok_or_else(|| {
+                    std::io::Error::new(std::io::ErrorKind::NotFound, "unknown test name")
+                })
+            })
+        }
+    }
+
+    /// Dials loopback only (anything else is recorded and refused, never dialled). The first
+    /// dial to `stall_port` blocks the proxy's thread for 500 ms, so that connections pile up
+    /// in the sandbox's init meanwhile.
+    #[derive(Debug, Default)]
+    pub struct LoopbackDialer {
+        /// Every address asked, in order.
+        pub asked: Mutex<Vec<SocketAddr>>,
+        /// A port whose first dial stalls (0: none).
+        pub stall_port: AtomicU16,
+    }
+
+    impl Dial for LoopbackDialer {
+        fn dial(&self, addr: SocketAddr) -> BoxFuture<'_, std::io::Result<tokio::net::TcpStream>> {
+            self.asked.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(addr);
+            // SeqCst: set by the test thread, taken once here; the order needs no argument.
+            let stall = addr.port() != 0
+                && self
+                    .stall_port
+                    .compare_exchange(addr.port(), 0, Ordering::SeqCst, Ordering::SeqCst)
+                    .is_ok();
+            if stall {
+                // Deliberately blocks the proxy's one thread: nothing drains the channel.
+                std::thread::sleep(Duration::from_millis(500));
+            }
+            Box::pin(async move {
+                if !addr.ip().is_loopback() {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::PermissionDenied,
+                        "the test dialer dials loopback only",
+                    ));
+                }
+                tokio::net::TcpStream::connect(addr).await
+            })
+        }
+    }
+}

@@ -554,8 +554,7 @@ async fn run(
         return out;
     }
     // 4 and 5: the first bytes checked, then both ways relayed under the limits.
-    let port = out.port;
-    relay(client, upstream, head, port, &sandbox.matcher, limits, &mut out, via_proxy).await;
+    relay(client, upstream, head, &sandbox.matcher, limits, &mut out).await;
     out
 }
 

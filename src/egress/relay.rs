@@ -32,17 +32,15 @@ const MAX_SNIFF_READS: usize = 64;
 /// other direction or the watchdog; the idle limit counts writes as well as reads. Bytes from
 /// the destination flow at once (protocols where the server speaks first work); the client's
 /// are held until [`judge_first`] can tell what they are.
-#[allow(clippy::too_many_arguments)]
 pub(super) async fn relay(
     client: TcpStream,
     upstream: TcpStream,
     head: Vec<u8>,
-    port: u16,
     matcher: &Matcher,
     limits: Limits,
     out: &mut Outcome,
-    via_proxy: bool,
 ) {
+    let port = out.port;
     let (mut cr, mut cw) = client.into_split();
     let (ur, mut uw) = upstream.into_split();
     let expect = match &out.dest {
@@ -111,7 +109,6 @@ pub(super) async fn relay(
     out.down = down_bytes.load(Ordering::Relaxed);
     // A refusal or a limit ends the connection with a reset (through the proxy port too: its
     // 200 has gone out already).
-    let _ = via_proxy;
     let stopped = match result {
         Ok(()) | Err(Stop::Io) => false,
         Err(Stop::Refused(r)) => {

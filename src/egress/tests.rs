@@ -4,7 +4,7 @@
 //! real egress channel with real loopback sockets.
 
 use std::io::{Read, Write};
-use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
+use std::net::{TcpListener, TcpStream};
 use std::os::fd::{AsFd, OwnedFd};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -13,63 +13,21 @@ use super::*;
 use crate::policy::egress::NetworkPolicy;
 use crate::sandbox::capture::{CaptureMsg, channel};
 use crate::sandbox::seccomp::send_msg;
-
-#[derive(Default)]
-struct TestResolver {
-    map: Vec<(String, Vec<IpAddr>)>,
-    asked: Mutex<Vec<String>>,
-}
-
-impl Resolve for TestResolver {
-    fn resolve(&self, name: &str) -> BoxFuture<'_, io::Result<Vec<IpAddr>>> {
-        self.asked.lock().unwrap().push(name.to_owned());
-        let found = self.map.iter().find(|(n, _)| n == name).map(|(_, a)| a.clone());
-        Box::pin(async move {
-            found.ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no such test name"))
-        })
-    }
-}
-
-/// Records every address; connects only to loopback.
-#[derive(Default)]
-struct RecordingDialer {
-    asked: Mutex<Vec<SocketAddr>>,
-}
-
-impl Dial for RecordingDialer {
-    fn dial(&self, addr: SocketAddr) -> BoxFuture<'_, io::Result<TcpStream2>> {
-        self.asked.lock().unwrap().push(addr);
-        Box::pin(async move {
-            if addr.ip().is_loopback() {
-                tokio::net::TcpStream::connect(addr).await
-            } else {
-                Err(io::Error::new(io::ErrorKind::ConnectionRefused, "recorded, not dialled"))
-            }
-        })
-    }
-}
-
-type TcpStream2 = tokio::net::TcpStream;
+use crate::testkit::egress::{LoopbackDialer, MapResolver};
 
 struct Harness {
     _proxy: Proxy,
     init: OwnedFd,
     events: Arc<Mutex<Vec<EgressEvent>>>,
-    resolver: Arc<TestResolver>,
-    dialer: Arc<RecordingDialer>,
+    resolver: Arc<MapResolver>,
+    dialer: Arc<LoopbackDialer>,
     listener: TcpListener,
 }
 
 impl Harness {
     fn new(allow: &[&str], names: &[(&str, &[&str])], limits: Limits) -> Harness {
-        let resolver = Arc::new(TestResolver {
-            map: names
-                .iter()
-                .map(|(n, a)| (n.to_string(), a.iter().map(|s| s.parse().unwrap()).collect()))
-                .collect(),
-            ..Default::default()
-        });
-        let dialer = Arc::new(RecordingDialer::default());
+        let resolver = Arc::new(MapResolver::new(names));
+        let dialer = Arc::new(LoopbackDialer::default());
         let events = Arc::new(Mutex::new(Vec::new()));
         let sink = events.clone();
         let proxy = Proxy::start(ProxyConfig {

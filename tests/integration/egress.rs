@@ -6,78 +6,20 @@
 //! another address inside the sandbox lands on the sandbox's own capture, in a namespace the
 //! test made).
 
-use std::collections::HashMap;
 use std::io::{Read, Write};
-use std::net::{IpAddr, SocketAddr, TcpListener};
+use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use ringmcp::egress::{
-    BoxFuture, ConnectionRecord, Dial, EgressEvent, Proxy, ProxyConfig, Resolve,
-};
+use ringmcp::egress::{ConnectionRecord, EgressEvent, Proxy, ProxyConfig};
 use ringmcp::policy::egress::{Network, NetworkPolicy};
 use ringmcp::sandbox::{self, Launch, SandboxConfig, plan::BindSpec};
+use ringmcp::testkit::egress::{LoopbackDialer, MapResolver};
 use serde_json::{Value, json};
 
 use crate::util::{TempDir, deps_dir, open_fds, python3, require, ringmcp_bin, skip_machine};
-
-/// Names the test maps to addresses, and every name it was asked for.
-#[derive(Default)]
-struct MapResolver {
-    map: HashMap<String, Vec<IpAddr>>,
-    asked: Mutex<Vec<String>>,
-}
-
-impl Resolve for MapResolver {
-    fn resolve(&self, name: &str) -> BoxFuture<'_, std::io::Result<Vec<IpAddr>>> {
-        self.asked.lock().unwrap().push(name.to_owned());
-        let found = self.map.get(name).cloned();
-        Box::pin(async move {
-            found.ok_or_else(|| {
-                std::io::Error::new(std::io::ErrorKind::NotFound, "unknown test name")
-            })
-        })
-    }
-}
-
-/// Dials loopback only, and records every address it is asked for. The first dial to
-/// `stall_port` blocks the proxy's thread for a while (connections pile up in init meanwhile).
-#[derive(Default)]
-struct LoopbackDialer {
-    asked: Mutex<Vec<SocketAddr>>,
-    stall_port: std::sync::atomic::AtomicU16,
-}
-
-impl Dial for LoopbackDialer {
-    fn dial(&self, addr: SocketAddr) -> BoxFuture<'_, std::io::Result<tokio::net::TcpStream>> {
-        self.asked.lock().unwrap().push(addr);
-        let stall = addr.port() != 0
-            && self
-                .stall_port
-                .compare_exchange(
-                    addr.port(),
-                    0,
-                    std::sync::atomic::Ordering::SeqCst,
-                    std::sync::atomic::Ordering::SeqCst,
-                )
-                .is_ok();
-        if stall {
-            // Deliberately blocks the proxy's one thread: nothing drains the channel.
-            std::thread::sleep(Duration::from_millis(500));
-        }
-        Box::pin(async move {
-            if !addr.ip().is_loopback() {
-                return Err(std::io::Error::new(
-                    std::io::ErrorKind::PermissionDenied,
-                    "the test dialer dials loopback only",
-                ));
-            }
-            tokio::net::TcpStream::connect(addr).await
-        })
-    }
-}
 
 /// A plain HTTP server on the host's loopback: answers `hello from HOST` (its Host header).
 pub(crate) fn http_server() -> (u16, Arc<Mutex<usize>>) {
@@ -305,10 +247,9 @@ struct Trial {
 
 impl Trial {
     fn new(map: &[(&str, &str)]) -> Trial {
-        let resolver = Arc::new(MapResolver {
-            map: map.iter().map(|(n, a)| (n.to_string(), vec![a.parse().unwrap()])).collect(),
-            ..Default::default()
-        });
+        let names: Vec<(&str, [&str; 1])> = map.iter().map(|&(n, a)| (n, [a])).collect();
+        let names: Vec<(&str, &[&str])> = names.iter().map(|(n, a)| (*n, &a[..])).collect();
+        let resolver = Arc::new(MapResolver::new(&names));
         let dialer = Arc::new(LoopbackDialer::default());
         let events = Arc::new(Mutex::new(Vec::new()));
         let sink_events = events.clone();
@@ -681,10 +622,7 @@ fn host_servers_get_network_and_the_audit_trail_records_it() {
     .unwrap();
     let settings =
         ringmcp::host::PolicySettings { audit: Some(Arc::new(audit)), ..Default::default() };
-    let resolver = Arc::new(MapResolver {
-        map: [("api.test".to_string(), vec!["127.0.0.1".parse().unwrap()])].into(),
-        ..Default::default()
-    });
+    let resolver = Arc::new(MapResolver::new(&[("api.test", &["127.0.0.1"])]));
     let host = ringmcp::host::Host::builder()
         .request_timeout(Duration::from_secs(60))
         .policy(settings)
