@@ -1,15 +1,21 @@
 #!/usr/bin/env python3
-"""Measures the tool-poisoning scanner (`ringmcp scan`) on a labelled corpus and on real
-servers' tool lists: precision, recall and false-positive rate, per attack type and per source.
+"""Measures the tool-poisoning detector (`ringmcp scan`): recall per source of a public corpus,
+recall and false positives on the project's own written sets, and false positives on real
+servers' tools.
 
-  scripts/poison-eval.py CORPUS_DIR [TOOLS_JSON ...]
+  scripts/poison-eval.py [--corpus DIR] [--own DIR] [--show-fp] REAL_TOOLS_JSON ...
 
-CORPUS_DIR holds poisoned.jsonl and benign.jsonl (one record a line, the definition under
-"tool"; poisoned records also carry "attack_type" and "source"). Each TOOLS_JSON is a tools/list
-of a real server (e.g. from `ringmcp inspect --json`), all of whose tools count as benign.
-The corpus is not part of this repository; docs/policy.md has the numbers it gave.
+--corpus DIR holds poisoned.jsonl and benign.jsonl (one record a line, the definition under
+"tool"; poisoned records also carry "attack_type" and "source"). Nothing of it was used to
+write or tune the detector, so every source is held out: the per-source recall is the
+leave-one-source-out figure. --own DIR holds bench/poison/own's tools-dev.jsonl (which the
+detector was tuned on) and tools-test.jsonl (never tuned on). Each REAL_TOOLS_JSON is a JSON
+array of {"server", "tool"} (bench/route/catalog.json, bench/poison/real-tools.json): every tool
+counts as benign, judged with its server's other tools as siblings and every other server's
+tools as foreign.
 """
 
+import argparse
 import collections
 import json
 import os
@@ -21,35 +27,103 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RINGMCP = os.environ.get("RINGMCP", os.path.join(ROOT, "target", "debug", "ringmcp"))
 
 
-def scan(path):
-    out = subprocess.run([RINGMCP, "scan", "--json", path], capture_output=True, text=True).stdout
-    return [bool(json.loads(line)["findings"]) for line in out.splitlines() if line.strip()]
+def scan(tools, extra=()):
+    """Findings per tool (a list of finding lists), scanned as one listing per call."""
+    with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as f:
+        for t in tools:
+            f.write(json.dumps(t) + "\n")
+        path = f.name
+    try:
+        out = subprocess.run([RINGMCP, "scan", "--json", *extra, path],
+                             capture_output=True, text=True).stdout
+    finally:
+        os.unlink(path)
+    return [json.loads(line)["findings"] for line in out.splitlines() if line.strip()]
+
+
+def scan_each(tools):
+    """Each tool alone (a corpus row is a definition of its own, not a listing)."""
+    return scan(tools, ["--each"])
+
+
+def rows(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
 
 
 def main():
-    if len(sys.argv) < 2:
-        sys.exit(__doc__)
-    corpus = sys.argv[1]
-    poisoned_rows = [json.loads(l) for l in open(os.path.join(corpus, "poisoned.jsonl"))]
-    benign_rows = [json.loads(l) for l in open(os.path.join(corpus, "benign.jsonl"))]
-    flagged = scan(os.path.join(corpus, "poisoned.jsonl"))
-    benign_flagged = scan(os.path.join(corpus, "benign.jsonl"))
-    real = []
-    for path in sys.argv[2:]:
-        real += scan(path)
-    tp, fp = sum(flagged), sum(benign_flagged) + sum(real)
-    negatives = len(benign_rows) + len(real)
-    print(f"poisoned: {tp}/{len(poisoned_rows)} flagged (recall {tp / len(poisoned_rows):.3f})")
-    print(f"benign: {fp}/{negatives} flagged (false-positive rate {fp / max(1, negatives):.4f}; "
-          f"corpus {sum(benign_flagged)}/{len(benign_rows)}, real servers {sum(real)}/{len(real)})")
-    print(f"precision {tp / max(1, tp + fp):.3f}")
-    for key in ("attack_type", "source"):
-        hit, total = collections.Counter(), collections.Counter()
-        for row, f in zip(poisoned_rows, flagged):
-            total[row[key]] += 1
-            hit[row[key]] += f
-        print(f"by {key}: " + ", ".join(f"{k} {hit[k]}/{total[k]}" for k in sorted(total)))
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--corpus")
+    ap.add_argument("--own")
+    ap.add_argument("--show-fp", action="store_true")
+    ap.add_argument("--show-misses", default="")
+    ap.add_argument("real", nargs="*")
+    a = ap.parse_args()
+    if a.corpus:
+        poisoned = rows(os.path.join(a.corpus, "poisoned.jsonl"))
+        benign = rows(os.path.join(a.corpus, "benign.jsonl"))
+        flagged = [bool(f) for f in scan_each([r["tool"] for r in poisoned])]
+        bflag = [bool(f) for f in scan_each([r["tool"] for r in benign])]
+        tp = sum(flagged)
+        print(f"corpus poisoned: {tp}/{len(poisoned)} flagged (recall {tp / len(poisoned):.3f})")
+        print(f"corpus benign: {sum(bflag)}/{len(benign)} flagged")
+        for key in ("source", "attack_type"):
+            hit, total = collections.Counter(), collections.Counter()
+            for r, f in zip(poisoned, flagged):
+                total[r[key]] += 1
+                hit[r[key]] += f
+            print(f"by {key} (held out): " + ", ".join(
+                f"{k} {hit[k]}/{total[k]} = {hit[k] / total[k]:.3f}" for k in sorted(total)))
+            if key == "source":
+                for r, f in zip(poisoned, flagged):
+                    if not f and r["source"] == a.show_misses:
+                        print("  MISS", json.dumps(r["tool"])[:300])
+    if a.own:
+        for split in ("dev", "test"):
+            path = os.path.join(a.own, f"tools-{split}.jsonl")
+            if not os.path.exists(path):
+                continue
+            rs = rows(path)
+            found = scan_each([r["tool"] for r in rs])
+            pos = [(r, bool(f)) for r, f in zip(rs, found) if r["label"] == "poisoned"]
+            neg = [(r, bool(f), f) for r, f in zip(rs, found) if r["label"] != "poisoned"]
+            tp = sum(f for _, f in pos)
+            fp = sum(f for _, f, _ in neg)
+            print(f"own {split}: recall {tp}/{len(pos)} = {tp / max(1, len(pos)):.3f}, "
+                  f"false positives {fp}/{len(neg)} = {fp / max(1, len(neg)):.3f}")
+            hit, total = collections.Counter(), collections.Counter()
+            for r, f in pos:
+                total[r["kind"]] += 1
+                hit[r["kind"]] += f
+            print(f"  by kind: " + ", ".join(f"{k} {hit[k]}/{total[k]}" for k in sorted(total)))
+            if split == a.show_misses:
+                for r, f in pos:
+                    if not f:
+                        print("  MISS", r["kind"], json.dumps(r["tool"])[:400])
+                for r, f, fs in neg:
+                    if f:
+                        print("  FP", r["kind"], fs[0]["location"], fs[0]["excerpt"][:150], fs[0]["reasons"])
+    if a.real:
+        entries = []
+        for path in a.real:
+            with open(path) as f:
+                entries += json.load(f)
+        by_server = collections.defaultdict(list)
+        for e in entries:
+            by_server[e["server"]].append(e["tool"])
+        fp = 0
+        n = 0
+        for server, tools in by_server.items():
+            found = scan(tools)
+            n += len(tools)
+            for t, f in zip(tools, found):
+                if f:
+                    fp += 1
+                    if a.show_fp:
+                        print(f"  FP {server}/{t['name']}: {f[0]['location']}: {f[0]['excerpt'][:160]!r} {f[0]['reasons']}")
+        print(f"real tools: {fp}/{n} flagged (false-positive rate {fp / max(1, n):.4f}) "
+              f"from {len(by_server)} servers")
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -262,6 +262,7 @@ async fn read_resource(core: &Arc<Core>, params: &Value) -> Result<Value, ErrorO
         .request("resources/read", Some(json!({"uri": target.name})), None)
         .await
         .map_err(|e| ErrorObject::from(&e))?;
+    client.screen_read(&target.name, &mut result);
     if let Some(contents) = result.get_mut("contents").and_then(Value::as_array_mut) {
         for item in contents {
             if item.get("uri").and_then(Value::as_str) == Some(target.name.as_str()) {

@@ -76,9 +76,10 @@ impl GatewayApprover {
 /// The elicitation form of an approval.
 pub(crate) fn approval_form(request: &ApprovalRequest) -> Value {
     let args = serde_json::to_string_pretty(&request.arguments).unwrap_or_default();
+    let why = request.reason.as_deref().map(|r| format!("\nWhy you are asked: {r}.")).unwrap_or_default();
     json!({
         "message": format!(
-            "Server {:?} wants to run tool {:?} ({}) with:\n{args}\nAllow it?",
+            "Server {:?} wants to run tool {:?} ({}) with:\n{args}{why}\nAllow it?",
             request.server, request.tool, request.rule
         ),
         "requestedSchema": {
@@ -171,10 +172,12 @@ mod tests {
             arguments: json!({"path": "/tmp/x"}),
             rule: "annotations.destructiveHint".into(),
             description: None,
+            reason: Some("this session has read untrusted content".into()),
         };
         let form = approval_form(&r);
         let m = form["message"].as_str().unwrap();
         assert!(m.contains("\"fs\"") && m.contains("write_file") && m.contains("/tmp/x"), "{m}");
+        assert!(m.contains("untrusted content"), "{m}");
         assert_eq!(form["requestedSchema"]["properties"]["decision"]["enum"][0], "once");
     }
 }

@@ -240,6 +240,7 @@ impl HostBuilder {
                 wake: wake.clone(),
             }),
             spill,
+            scan_content: self.policy.is_some(),
         };
         let reactor_parts = (rx, ready.clone(), parsed, pool, wake.clone(), config);
         let (thread, features) = self.start_reactor(reactor_parts)?;
@@ -271,6 +272,7 @@ impl HostBuilder {
             policy: self.policy,
             eras: Arc::default(),
             live: router::LiveClients::default(),
+            taint: Arc::default(),
         })
     }
 

@@ -498,10 +498,12 @@ impl Client {
         &self,
         uri: &str,
     ) -> impl Future<Output = Result<ReadResourceResult>> + Send + 'static {
-        let read = self.typed("resources/read", Ok(json!({ "uri": uri })), None);
+        let read = self.typed::<Value>("resources/read", Ok(json!({ "uri": uri })), None);
         let (modern, uri) = (self.protocol_version().is_modern(), uri.to_owned());
+        let client = self.clone();
         async move {
-            read.await.map_err(|e| match e {
+            let shown = uri.clone();
+            let mut value = read.await.map_err(|e| match e {
                 // Not found is -32002 up to 2025-11-25 and -32602 in 2026-07-28, which clients
                 // should still accept -32002 from: one error for both.
                 Error::Server { server, source: RequestError::Rpc(error) }
@@ -511,7 +513,10 @@ impl Client {
                     Error::Server { server, source: RequestError::ResourceNotFound { uri, error } }
                 }
                 other => other,
-            })
+            })?;
+            client.screen_read(&shown, &mut value);
+            serde_json::from_value(value)
+                .map_err(|e| malformed(&client.inner.name, "resources/read", e.to_string()))
         }
     }
 

@@ -108,6 +108,9 @@ pub(crate) struct DriverConfig {
     pub(crate) pipe_size: usize,
     pub(crate) offload_threshold: usize,
     pub(crate) spill: Option<(super::SpillConfig, Arc<crate::spill::store::SpillStore>)>,
+    /// Whether spilled text is scanned for injections and credentials as it streams (the
+    /// host has a policy).
+    pub(crate) scan_content: bool,
     /// The application's answers to server→client requests.
     pub(crate) handler: Option<super::handler::HandlerSlot>,
 }
@@ -436,6 +439,7 @@ impl Driver {
                 // No line is held in memory past the frame limit: it is spilled instead.
                 line_threshold: config.line_threshold.min(self.config.session.max_frame),
                 string_threshold: config.string_threshold,
+                scan_content: self.config.scan_content,
             }),
             queue,
             events,

@@ -15,8 +15,11 @@ use crate::policy::paths::Resolve;
 
 use super::resolve::HostFs;
 use crate::policy::pins::{PinDiff, ServerPins};
+use crate::policy::results::{self, Found};
+use crate::policy::taint::{Taint, TaintSource};
 use crate::policy::{
-    Denial, DenialKind, GlobalPolicy, Policy, PolicyConfig, RateWindow, ToolTable, Verdict,
+    Denial, DenialKind, GlobalPolicy, Policy, PolicyConfig, RateWindow, SecretsAction, ToolTable,
+    Verdict,
 };
 use crate::protocol::Tool;
 
@@ -64,6 +67,9 @@ pub struct ApprovalRequest {
     pub rule: String,
     /// The tool's description, when it gave one.
     pub description: Option<String>,
+    /// Why it is asked beyond the rule, when there is more to say (the untrusted content that
+    /// tainted the session, for `afterUntrusted`).
+    pub reason: Option<String>,
 }
 
 /// Decides calls that need a person's approval. Runs on a thread of its own, so it may block
@@ -160,6 +166,13 @@ pub(crate) struct Gate {
     settings: PolicySettings,
     instructions: Option<String>,
     always: Mutex<HashSet<String>>,
+    /// Tools approved for the session while it was tainted (an earlier "always" does not
+    /// cover a call after untrusted content).
+    always_tainted: Mutex<HashSet<String>>,
+    /// The session's taint, shared by every gate of the host.
+    taint: Arc<Mutex<Taint>>,
+    /// Values the user gave this server in its `env`: credentials among them are exempt.
+    own_secrets: Vec<String>,
     rate: Mutex<RateWindow>,
     listing: Mutex<Option<Listing>>,
     started: Instant,
@@ -180,6 +193,8 @@ impl Gate {
         cwd: Option<PathBuf>,
         instructions: Option<String>,
         settings: PolicySettings,
+        taint: Arc<Mutex<Taint>>,
+        own_secrets: Vec<String>,
     ) -> Gate {
         let default = PolicyConfig::default();
         let mut policy = Policy::new(
@@ -199,6 +214,9 @@ impl Gate {
             settings,
             instructions,
             always: Mutex::default(),
+            always_tainted: Mutex::default(),
+            taint,
+            own_secrets,
             rate: Mutex::default(),
             listing: Mutex::new(None),
             started: Instant::now(),
@@ -251,16 +269,141 @@ impl Gate {
             );
             return Verdict::Deny(Denial::new("pins", DenialKind::Pinned, reason));
         }
-        let verdict =
-            self.policy.check_call(name, arguments, table.get(name), &*self.settings.resolver);
+        let facts = table.get(name);
+        let verdict = self.policy.check_call(name, arguments, facts, &*self.settings.resolver);
+        if matches!(verdict, Verdict::Deny(_)) {
+            return verdict;
+        }
+        let taint = self.taint_source();
+        if let Some(after) = self.policy.after_untrusted(name, facts, taint.as_ref()) {
+            let approved = lock(&self.always_tainted).contains(name);
+            return match after {
+                Verdict::Ask { .. } if approved => {
+                    Verdict::Allow { rule: "approved for the session after untrusted content".into() }
+                }
+                v => v,
+            };
+        }
         match verdict {
-            Verdict::Ask { .. }
-                if self.always.lock().unwrap_or_else(PoisonError::into_inner).contains(name) =>
-            {
+            Verdict::Ask { .. } if lock(&self.always).contains(name) => {
                 Verdict::Allow { rule: "approved for the session".into() }
             }
             v => v,
         }
+    }
+
+    /// What tainted the session, if anything has.
+    pub(crate) fn taint_source(&self) -> Option<TaintSource> {
+        lock(&self.taint).source().cloned()
+    }
+
+    /// Whether `secret` is a value the user gave this server (in its `env`).
+    fn own_secret(&self, secret: &str) -> bool {
+        self.own_secrets.iter().any(|v| v.contains(secret) || (v.len() >= 8 && secret.contains(v.as_str())))
+    }
+
+    /// Credentials in a call's arguments: refused (the default), redacted in place, or let
+    /// through, as the policy's `secrets` says; audited by digest.
+    pub(crate) fn screen_arguments(&self, tool: &str, arguments: &mut Value) -> Result<(), Denial> {
+        let found = results::secrets_in_arguments(arguments, &|s| self.own_secret(s));
+        if found.is_empty() {
+            return Ok(());
+        }
+        let action = self.policy.argument_secrets();
+        let kinds: Vec<String> = found.iter().map(|s| format!("{} at {}", s.kind, if s.pointer.is_empty() { "/" } else { &s.pointer })).collect();
+        if let Some(log) = &self.settings.audit {
+            // The trail gets the arguments with the credentials taken out, never in clear.
+            let mut shown = arguments.clone();
+            results::redact_arguments(&mut shown, &found);
+            let mut r = self.record("secrets", tool, &shown);
+            r.insert("direction".into(), "arguments".into());
+            r.insert("action".into(), Value::String(format!("{action:?}").to_lowercase()));
+            let listed: Vec<Value> = found
+                .iter()
+                .map(|s| json!({"location": s.pointer, "kind": s.kind, "sha256": digest_hex(&s.text)}))
+                .collect();
+            r.insert("secrets".into(), Value::Array(listed));
+            let _ = log.record(r);
+        }
+        match action {
+            SecretsAction::Allow => Ok(()),
+            SecretsAction::Redact => {
+                results::redact_arguments(arguments, &found);
+                Ok(())
+            }
+            SecretsAction::Block => Err(Denial::new(
+                "secrets",
+                DenialKind::Secrets,
+                format!(
+                    "the arguments hold credentials ({}); they are not sent to server {:?}. Pass a reference the server resolves itself (its own env), or set the policy's \"secrets\" to \"redact\" or \"allow\"",
+                    kinds.join(", "),
+                    &*self.server
+                ),
+            )),
+        }
+    }
+
+    /// Scans what the model is about to read of this server (a tool's result, a resource's
+    /// contents), acts on it as the policy says, marks the session tainted when it is
+    /// untrusted, and audits what was found. `what` is the tool's name or `resources/read URI`;
+    /// `untrusted` whether its source is untrusted whatever it holds (an open-world tool).
+    pub(crate) fn screen(
+        &self,
+        what: &str,
+        untrusted: bool,
+        value: &mut Value,
+        spilled: Vec<(String, crate::policy::content::stream::Report)>,
+    ) -> bool {
+        let treatment = self.policy.treatment();
+        let mut found: Found =
+            results::scan(value, treatment.secrets != SecretsAction::Allow, &|s| self.own_secret(s));
+        found.spilled = spilled;
+        let digest = if found.injected() || found.has_secrets() || untrusted {
+            digest_hex(canonical(value))
+        } else {
+            String::new()
+        };
+        let mut changed = false;
+        if found.injected() || found.has_secrets() || treatment.delimit {
+            changed = results::apply(value, &found, treatment, &self.server, what).changed;
+        }
+        if found.injected() || untrusted {
+            let why = if found.injected() {
+                format!("flagged: {}", found.summary())
+            } else {
+                "an open-world or untrusted tool's content".to_owned()
+            };
+            lock(&self.taint).mark(TaintSource {
+                server: self.server.to_string(),
+                tool: what.to_owned(),
+                why,
+                digest: digest.clone(),
+            });
+        }
+        if !(found.injected() || found.has_secrets() || untrusted) {
+            return changed;
+        }
+        if found.injected() {
+            tracing::warn!(server = &*self.server, what, "content reads as instructions to the AI: {}", found.summary());
+        }
+        let Some(log) = &self.settings.audit else { return changed };
+        let mut r = self.record("content", what, &Value::Null);
+        r.remove("argsDigest");
+        r.insert("contentDigest".into(), Value::String(digest));
+        r.insert("untrustedSource".into(), Value::Bool(untrusted));
+        r.insert("tainted".into(), Value::Bool(true));
+        if let Some(marker) = value.get("_meta").and_then(|m| m.get(results::META_KEY)) {
+            r.insert("found".into(), marker.clone());
+        }
+        let _ = log.record(r);
+        changed
+    }
+
+    /// Whether tool `name`'s results are untrusted whatever they hold (an open-world tool, or
+    /// one the policy lists), by the cached listing.
+    pub(crate) fn untrusted_source(&self, list: Option<&Arc<Vec<Tool>>>, name: &str) -> bool {
+        let table = list.map(|l| self.listing(l).0);
+        self.policy.is_untrusted_source(name, table.as_ref().and_then(|t| t.get(name)))
     }
 
     /// Counts a call against the rate limits.
@@ -304,10 +447,8 @@ impl Gate {
         match answer {
             Approval::Once => Ok(who),
             Approval::Always => {
-                self.always
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .insert(request.tool.clone());
+                let set = if request.rule == "afterUntrusted" { &self.always_tainted } else { &self.always };
+                lock(set).insert(request.tool.clone());
                 Ok(who)
             }
             Approval::Deny if who == "--approve" => refused(format!(
@@ -368,6 +509,14 @@ impl Gate {
         if let Some(who) = approver {
             r.insert("approver".into(), Value::String(who.to_owned()));
         }
+        if verdict.rule() == "afterUntrusted"
+            && let Some(source) = self.taint_source()
+        {
+            r.insert(
+                "taintedBy".into(),
+                json!({"server": source.server, "tool": source.tool, "why": source.why, "contentDigest": source.digest}),
+            );
+        }
         // Fail closed: a call whose decision cannot be recorded is not made.
         log.record(r).map_err(|e| {
             let reason = format!(
@@ -416,4 +565,8 @@ impl Gate {
         r.insert("policyDigest".into(), Value::String(self.policy.digest().to_owned()));
         r
     }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
 }

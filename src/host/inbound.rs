@@ -22,6 +22,7 @@ pub(crate) struct SpillContext {
     pub(crate) store: Arc<crate::spill::store::SpillStore>,
     pub(crate) line_threshold: usize,
     pub(crate) string_threshold: usize,
+    pub(crate) scan_content: bool,
 }
 
 /// A frame waiting for its turn.
@@ -167,7 +168,11 @@ impl Inbound {
                 let Some(spill) = &self.spill else {
                     unreachable!("only a spilling framer starts spills")
                 };
-                let mut job = SpillJob::new(spill.store.clone(), spill.string_threshold);
+                let mut job = SpillJob::new(
+                    spill.store.clone(),
+                    spill.string_threshold,
+                    spill.scan_content,
+                );
                 job.feed(&bytes);
                 let seq = self.next_frame_seq;
                 self.next_frame_seq += 1;
@@ -185,7 +190,7 @@ impl Inbound {
             FrameEvent::SpillEnd { .. } => {
                 if let Some((seq, job)) = self.spilling.take() {
                     let slot = match job.finish() {
-                        SpillOutcome::Decoded(mut decoded, files) => {
+                        SpillOutcome::Decoded(mut decoded, files, scans) => {
                             // The files travel with the result: if its caller is gone, they
                             // are dropped (and removed) with it.
                             if let RawDecoded::Single(RawMessage::Response(RawResponse {
@@ -194,6 +199,7 @@ impl Inbound {
                             })) = &mut decoded
                             {
                                 raw.attach(files.into_iter().map(|f| Arc::new(f) as Attachment));
+                                raw.attach(scans.into_iter().map(|s| Arc::new(s) as Attachment));
                             }
                             Slot::Parsed(Bytes::new(), Ok(decoded))
                         }

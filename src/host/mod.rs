@@ -157,6 +157,8 @@ pub struct Host {
     eras: Arc<std::sync::Mutex<std::collections::HashMap<String, bool>>>,
     /// Every client this host started, for [`Host::router`] (dropped ones are pruned there).
     live: router::LiveClients,
+    /// The session's taint (docs/policy.md, "After untrusted content"), shared by every gate.
+    taint: Arc<std::sync::Mutex<crate::policy::taint::Taint>>,
 }
 
 impl std::fmt::Debug for ReactorHandle {
@@ -186,6 +188,19 @@ impl Host {
         embedder: Option<Arc<dyn crate::route::Embedder>>,
     ) -> router::HostRouter {
         router::HostRouter::new(self.live.clone(), embedder)
+    }
+
+    /// What tainted this host's session (content from an open-world tool, or content the scan
+    /// flagged), if anything has: from then on, high-impact tools ask (or are refused, as the
+    /// policy's `afterUntrusted` says). `None` without a policy.
+    pub fn taint(&self) -> Option<crate::policy::taint::TaintSource> {
+        self.taint.lock().unwrap_or_else(std::sync::PoisonError::into_inner).source().cloned()
+    }
+
+    /// Starts the session afresh (a new conversation): untrusted content read so far no
+    /// longer counts.
+    pub fn clear_taint(&self) {
+        self.taint.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clear();
     }
 
     /// What the kernel's io_uring offered this host's reactor (and so which fast paths run).
@@ -219,6 +234,12 @@ impl Host {
         // probe is its first request), with the fallback, in case it changed.
         let identity = spec.identity();
         let (pin_key, policy) = (identity.clone(), spec.policy.clone());
+        // Values the user gave the server: credentials among them are its own to receive.
+        let own_secrets: Vec<String> = spec
+            .launch()
+            .map(|l| l.env.iter().map(|(_, v)| v.to_string_lossy().into_owned()).collect())
+            .unwrap_or_default();
+        let taint = self.taint.clone();
         // Where the server resolves relative paths (the policy checks them against it too).
         let cwd = spec.launch().and_then(|l| {
             l.cwd.clone().or_else(|| match &l.sandbox {
@@ -287,7 +308,7 @@ impl Host {
                 .map(|p| percent_encoding::percent_decode_str(p).decode_utf8_lossy().into_owned())
                 .map(std::path::PathBuf::from)
                 .collect();
-            (settings, pin_key, policy, roots, cwd)
+            (settings, pin_key, policy, roots, cwd, taint, own_secrets)
         });
         Either::Right(async move {
             let details = rx.await.map_err(|_| Error::ReactorStopped)?;
@@ -304,7 +325,7 @@ impl Host {
                 }
                 e
             })?;
-            let gate = gate.map(|(settings, pin_key, policy, roots, cwd)| {
+            let gate = gate.map(|(settings, pin_key, policy, roots, cwd, taint, own_secrets)| {
                 let instructions = details.init.instructions.clone();
                 Arc::new(gate::Gate::new(
                     name.clone(),
@@ -314,6 +335,8 @@ impl Host {
                     cwd,
                     instructions,
                     settings,
+                    taint,
+                    own_secrets.into_iter().filter(|v| v.len() >= 8).collect(),
                 ))
             });
             let client = Client::new(ClientInner {

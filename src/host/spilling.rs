@@ -2,12 +2,13 @@
 //! spilled payloads alive for the client that received them.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::Value;
 
 use crate::frame::IdSniffer;
 use crate::jsonrpc::{self, RawDecoded};
+use crate::policy::content::stream::{Report, StreamScan};
 use crate::spill::link::{Placed, link_spills};
 use crate::spill::scan::{FeedError, PathSegment, SpillEncoding, SpillScanner, SpillSink};
 use crate::spill::store::{SpillError, SpillFile, SpillStore, SpillWriter, StoreConfig};
@@ -35,10 +36,19 @@ impl Default for SpillConfig {
     }
 }
 
+/// What the content scan found in one spilled text (the host has a policy).
+#[derive(Debug)]
+pub(crate) struct SpillScanned {
+    pub(crate) uri: String,
+    pub(crate) report: Report,
+}
+
 /// Spilled payloads a client received, by URI, alive until released or the client is dropped.
 #[derive(Debug, Default)]
 pub(crate) struct SpillRegistry {
     files: Mutex<HashMap<String, SpillFile>>,
+    /// What the content scan found in each, by URI.
+    reports: Mutex<HashMap<String, Report>>,
 }
 
 impl SpillRegistry {
@@ -55,8 +65,24 @@ impl SpillRegistry {
         if attachments.is_empty() {
             return;
         }
-        let files = attachments.into_iter().filter_map(|a| a.downcast::<SpillFile>().ok());
-        self.insert(files.map(std::sync::Arc::unwrap_or_clone).collect());
+        let mut files = Vec::new();
+        for a in attachments {
+            match a.downcast::<SpillFile>() {
+                Ok(f) => files.push(Arc::unwrap_or_clone(f)),
+                Err(a) => {
+                    if let Ok(s) = a.downcast::<SpillScanned>() {
+                        let mut reports = self.reports.lock().unwrap_or_else(PoisonError::into_inner);
+                        reports.insert(s.uri.clone(), s.report.clone());
+                    }
+                }
+            }
+        }
+        self.insert(files);
+    }
+
+    /// What the content scan found in the spilled text at `uri`, if it was scanned.
+    pub(crate) fn report(&self, uri: &str) -> Option<Report> {
+        self.reports.lock().unwrap_or_else(PoisonError::into_inner).get(uri).cloned()
     }
 
     pub(crate) fn get(&self, uri: &str) -> Option<SpillFile> {
@@ -64,15 +90,19 @@ impl SpillRegistry {
     }
 
     pub(crate) fn remove(&self, uri: &str) -> Option<SpillFile> {
+        self.reports.lock().unwrap_or_else(PoisonError::into_inner).remove(uri);
         self.files.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(uri)
     }
 }
 
-/// Writes each spilled string to its own file.
+/// Writes each spilled string to its own file (and scans its text as it goes, when asked).
 struct StoreSink {
     store: Arc<SpillStore>,
     writer: Option<SpillWriter>,
     files: Vec<SpillFile>,
+    scan_content: bool,
+    scan: Option<StreamScan>,
+    scans: Vec<SpillScanned>,
 }
 
 impl SpillSink for StoreSink {
@@ -81,14 +111,22 @@ impl SpillSink for StoreSink {
     fn begin(
         &mut self,
         index: usize,
-        _: &[PathSegment],
-        _: SpillEncoding,
+        path: &[PathSegment],
+        encoding: SpillEncoding,
     ) -> Result<(), SpillError> {
         self.writer = Some(self.store.create(&format!("answer-{index}"))?);
+        // Text the model may read is scanned as it streams; decoded blobs are not text.
+        self.scan = (self.scan_content && encoding == SpillEncoding::Utf8Text).then(|| {
+            let at: Vec<String> = path.iter().map(|p| format!("{p:?}")).collect();
+            StreamScan::new(at.join("/"), true)
+        });
         Ok(())
     }
 
     fn write(&mut self, _: usize, bytes: &[u8]) -> Result<(), SpillError> {
+        if let Some(scan) = &mut self.scan {
+            scan.feed(bytes);
+        }
         match &mut self.writer {
             Some(w) => w.write_all(bytes),
             None => Ok(()),
@@ -97,7 +135,11 @@ impl SpillSink for StoreSink {
 
     fn end(&mut self, _: usize, _: u64) -> Result<(), SpillError> {
         if let Some(w) = self.writer.take() {
-            self.files.push(w.finish()?);
+            let file = w.finish()?;
+            if let Some(scan) = self.scan.take() {
+                self.scans.push(SpillScanned { uri: file.uri().to_owned(), report: scan.finish() });
+            }
+            self.files.push(file);
         }
         Ok(())
     }
@@ -114,17 +156,24 @@ pub(crate) struct SpillJob {
 
 /// How a spilled answer ended.
 pub(crate) enum SpillOutcome {
-    /// Decoded; the files hold the spilled strings.
-    Decoded(RawDecoded, Vec<SpillFile>),
+    /// Decoded; the files hold the spilled strings (and the scans what their text held).
+    Decoded(RawDecoded, Vec<SpillFile>, Vec<SpillScanned>),
     /// The answer could not be spilled; `id` is its raw id token if one was seen.
     Failed { id: Option<Vec<u8>>, reason: String },
 }
 
 impl SpillJob {
-    pub(crate) fn new(store: Arc<SpillStore>, string_threshold: usize) -> SpillJob {
+    pub(crate) fn new(store: Arc<SpillStore>, string_threshold: usize, scan_content: bool) -> SpillJob {
         SpillJob {
             scanner: SpillScanner::new(string_threshold),
-            sink: StoreSink { store, writer: None, files: Vec::new() },
+            sink: StoreSink {
+                store,
+                writer: None,
+                files: Vec::new(),
+                scan_content,
+                scan: None,
+                scans: Vec::new(),
+            },
             sniffer: IdSniffer::new(),
             failed: None,
             len: 0,
@@ -147,6 +196,7 @@ impl SpillJob {
             // Dropping them removes the partial payloads and returns their quota.
             self.sink.writer = None;
             self.sink.files.clear();
+            self.sink.scans.clear();
         }
     }
 
@@ -178,7 +228,7 @@ impl SpillJob {
                 };
             }
         };
-        let files = self.sink.files;
+        let (files, scans) = (self.sink.files, self.sink.scans);
         if let Some(result) = message.get_mut("result") {
             let placed: Vec<Placed<'_>> = scanned
                 .spills
@@ -189,7 +239,7 @@ impl SpillJob {
             link_spills(result, &placed);
         }
         match jsonrpc::decode_value(message) {
-            Ok(decoded) => SpillOutcome::Decoded(RawDecoded::from(decoded), files),
+            Ok(decoded) => SpillOutcome::Decoded(RawDecoded::from(decoded), files, scans),
             Err(e) => SpillOutcome::Failed { id, reason: e.to_string() },
         }
     }

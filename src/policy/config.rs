@@ -67,6 +67,62 @@ pub struct PolicyConfig {
     /// nothing and the defaults decide.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trust_annotations: Option<bool>,
+    /// What is done with this server's results (injections found, delimiters).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub results: Option<ResultsConfig>,
+    /// What is done with credentials in calls to this server and in its results (absent:
+    /// calls holding one are refused, results have them redacted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secrets: Option<SecretsAction>,
+    /// What a high-impact tool of this server gets once the session has read untrusted
+    /// content: `ask` (the default), `deny`, or `allow`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after_untrusted: Option<Action>,
+    /// Tools (names or globs) that are high-impact besides destructive and open-world writes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub high_impact: Vec<String>,
+    /// Tools (names or globs) whose results are untrusted besides open-world ones.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub untrusted: Vec<String>,
+}
+
+/// The `"results"` object of a policy.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ResultsConfig {
+    /// What a result holding instructions aimed at the model gets (default `flag`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_injection: Option<OnInjection>,
+    /// Wrap text content in delimiters that name the server and tool and say it is data
+    /// (default false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delimit: Option<bool>,
+}
+
+/// What a result with an injection gets.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OnInjection {
+    /// Delivered with a `_meta` marker and a warning item.
+    #[default]
+    Flag,
+    /// The offending sentences replaced by a marker.
+    Redact,
+    /// Replaced by an `isError` result that says why.
+    Block,
+}
+
+/// What a credential in an argument or a result gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SecretsAction {
+    /// The call is refused; the result is replaced by an `isError` result.
+    Block,
+    /// The credential is replaced by `[secret redacted: KIND]` (in the call's arguments before
+    /// it is sent, in the result before it is delivered).
+    Redact,
+    /// Delivered (and audited, by digest).
+    Allow,
 }
 
 /// The top-level `"policy"`: the default action for every server, and defaults for the
@@ -80,6 +136,15 @@ pub struct GlobalPolicy {
     /// Deny calls to tools whose definition the poisoning scan flags (every server).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub block_poisoned: Option<bool>,
+    /// The default `results` of every server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub results: Option<ResultsConfig>,
+    /// The default `secrets` of every server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secrets: Option<SecretsAction>,
+    /// The default `afterUntrusted` of every server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after_untrusted: Option<Action>,
 }
 
 /// The top-level `"audit"` object.

@@ -13,12 +13,15 @@
 pub(crate) mod args;
 pub mod audit;
 pub mod config;
+pub mod content;
 pub mod egress;
 mod glob;
 pub mod paths;
 pub mod pins;
 pub mod poison;
+pub mod results;
 pub mod schema;
+pub mod taint;
 
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
@@ -27,7 +30,10 @@ use serde_json::Value;
 
 use crate::protocol::Tool;
 
-pub use config::{Action, AuditConfig, FsyncPolicy, GlobalPolicy, PolicyConfig};
+pub use config::{
+    Action, AuditConfig, FsyncPolicy, GlobalPolicy, OnInjection, PolicyConfig, ResultsConfig,
+    SecretsAction,
+};
 use glob::PatternTable;
 
 /// The JSON-RPC error code of a request the policy refused for its own reasons (a rule, a
@@ -105,6 +111,8 @@ pub enum DenialKind {
     Poisoned,
     /// Too many calls in the last minute.
     RateLimited,
+    /// The arguments hold credentials and the policy keeps them from leaving.
+    Secrets,
 }
 
 impl Denial {
@@ -145,8 +153,14 @@ pub struct ToolFacts {
 }
 
 impl ToolFacts {
-    /// The facts of a listed tool.
+    /// The facts of a listed tool (its definition scanned alone).
     pub fn of(tool: &Tool) -> ToolFacts {
+        let mut facts = ToolFacts::of_unscanned(tool);
+        facts.findings = poison::scan_tool(tool);
+        facts
+    }
+
+    fn of_unscanned(tool: &Tool) -> ToolFacts {
         let hint = |name: &str| {
             tool.annotations.as_ref().and_then(|a| a.get(name)).and_then(Value::as_bool)
         };
@@ -156,7 +170,7 @@ impl ToolFacts {
             open_world: hint("openWorldHint"),
             input: schema::compile(&tool.input_schema, "inputSchema"),
             input_schema: tool.input_schema.clone(),
-            findings: poison::scan_tool(tool),
+            findings: Vec::new(),
         }
     }
 }
@@ -174,8 +188,11 @@ impl ToolTable {
     /// Compiles the facts of each tool of a listing.
     pub fn new(tools: &[Tool]) -> ToolTable {
         let mut table = ToolTable::default();
-        for t in tools {
-            if table.by_name.insert(t.name.clone(), ToolFacts::of(t)).is_some() {
+        let findings = poison::scan_listing(tools, &[]);
+        for (t, findings) in tools.iter().zip(findings) {
+            let mut facts = ToolFacts::of_unscanned(t);
+            facts.findings = findings;
+            if table.by_name.insert(t.name.clone(), facts).is_some() {
                 table.duplicated.insert(t.name.clone());
             }
         }
@@ -214,6 +231,11 @@ pub struct Policy {
     allow_metachars: String,
     rate_limits: PatternTable<u32>,
     block_poisoned: bool,
+    treatment: results::Treatment,
+    argument_secrets: SecretsAction,
+    after_untrusted: Action,
+    high_impact: Vec<glob::Pattern>,
+    untrusted: Vec<glob::Pattern>,
     digest: String,
 }
 
@@ -251,6 +273,25 @@ impl Policy {
             trust_annotations: config.trust_annotations.unwrap_or(true),
             rate_limits: PatternTable::new(config.rate_limits.clone()),
             block_poisoned: config.block_poisoned.or(global.block_poisoned).unwrap_or(false),
+            treatment: {
+                let results = |f: fn(&ResultsConfig) -> Option<_>| {
+                    config.results.as_ref().and_then(f).or(global.results.as_ref().and_then(f))
+                };
+                let delimit = config
+                    .results
+                    .as_ref()
+                    .and_then(|r| r.delimit)
+                    .or(global.results.as_ref().and_then(|r| r.delimit));
+                results::Treatment {
+                    on_injection: results(|r| r.on_injection).unwrap_or_default(),
+                    secrets: config.secrets.or(global.secrets).unwrap_or(SecretsAction::Redact),
+                    delimit: delimit.unwrap_or(false),
+                }
+            },
+            argument_secrets: config.secrets.or(global.secrets).unwrap_or(SecretsAction::Block),
+            after_untrusted: config.after_untrusted.or(global.after_untrusted).unwrap_or(Action::Ask),
+            high_impact: config.high_impact.iter().map(|p| glob::Pattern::new(p)).collect(),
+            untrusted: config.untrusted.iter().map(|p| glob::Pattern::new(p)).collect(),
             digest: audit::digest_hex(audit::canonical(&in_force)),
         }
     }
@@ -396,6 +437,61 @@ impl Policy {
             return Verdict::Deny(Denial::new("roots", DenialKind::Path, why));
         }
         Verdict::Allow { rule: "builtin".into() }
+    }
+
+    /// How this server's results are treated (injections, credentials, delimiters).
+    pub fn treatment(&self) -> results::Treatment {
+        self.treatment
+    }
+
+    /// What a credential in a call's arguments gets (default: the call is refused).
+    pub fn argument_secrets(&self) -> SecretsAction {
+        self.argument_secrets
+    }
+
+    /// Whether tool `name` is high-impact: named in `highImpact`, or (when annotations are
+    /// trusted) destructive, or an open-world tool that is not read-only.
+    pub fn is_high_impact(&self, name: &str, facts: Option<&ToolFacts>) -> bool {
+        if self.high_impact.iter().any(|p| p.matches(name)) {
+            return true;
+        }
+        let Some(f) = facts.filter(|_| self.trust_annotations) else { return false };
+        let writes = f.read_only != Some(true);
+        writes && (f.destructive == Some(true) || f.open_world == Some(true))
+    }
+
+    /// Whether tool `name`'s results are untrusted content: named in `untrusted`, or an
+    /// open-world tool (its `openWorldHint`, whether or not annotations are trusted: a server
+    /// saying its tool reads the open world is believed).
+    pub fn is_untrusted_source(&self, name: &str, facts: Option<&ToolFacts>) -> bool {
+        self.untrusted.iter().any(|p| p.matches(name))
+            || facts.is_some_and(|f| f.open_world == Some(true))
+    }
+
+    /// The verdict on a high-impact tool once the session read untrusted content
+    /// (`afterUntrusted`): `None` when the tool is not high-impact, the session is clean, or
+    /// the policy allows it anyway.
+    pub fn after_untrusted(
+        &self,
+        name: &str,
+        facts: Option<&ToolFacts>,
+        taint: Option<&taint::TaintSource>,
+    ) -> Option<Verdict> {
+        let source = taint?;
+        if !self.is_high_impact(name, facts) {
+            return None;
+        }
+        match self.after_untrusted {
+            Action::Allow => None,
+            Action::Ask => Some(Verdict::Ask { rule: "afterUntrusted".into() }),
+            Action::Deny => {
+                let reason = format!(
+                    "tool {name:?} of server {:?} is high-impact and this session has read untrusted content ({source}); the policy's afterUntrusted denies it",
+                    self.server
+                );
+                Some(Verdict::Deny(Denial::new("afterUntrusted", DenialKind::Rule, reason)))
+            }
+        }
     }
 
     /// The calls-per-minute limit of tool `name`, if one applies.

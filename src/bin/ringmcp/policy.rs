@@ -388,6 +388,10 @@ pub(crate) struct ScanArgs {
     /// One JSON object per tool (its index, name and findings) instead of text.
     #[arg(long)]
     json: bool,
+    /// Judge each definition alone (by default the file is one listing: each tool may be
+    /// named by the others' advice).
+    #[arg(long)]
+    each: bool,
 }
 
 /// The tools in a file, as `scan` reads them.
@@ -421,15 +425,24 @@ pub(crate) fn scan(args: ScanArgs) -> ExitCode {
         Ok(t) => t,
         Err(e) => return Failure::usage(format!("{}: {e}", args.file.display())).report(),
     };
+    let parsed: Vec<Option<ringmcp::protocol::Tool>> = tools
+        .iter()
+        .map(|raw| {
+            let mut raw = raw.clone();
+            if raw.get("inputSchema").is_none() && raw.is_object() {
+                raw["inputSchema"] = serde_json::json!({"type": "object"});
+            }
+            serde_json::from_value(raw).ok()
+        })
+        .collect();
+    let listing: Vec<ringmcp::protocol::Tool> = parsed.iter().flatten().cloned().collect();
+    let names: Vec<&str> = listing.iter().map(|t| t.name.as_str()).collect();
     let mut flagged = 0;
-    for (i, raw) in tools.iter().enumerate() {
-        let mut raw = raw.clone();
-        if raw.get("inputSchema").is_none() && raw.is_object() {
-            raw["inputSchema"] = serde_json::json!({"type": "object"});
-        }
-        let findings = match serde_json::from_value::<ringmcp::protocol::Tool>(raw.clone()) {
-            Ok(tool) => ringmcp::policy::poison::scan_tool(&tool),
-            Err(_) => Vec::new(),
+    for (i, (raw, tool)) in tools.iter().zip(&parsed).enumerate() {
+        let findings = match tool {
+            Some(tool) if args.each => ringmcp::policy::poison::scan_tool(tool),
+            Some(tool) => ringmcp::policy::poison::scan_tool_among(tool, &names, &[]),
+            None => Vec::new(),
         };
         let name = raw.get("name").and_then(Value::as_str).unwrap_or("?");
         if !findings.is_empty() {

@@ -115,11 +115,15 @@ impl ToolCall {
         match self.client.inner.gate.clone() {
             None => CallFuture(Box::pin(dispatch(self))),
             Some(gate) => CallFuture(Box::pin(async move {
-                decide(&gate, &self.client, &self.name, &self.arguments).await?;
-                let args = gate.audits().then(|| self.arguments.clone());
-                let name = self.name.clone();
+                let mut this = self;
+                decide(&gate, &this.client, &this.name, &mut this.arguments).await?;
+                let args = gate.audits().then(|| this.arguments.clone());
+                let (name, client) = (this.name.clone(), this.client.clone());
                 let started = std::time::Instant::now();
-                let result = dispatch(self).await;
+                let mut result = dispatch(this).await;
+                if let Ok(r) = &mut result {
+                    client.screen_result(&gate, &name, r);
+                }
                 if let Some(args) = args {
                     let value =
                         result.as_ref().map(|r| serde_json::to_value(r).unwrap_or(Value::Null));
@@ -147,9 +151,9 @@ impl ToolCall {
 
 /// The gate's decision on a call, with the approval when one is needed; recorded in the
 /// audit trail. `Err` is the refusal: nothing is sent.
-async fn decide(gate: &Gate, client: &Client, name: &str, arguments: &Value) -> Result<()> {
+async fn decide(gate: &Gate, client: &Client, name: &str, arguments: &mut Value) -> Result<()> {
     let server = client.inner.name.clone();
-    let refuse = |denial: Denial| {
+    let refuse = |denial: Denial, arguments: &Value| {
         let _ = gate.audit_decision(name, arguments, &Verdict::Deny(denial.clone()), None);
         Err(Error::Policy { server: server.clone(), denial })
     };
@@ -157,6 +161,19 @@ async fn decide(gate: &Gate, client: &Client, name: &str, arguments: &Value) -> 
     // refused, and the definition's schema, annotations and pins count.
     let list = client.tools().await?;
     let verdict = gate.decide(&list, name, arguments);
+    if let Verdict::Deny(d) = &verdict {
+        return refuse(d.clone(), arguments);
+    }
+    // Credentials in the arguments: refused, or redacted before anyone (the approver
+    // included) sees them. The trail never gets them in clear.
+    if let Err(d) = gate.screen_arguments(name, arguments) {
+        let mut shown = arguments.clone();
+        let found = crate::policy::results::secrets_in_arguments(&shown, &|_| false);
+        crate::policy::results::redact_arguments(&mut shown, &found);
+        return refuse(d, &shown);
+    }
+    let arguments = &*arguments;
+    let refuse = |denial: Denial| refuse(denial, arguments);
     let approver = match &verdict {
         Verdict::Deny(d) => return refuse(d.clone()),
         Verdict::Allow { .. } => None,
@@ -169,6 +186,9 @@ async fn decide(gate: &Gate, client: &Client, name: &str, arguments: &Value) -> 
                 arguments: arguments.clone(),
                 rule: rule.clone(),
                 description,
+                reason: (rule == "afterUntrusted").then(|| gate.taint_source()).flatten().map(|t| {
+                    format!("this session has read untrusted content: {t}; the tool is high-impact")
+                }),
             };
             match gate.approve(request).await {
                 Ok(who) => Some(who),
@@ -258,6 +278,23 @@ impl Client {
                 server: self.name().into(),
                 source: RequestError::Timeout { method: "tools/call".into(), after },
             }),
+        }
+    }
+}
+
+impl Client {
+    /// A result about to reach the caller, past the gate's content screen: injections and
+    /// credentials acted on as the policy says, the session tainted by untrusted content.
+    fn screen_result(&self, gate: &Gate, name: &str, result: &mut CallToolResult) {
+        let list = self.cached_tool(name).map(|t| t.list.clone());
+        let untrusted = gate.untrusted_source(list.as_ref(), name);
+        let Ok(mut value) = serde_json::to_value(&*result) else { return };
+        let spilled = self.spill_reports(&value);
+        if gate.screen(name, untrusted, &mut value, spilled)
+            && let Ok(mut screened) = serde_json::from_value::<CallToolResult>(value)
+        {
+            screened.output_schema_error = result.output_schema_error.take();
+            *result = screened;
         }
     }
 }

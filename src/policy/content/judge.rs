@@ -1,0 +1,516 @@
+//! One sentence judged by what it asks the model to do. Its words are read as classes
+//! (`lexicon.rs`); a request is a combination of them in one sentence (an order to move data
+//! out names a way out and something to move; an order to keep something from the user names
+//! the user, telling, and an action), weighed up when the sentence is addressed to the model
+//! and down when what it asks is the tool's own business. Linear in the sentence.
+
+use super::lexicon::{self, Classes, *};
+use super::{Mode, Scope, Signal};
+
+/// The most bytes of a sentence judged as one (a longer run of text is judged in pieces).
+pub(crate) const MAX_SENTENCE: usize = 600;
+
+/// What one sentence asks: each signal with its weight (1 weak to 3 strong) and why.
+#[derive(Debug, Default)]
+pub(crate) struct Judged {
+    pub(crate) signals: Vec<(Signal, u32, String)>,
+}
+
+impl Judged {
+    pub(crate) fn score(&self) -> u32 {
+        self.signals.iter().map(|(_, w, _)| w).sum()
+    }
+
+    fn add(&mut self, signal: Signal, weight: u32, why: impl Into<String>) {
+        if weight == 0 {
+            return;
+        }
+        match self.signals.iter_mut().find(|(s, _, _)| *s == signal) {
+            Some(entry) if entry.1 < weight => *entry = (signal, weight, why.into()),
+            Some(_) => {}
+            None => self.signals.push((signal, weight, why.into())),
+        }
+    }
+}
+
+/// A sentence's words, read.
+struct Read<'a> {
+    mask: Classes,
+    /// Classes of words no negation governs (what is asked for).
+    asked: Classes,
+    /// Classes of words a negation governs (`do not TELL`).
+    negated: Classes,
+    /// "other tools", "any tool", "all tools" (not "every tool call").
+    other_tools: bool,
+    /// The first word of each class, for explanations.
+    words: [&'a str; 32],
+    /// The first word, lower-cased.
+    first: String,
+    /// Identifiers quoted or written like code (`send_email`, `putSchedules`).
+    identifiers: Vec<&'a str>,
+    /// Web addresses and e-mail addresses.
+    destinations: Vec<&'a str>,
+    /// Paths and files that hold secrets.
+    secret_paths: Vec<&'a str>,
+    /// Shell commands that destroy or fetch-and-run.
+    commands: Vec<&'a str>,
+    /// Digits runs of 6 or more (account numbers).
+    long_numbers: usize,
+}
+
+fn is_word_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '\'' || c == '_' || c == '-'
+}
+
+/// The words of `s`: runs of letters, digits, `'`, `_`, `-`, each lower-cased with
+/// look-alike letters folded to Latin ones.
+fn words(s: &str) -> impl Iterator<Item = (usize, &str, String)> {
+    let base = s.as_ptr() as usize;
+    s.split(|c: char| !is_word_char(c) && c != '’')
+        .filter(|w| !w.is_empty())
+        .map(move |w| {
+            let lower: String = w
+                .chars()
+                .map(|c| if c == '’' { '\'' } else { c })
+                .flat_map(char::to_lowercase)
+                .map(|c| lexicon::fold(c).unwrap_or(c))
+                .collect();
+            (w.as_ptr() as usize - base, w, lower.trim_matches(|c| c == '\'' || c == '-').to_owned())
+        })
+}
+
+const SECRET_PATHS: &[&str] = &[
+    ".ssh",
+    "id_rsa",
+    "id_ed25519",
+    "id_ecdsa",
+    ".aws/credentials",
+    ".aws/config",
+    ".gnupg",
+    ".kube/config",
+    ".docker/config.json",
+    ".netrc",
+    ".npmrc",
+    ".pypirc",
+    ".git-credentials",
+    "/etc/shadow",
+    "/etc/passwd",
+    "/etc/sudoers",
+    "mcp.json",
+    "claude_desktop_config",
+    ".cursor/",
+    "wallet.dat",
+    ".bash_history",
+    ".zsh_history",
+    "credentials.json",
+    "authorized_keys",
+    ".config/gh",
+    "keychain",
+    ".env",
+];
+
+const COMMANDS: &[&str] =
+    &["rm -rf", "| sh", "| bash", "|sh", "|bash", "chmod 777", "mkfs", "dd if=", "curl ", "wget "];
+
+/// Whether `host` is one no data goes to: documentation names, loopback.
+fn inert_host(host: &str) -> bool {
+    let h = host.trim_end_matches('.').to_ascii_lowercase();
+    let inert = ["example.com", "example.org", "example.net", "localhost"];
+    inert.iter().any(|d| h == *d || h.ends_with(&format!(".{d}")))
+        || [".example", ".test", ".invalid", ".localhost", ".local"].iter().any(|t| h.ends_with(t))
+        || h.starts_with("127.")
+        || h == "0.0.0.0"
+        || h == "[::1]"
+}
+
+/// The host of a URL or e-mail address.
+pub(crate) fn host_of(dest: &str) -> &str {
+    let rest = dest.split_once("://").map_or(dest, |(_, r)| r);
+    let rest = rest.rsplit_once('@').map_or(rest, |(_, h)| h);
+    rest.split(['/', '?', '#', ':', ')', ']', '>', '"', '\'']).next().unwrap_or("")
+}
+
+fn read(s: &str) -> Read<'_> {
+    let mut r = Read {
+        mask: 0,
+        asked: 0,
+        negated: 0,
+        other_tools: false,
+        words: [""; 32],
+        first: String::new(),
+        identifiers: Vec::new(),
+        destinations: Vec::new(),
+        secret_paths: Vec::new(),
+        commands: Vec::new(),
+        long_numbers: 0,
+    };
+    let mut previous: Option<String> = None;
+    let mut index = 0;
+    // Words left that a negation governs (`do not tell`, `never include`, `without asking`).
+    let mut negated = 0u32;
+    // Words since a word of OTHER (`any other tool`, `all tools`).
+    let mut since_other = u32::MAX;
+    let mut last_end = 0;
+    for (at, raw, word) in words(s) {
+        if index == 0 {
+            r.first = word.clone();
+        }
+        index += 1;
+        // A clause break ends a negation's reach.
+        if s[last_end..at].contains([',', ':', '(', ')', '—']) {
+            negated = 0;
+        }
+        last_end = at + raw.len();
+        let mut c = lexicon::classes(&word);
+        if let Some(p) = &previous {
+            c |= lexicon::pair_classes(p, &word);
+        }
+        if raw.len() >= 6 && raw.bytes().all(|b| b.is_ascii_digit() || b == b'-') {
+            r.long_numbers += 1;
+        }
+        // A word written like code: snake_case or camelCase.
+        let camel = raw.chars().next().is_some_and(char::is_lowercase)
+            && raw.chars().skip(1).any(char::is_uppercase);
+        let code_like =
+            raw.len() > 3 && raw.chars().any(char::is_alphabetic) && (raw.contains('_') || camel);
+        if code_like {
+            r.identifiers.push(raw);
+        }
+        for bit in 0..32 {
+            if c & (1 << bit) != 0 && r.words[bit].is_empty() {
+                r.words[bit] = raw;
+            }
+        }
+        if c & TOOLWORD != 0 && since_other <= 2 {
+            r.other_tools = true;
+        }
+        if r.other_tools && matches!(word.as_str(), "call" | "calls" | "invocation") && since_other <= 3 && previous.as_deref().is_some_and(|p| p.starts_with("tool") || p == "function") {
+            // "every tool call": calls, not tools.
+            r.other_tools = false;
+        }
+        since_other = if c & OTHER != 0 { 0 } else { since_other.saturating_add(1) };
+        if c & NEG != 0 {
+            negated = 4;
+            r.mask |= c;
+        } else if negated > 0 {
+            negated -= 1;
+            r.negated |= c;
+            r.mask |= c;
+        } else {
+            r.mask |= c;
+            r.asked |= c;
+        }
+        previous = Some(word);
+    }
+    // Quoted names ('x', `x`, "x") count as identifiers when they look like names.
+    for q in ['\'', '`', '"'] {
+        let mut parts = s.split(q);
+        parts.next();
+        while let (Some(inner), Some(_)) = (parts.next(), parts.next()) {
+            let inner = inner.trim();
+            if (3..=64).contains(&inner.len())
+                && inner.chars().all(|c| c.is_alphanumeric() || "_-.:/".contains(c))
+                && inner.chars().any(char::is_alphabetic)
+            {
+                r.identifiers.push(inner);
+            }
+        }
+    }
+    // Destinations: web addresses and e-mail addresses.
+    for token in s.split(|c: char| c.is_whitespace() || "()<>[]\"'`,;".contains(c)) {
+        let t = token.trim_end_matches(['.', ':', '!', '?']);
+        let is_url = t.len() > 10 && (t.starts_with("http://") || t.starts_with("https://"));
+        let is_mail = t.len() > 5
+            && t.split_once('@').is_some_and(|(a, b)| {
+                !a.is_empty() && b.contains('.') && !b.starts_with('.') && !b.ends_with('.')
+            })
+            && !t.contains("://");
+        if (is_url || is_mail) && !inert_host(host_of(t)) {
+            r.destinations.push(t);
+        }
+    }
+    let lower = s.to_ascii_lowercase();
+    for p in SECRET_PATHS {
+        if let Some(i) = lower.find(p) {
+            // `.env` is a file name, not `.environment` or `.envelope`.
+            let end = i + p.len();
+            let ends = lower[end..].chars().next().is_none_or(|c| !c.is_alphanumeric());
+            let starts = *p != ".env"
+                || lower[..i].chars().next_back().is_none_or(|c| !c.is_alphanumeric());
+            if ends && starts {
+                r.secret_paths.push(&s[i..end]);
+            }
+        }
+    }
+    for c in COMMANDS {
+        if let Some(i) = lower.find(c) {
+            r.commands.push(&s[i..i + c.len()]);
+        }
+    }
+    for (cjk, c) in lexicon::CJK {
+        if s.contains(cjk) {
+            r.mask |= c;
+            for bit in 0..32 {
+                if c & (1 << bit) != 0 && r.words[bit].is_empty() {
+                    r.words[bit] = cjk;
+                }
+            }
+        }
+    }
+    r
+}
+
+/// Imperative openings: a sentence starting with one of these orders the reader about.
+fn imperative(first: &str) -> bool {
+    matches!(
+        first,
+        "call"
+            | "send"
+            | "include"
+            | "read"
+            | "ignore"
+            | "disregard"
+            | "forget"
+            | "pass"
+            | "add"
+            | "append"
+            | "set"
+            | "change"
+            | "forward"
+            | "tell"
+            | "do"
+            | "don't"
+            | "never"
+            | "always"
+            | "make"
+            | "ensure"
+            | "remember"
+            | "execute"
+            | "run"
+            | "copy"
+            | "upload"
+            | "provide"
+            | "fetch"
+            | "bcc"
+            | "cc"
+            | "reply"
+            | "respond"
+            | "output"
+            | "print"
+            | "collect"
+            | "gather"
+            | "visit"
+            | "navigate"
+            | "replace"
+            | "modify"
+            | "prepend"
+            | "attach"
+            | "insert"
+            | "summarize"
+            | "note"
+            | "important"
+            | "delete"
+            | "transfer"
+            | "please"
+            | "first"
+    )
+}
+
+/// Judges one sentence. `scope` is what the text belongs to (a tool's own words and its
+/// siblings' names, or a result).
+pub(crate) fn judge(sentence: &str, scope: &Scope<'_>) -> Judged {
+    let r = read(sentence);
+    let lower = sentence.to_lowercase();
+    let said = |needles: &[&str]| needles.iter().any(|n| lower.contains(n));
+    let mut j = Judged::default();
+    let has = |c: Classes| r.mask & c != 0;
+    // Asked for: a word of the class that no negation governs ("do not include passwords"
+    // asks for nothing).
+    let asks = |c: Classes| r.asked & c != 0;
+    let w = |c: Classes| r.words[c.trailing_zeros() as usize];
+    let ai_named = sentence_names_ai(&lower);
+    // Addressed to the model: in a definition, "you", an order or an imperative opening; in a
+    // result (written for people), only words naming an AI.
+    let addressed = match scope.mode {
+        Mode::Definition => has(YOU) || has(ORDER) || imperative(&r.first),
+        Mode::Result => ai_named,
+    };
+    let describes = lexicon::classes(&r.first) & DESCRIBE != 0;
+    let own = |word: &str| scope.owns(word);
+    let acts = SEND | READ | PASS | CALL | CHANGE | EXEC | DESTROY;
+
+    // Override: set aside the instructions the model has.
+    if asks(IGNORE) && has(INSTRUCTIONS | CONVO) && (has(PRIOR | OTHER | YOU) || addressed) {
+        j.add(Signal::Override, 3, format!("asks to set aside instructions ({:?} … {:?})", w(IGNORE), w(INSTRUCTIONS | CONVO)));
+    }
+    let voice = said(&["new instructions", "you are now", "developer mode", "system override", "[system]", "<system>", "</system>", "<important>", "</important>", "[admin]", "### instruction", "<instructions>", "begin system", "system message:", "system note", "admin note", "message from the system", "from the developer"]);
+    if voice || (has(MARKER) && (r.first == "system" || r.first == "admin") && lower.get(..8).is_some_and(|h| h.contains(':'))) {
+        j.add(Signal::Override, 2, "speaks with authority over the model (a system, admin or developer voice)");
+    }
+    if said(&["precedence over", "priority over", "higher priority than", "supersedes", "overrides"]) && has(INSTRUCTIONS | USER | PRIOR | YOU) && !has(ARGUMENT) {
+        j.add(Signal::Override, 3, "claims priority over the user's or other instructions");
+    }
+
+    // Concealment: keep an action from the user.
+    if asks(HIDE) && asks(acts) && !describes {
+        j.add(Signal::Concealment, 3, format!("asks to act without the user seeing ({:?} … {:?})", w(HIDE), w(acts)));
+    }
+    if r.negated & TELL != 0 && has(USER) {
+        let about_this = said(&["this step", "this instruction", "these instructions", "this note", "this tool", "this requirement", "about this", "this process", "this action", "this message", "this information", "this change", "the change"]);
+        let weight = if asks(acts) || about_this || has(HIDE) { 3 } else { 1 };
+        j.add(Signal::Concealment, weight, format!("asks not to tell the user ({:?} … {:?})", w(TELL), w(USER)));
+    }
+    if said(&["user doesn't need to know", "user does not need to know", "user must not know", "user should not know", "user should not see", "user must not see", "without the user's knowledge", "without the user knowing", "without user knowledge", "keep this confidential", "keep this secret", "keep it secret", "do not disclose this", "don't disclose this"]) {
+        j.add(Signal::Concealment, 3, "asks to keep something from the user");
+    }
+
+    // Secrets: read or pass on credentials.
+    if !r.secret_paths.is_empty() && !scope.owns_any(&r.secret_paths) {
+        let weight = if asks(READ | PASS | SEND) || (addressed && !describes) { 3 } else { 1 };
+        j.add(Signal::Secrets, weight, format!("asks for a file that holds secrets ({:?})", r.secret_paths[0]));
+    }
+    if has(SECRET) && !own(w(SECRET)) && asks(READ | PASS | SEND) && addressed && !describes {
+        j.add(Signal::Secrets, 2, format!("asks to read or pass on credentials ({:?} … {:?})", w(READ | PASS | SEND), w(SECRET)));
+    }
+
+    // Harvest: the model's own context.
+    if has(CONVO) && asks(PASS | SEND | READ | TELL) && !own(w(CONVO)) {
+        let weight = if said(&["system prompt", "previous messages", "prior messages", "chat history", "conversation history", "entire conversation", "whole conversation", "full conversation", "this conversation", "the conversation", "earlier messages", "your instructions", "your context", "your system", "messages so far", "everything the user"]) { 3 } else { 1 };
+        j.add(Signal::Harvest, weight, format!("asks for the model's conversation or instructions ({:?})", w(CONVO)));
+    }
+    if has(IDENTITY) && addressed && asks(PASS | SEND | TELL) && said(&["model", "llm", "assistant", " ai"]) {
+        j.add(Signal::Harvest, 2, "asks which model it is");
+    }
+
+    // Exfiltration: data to an address not the tool's own.
+    let dest = r.destinations.iter().find(|d| !scope.owns_host(host_of(d)));
+    if let Some(d) = dest {
+        if asks(SEND | PASS | CHANGE) && (addressed || has(DATA | CONVO | SECRET | OTHER)) && !describes {
+            let weight = if has(DATA | CONVO | SECRET | OTHER | HIDE) { 3 } else { 2 };
+            j.add(Signal::Exfiltration, weight, format!("asks to send data to {d:?}"));
+        }
+        if d.contains('?') && (d.contains('{') || d.contains('$') || d.contains('<')) {
+            j.add(Signal::Exfiltration, 3, format!("a web address built to carry data out ({d:?})"));
+        }
+    }
+    if asks(SEND) && has(EXTERNAL) && has(DATA | CONVO | SECRET) && addressed && !describes {
+        j.add(Signal::Exfiltration, 2, format!("asks to send data somewhere else ({:?} … {:?})", w(SEND), w(EXTERNAL)));
+    }
+
+    // Other tools: orders about calling or changing them.
+    let others: Vec<&str> = r
+        .identifiers
+        .iter()
+        .copied()
+        .filter(|i| !scope.is_self(i) && !own(&i.to_ascii_lowercase()) && !scope.is_sibling(i))
+        .collect();
+    let foreign = others.iter().find(|i| scope.is_foreign(i));
+    let named_other = others.iter().find(|i| scope.is_foreign(i) || looks_like_tool(i));
+    let about_others = named_other.is_some() || r.other_tools;
+    if asks(CHANGE | PASS) && has(ARGUMENT) && about_others && (has(TIMING | ORDER) || addressed) {
+        j.add(Signal::OtherTools, 3, format!("asks to change another tool's call ({:?} … {:?})", w(CHANGE | PASS), w(ARGUMENT)));
+    }
+    if let Some(f) = foreign {
+        j.add(Signal::OtherTools, 2, format!("names another server's tool {f:?}"));
+    }
+    if r.other_tools && has(ORDER | TIMING) && asks(CALL | SEND | PASS | CHANGE) && addressed && !has(SELF) {
+        j.add(Signal::OtherTools, 2, "gives orders about every other tool");
+    }
+    if let Some(t) = named_other
+        && has(TIMING)
+        && asks(CALL)
+        && has(ORDER)
+    {
+        j.add(Signal::OtherTools, 2, format!("orders a call around another tool ({t:?})"));
+    }
+    if has(DISPARAGE) && about_others && has(CALL | PREFER) {
+        j.add(Signal::Preference, 2, "runs down other tools");
+    }
+
+    // Preference: this tool over the others.
+    let this_tool = has(SELF) && (has(TOOLWORD) || said(&["use me", "choose me", "select me"]));
+    let over_siblings = r.identifiers.iter().any(|i| scope.is_sibling(i));
+    if this_tool && has(PREFER) && !over_siblings {
+        let weight = if r.other_tools || has(ORDER) { 3 } else { 2 };
+        j.add(Signal::Preference, weight, format!("asks the model to prefer this tool ({:?})", w(PREFER)));
+    }
+    if said(&["world's best", "best tool in the world", "trusted by millions", "most advanced", "award-winning", "industry-leading", "used by 9", "recommended by experts", "100% accurate", "100% reliable"]) {
+        j.add(Signal::Preference, 2, "advertises itself to the model");
+    }
+
+    // Redirection: a fixed destination for money or messages.
+    if has(MONEY | SEND) && has(ACCOUNT) && r.long_numbers > 0 && has(ORDER | OTHER) {
+        j.add(Signal::Redirection, 3, "orders payments or messages to a fixed account");
+    }
+    if let Some(d) = dest
+        && has(ORDER | OTHER)
+        && asks(SEND | CHANGE | ARGUMENT)
+        && (has(OTHER) || said(&["compliance", "audit", "backup", "archiv", "monitor", "legacy", "instead", "new endpoint", "mirror"]))
+    {
+        j.add(Signal::Redirection, 3, format!("sets a fixed destination for every call ({d:?})"));
+    }
+
+    // Commands.
+    if let Some(c) = r.commands.first() {
+        let weight = if (addressed && !describes) || has(EXEC) { 3 } else { 1 };
+        j.add(Signal::Commands, weight, format!("a shell command ({c:?})"));
+    }
+
+    // Addressed to the model: an order strengthens what the sentence asks.
+    if addressed && j.signals.iter().any(|(_, w, _)| *w >= 2) {
+        j.add(Signal::Addressed, 1, match scope.mode {
+            Mode::Result => "addressed to an AI",
+            Mode::Definition => "an order to the model",
+        });
+    }
+    j
+}
+
+
+/// Words that name an AI reader in text written for people ("AI assistant", "language model",
+/// "if you are an LLM").
+fn sentence_names_ai(lower: &str) -> bool {
+    [
+            "ai assistant",
+            "ai agent",
+            "language model",
+            "assistant:",
+            "note to ai",
+            "to the ai",
+            "if you are an ai",
+            "if you are an llm",
+            "dear ai",
+            "attention ai",
+            "ai model",
+            "llm",
+            "chatgpt",
+            "claude",
+            "copilot",
+            "ai:",
+    ]
+    .iter()
+    .any(|n| lower.contains(n))
+}
+
+/// Whether an identifier looks like a tool's name (snake_case or camelCase with a verb).
+fn looks_like_tool(i: &str) -> bool {
+    let lower = i.to_ascii_lowercase();
+    let first = lower.split(['_', '-']).next().unwrap_or("");
+    matches!(
+        first,
+        "get" | "list" | "create" | "send" | "delete" | "update" | "read" | "write" | "search"
+            | "run" | "execute" | "fetch" | "query" | "put" | "post" | "add" | "remove" | "set"
+            | "transfer" | "pay" | "make" | "upload" | "download" | "move" | "copy" | "edit"
+    ) || (first.len() > 2
+        && i.chars().skip(1).any(char::is_uppercase)
+        && ["get", "list", "create", "send", "delete", "update", "read", "write", "search"]
+            .iter()
+            .any(|v| lower.starts_with(v)))
+}
+
+/// The class names set in `c`, for debugging.
+#[cfg(test)]
+pub(crate) fn class_names(s: &str) -> Vec<&'static str> {
+    let r = read(s);
+    (0..32).filter(|b| r.mask & (1 << b) != 0).map(|b| lexicon::name(1 << b)).collect()
+}

@@ -1,0 +1,193 @@
+//! Credentials in text: cloud keys, GitHub, GitLab, Slack, Stripe, npm, PyPI, OpenAI and
+//! Anthropic tokens, Google API keys, private keys, JWTs, connection strings with a password,
+//! and high-entropy values of fields whose name says they are secret. Each is reported by
+//! kind and place, never shown: callers digest it (the audit trail keeps the SHA-256).
+
+use std::ops::Range;
+use std::sync::OnceLock;
+
+use regex::bytes::{Regex, RegexSet};
+use serde_json::Value;
+
+/// One credential found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Secret {
+    /// What it is (`aws_access_key`, `github_token`, `private_key`, ...).
+    pub kind: &'static str,
+    /// Its bytes in the text it was found in.
+    pub span: Range<usize>,
+}
+
+const KINDS: &[(&str, &str)] = &[
+    ("aws_access_key", r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b"),
+    (
+        "aws_secret_key",
+        r#"(?i)aws.{0,20}?(?:secret|private).{0,20}?['"\s:=]+([A-Za-z0-9/+]{40})\b"#,
+    ),
+    ("github_token", r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,255}\b"),
+    ("github_token", r"\bgithub_pat_[A-Za-z0-9_]{60,255}\b"),
+    ("gitlab_token", r"\bgl(?:pat|dt|ptt|rt|soat)-[A-Za-z0-9_\-]{20,64}\b"),
+    ("slack_token", r"\bxox[abposr]-[A-Za-z0-9\-]{10,250}"),
+    ("slack_webhook", r"https://hooks\.slack\.com/services/T[A-Z0-9]+/B[A-Z0-9]+/[A-Za-z0-9]{20,}"),
+    ("stripe_key", r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{20,250}\b"),
+    ("google_api_key", r"\bAIza[0-9A-Za-z_\-]{35}\b"),
+    ("openai_key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}T3BlbkFJ[A-Za-z0-9_\-]{20,}"),
+    ("openai_key", r"\bsk-proj-[A-Za-z0-9_\-]{40,}"),
+    ("anthropic_key", r"\bsk-ant-(?:api|admin)\d{2}-[A-Za-z0-9_\-]{80,}"),
+    ("npm_token", r"\bnpm_[A-Za-z0-9]{36}\b"),
+    ("pypi_token", r"\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{50,}"),
+    ("sendgrid_key", r"\bSG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}\b"),
+    ("twilio_key", r"\bSK[0-9a-f]{32}\b"),
+    ("private_key", r"-----BEGIN (?:RSA |EC |DSA |OPENSSH |ENCRYPTED |PGP )?PRIVATE KEY(?: BLOCK)?-----"),
+    ("jwt", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{16,}"),
+    (
+        "connection_string",
+        r"\b(?:postgres(?:ql)?|mysql|mariadb|mongodb(?:\+srv)?|redis|rediss|amqps?|mssql|sqlserver)://[^:@/\s]{1,64}:([^@/\s]{3,128})@",
+    ),
+];
+
+struct Compiled {
+    set: RegexSet,
+    each: Vec<Regex>,
+}
+
+fn compiled() -> &'static Compiled {
+    static C: OnceLock<Compiled> = OnceLock::new();
+    C.get_or_init(|| {
+        let patterns: Vec<&str> = KINDS.iter().map(|(_, p)| *p).collect();
+        Compiled {
+            set: RegexSet::new(&patterns).expect("the secret patterns compile"),
+            each: patterns.iter().map(|p| Regex::new(p).expect("a secret pattern")).collect(),
+        }
+    })
+}
+
+/// Values that stand for a secret rather than being one (`YOUR_API_KEY`, `xxxx`, `<token>`).
+fn placeholder(value: &[u8]) -> bool {
+    let s = String::from_utf8_lossy(value).to_ascii_lowercase();
+    ["your_", "your-", "xxxx", "<", "${", "{{", "changeme", "placeholder", "redacted", "dummy", "****"]
+        .iter()
+        .any(|p| s.contains(p))
+        || value.windows(6).any(|w| w.iter().all(|&b| b == w[0]))
+}
+
+/// The credentials in `text`.
+pub fn find(text: &[u8]) -> Vec<Secret> {
+    let c = compiled();
+    let matched = c.set.matches(text);
+    if !matched.matched_any() {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for i in matched.iter() {
+        for caps in c.each[i].captures_iter(text).take(64) {
+            // A password in a connection string, the AWS secret: the group; else the whole.
+            let m = caps.get(1).unwrap_or_else(|| caps.get(0).expect("a match"));
+            if placeholder(m.as_bytes()) {
+                continue;
+            }
+            out.push(Secret { kind: KINDS[i].0, span: m.range() });
+        }
+    }
+    out.sort_by_key(|s| s.span.start);
+    out.dedup_by(|a, b| a.span.start < b.span.end);
+    out
+}
+
+/// Whether a field's name says its value is secret.
+pub fn secret_name(name: &str) -> bool {
+    let n = name.to_ascii_lowercase().replace(['-', '_'], "");
+    ["password", "passwd", "secret", "token", "apikey", "privatekey", "credential", "accesskey", "clientsecret", "authorization", "bearer"]
+        .iter()
+        .any(|k| n.contains(k))
+        && !["tokens", "tokenize", "maxtoken", "tokencount", "nexttoken", "pagetoken", "continuationtoken", "cursor", "tokenlimit", "paginationtoken"]
+            .iter()
+            .any(|k| n.contains(k))
+}
+
+/// Bits of entropy per character of `s`.
+fn entropy(s: &str) -> f64 {
+    let mut counts = [0u32; 256];
+    for b in s.bytes() {
+        counts[b as usize] += 1;
+    }
+    let n = s.len() as f64;
+    counts.iter().filter(|&&c| c > 0).map(|&c| {
+        let p = f64::from(c) / n;
+        -p * p.log2()
+    }).sum()
+}
+
+/// Whether `value` of a secret-named field looks like a real secret: 16 or more characters of
+/// no spaces with at least 3.5 bits of entropy a character (words and placeholders are not).
+pub fn high_entropy(value: &str) -> bool {
+    value.len() >= 16
+        && value.len() <= 4096
+        && !value.contains(char::is_whitespace)
+        && !placeholder(value.as_bytes())
+        && entropy(value) >= 3.5
+}
+
+/// A credential found in a JSON value: where (a JSON pointer) and what.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Located {
+    /// The JSON pointer of the string.
+    pub pointer: String,
+    /// What it is.
+    pub kind: &'static str,
+    /// The secret's text.
+    pub text: String,
+}
+
+/// The credentials in every string of `value` (and high-entropy values of secret-named
+/// fields), at most 64.
+pub fn in_value(value: &Value) -> Vec<Located> {
+    let mut out = Vec::new();
+    walk(value, String::new(), None, &mut out);
+    out
+}
+
+fn walk(v: &Value, at: String, key: Option<&str>, out: &mut Vec<Located>) {
+    if out.len() >= 64 {
+        return;
+    }
+    match v {
+        Value::String(s) => {
+            for found in find(s.as_bytes()) {
+                let text = s[found.span.clone()].to_owned();
+                out.push(Located { pointer: at.clone(), kind: found.kind, text });
+            }
+            if key.is_some_and(secret_name) && high_entropy(s) && !out.iter().any(|l| l.pointer == at) {
+                out.push(Located { pointer: at, kind: "secret_field", text: s.clone() });
+            }
+        }
+        Value::Array(a) => {
+            for (i, x) in a.iter().enumerate() {
+                walk(x, format!("{at}/{i}"), key, out);
+            }
+        }
+        Value::Object(m) => {
+            for (k, x) in m {
+                let escaped = k.replace('~', "~0").replace('/', "~1");
+                walk(x, format!("{at}/{escaped}"), Some(k), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The text with each of `secrets` replaced by `[secret redacted: KIND]`.
+pub fn redact(text: &str, secrets: &[Secret]) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for s in secrets {
+        if s.span.start < at || !text.is_char_boundary(s.span.start) || !text.is_char_boundary(s.span.end) {
+            continue;
+        }
+        out.push_str(&text[at..s.span.start]);
+        out.push_str(&format!("[secret redacted: {}]", s.kind));
+        at = s.span.end;
+    }
+    out.push_str(&text[at..]);
+    out
+}
