@@ -107,7 +107,7 @@ fn parameter_findings(tool: &Tool, names: &[String]) -> Vec<Finding> {
                     "a parameter named for the model's {p}, which a tool named {:?} has no use for",
                     tool.name
                 )],
-                score: 2,
+                score: 3,
                 span: 0..0,
             });
             continue;

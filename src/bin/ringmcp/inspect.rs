@@ -50,9 +50,11 @@ fn review(
             (action.to_string(), rule)
         })
         .collect();
+    // The listing is judged as the gate judges it: each tool with its server's other tools.
     let findings = tools
         .iter()
-        .map(|t| (t.name.clone(), ringmcp::policy::poison::scan_tool(t)))
+        .zip(ringmcp::policy::poison::scan_listing(tools, &[]))
+        .map(|(t, f)| (t.name.clone(), f))
         .filter(|(_, f)| !f.is_empty())
         .collect();
     let pins = settings

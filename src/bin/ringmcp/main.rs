@@ -55,7 +55,8 @@ enum Command {
     Audit(policy::AuditArgs),
     /// Show, diff or accept a server's pinned tool definitions.
     Pins(policy::PinsArgs),
-    /// Look for tool poisoning (hidden instructions) in tool definitions (exit 1 if any).
+    /// Look for tool poisoning in tool definitions, or (--results) for instructions aimed at
+    /// the model and credentials in tool results (exit 1 if any).
     Scan(policy::ScanArgs),
     /// Check which sandbox layers this machine can enforce, or run a command confined.
     Sandbox(sandbox::Args),

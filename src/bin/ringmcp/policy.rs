@@ -392,6 +392,68 @@ pub(crate) struct ScanArgs {
     /// named by the others' advice).
     #[arg(long)]
     each: bool,
+    /// The file holds tool results or resource contents, not definitions (JSON Lines: a
+    /// `tools/call` or `resources/read` result, `{"text": ...}`, or a JSON string a line; or
+    /// one such JSON document): look for instructions aimed at the model and credentials, as
+    /// the gateway does.
+    #[arg(long)]
+    results: bool,
+}
+
+/// `scan --results`: each result judged as the gate judges what a server returns.
+fn scan_results(args: &ScanArgs, text: &str) -> ExitCode {
+    let items: Vec<Value> = match serde_json::from_str::<Value>(text) {
+        Ok(v) => vec![v],
+        Err(_) => match text
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(serde_json::from_str::<Value>)
+            .collect::<Result<Vec<_>, _>>()
+        {
+            Ok(v) => v,
+            Err(e) => {
+                return Failure::usage(format!("{}: not JSON Lines: {e}", args.file.display()))
+                    .report();
+            }
+        },
+    };
+    let mut flagged = 0;
+    for (i, item) in items.iter().enumerate() {
+        let result = match item {
+            Value::String(t) => serde_json::json!({"content": [{"type": "text", "text": t}]}),
+            v if v.get("content").is_some() || v.get("contents").is_some() => v.clone(),
+            v => match v.get("text").and_then(Value::as_str) {
+                Some(t) => serde_json::json!({"content": [{"type": "text", "text": t}]}),
+                None => v.clone(),
+            },
+        };
+        let found = ringmcp::policy::results::scan(&result, true, &|_| false);
+        if found.injected() || found.has_secrets() {
+            flagged += 1;
+        }
+        let secrets: Vec<Value> = found
+            .secrets
+            .iter()
+            .map(|s| serde_json::json!({"location": s.pointer, "kind": s.kind}))
+            .collect();
+        if args.json {
+            println!(
+                "{}",
+                serde_json::json!({"index": i, "injections": found.injections, "secrets": secrets})
+            );
+        } else {
+            for f in &found.injections {
+                println!("#{i}: {f}");
+            }
+            for s in &found.secrets {
+                println!("#{i}: {}: a credential ({})", s.pointer, s.kind);
+            }
+        }
+    }
+    if !args.json {
+        println!("{flagged} of {} results flagged", items.len());
+    }
+    ExitCode::from(if flagged > 0 { 1 } else { exit::OK })
 }
 
 /// The tools in a file, as `scan` reads them.
@@ -421,6 +483,9 @@ pub(crate) fn scan(args: ScanArgs) -> ExitCode {
         Ok(t) => t,
         Err(e) => return Failure::usage(format!("reading {}: {e}", args.file.display())).report(),
     };
+    if args.results {
+        return scan_results(&args, &text);
+    }
     let tools = match tools_in(&text) {
         Ok(t) => t,
         Err(e) => return Failure::usage(format!("{}: {e}", args.file.display())).report(),

@@ -248,8 +248,16 @@ fn read(s: &str) -> Read<'_> {
         }
     }
     for (cjk, c) in lexicon::CJK {
-        if s.contains(cjk) {
+        if let Some(i) = s.find(cjk) {
             r.mask |= c;
+            // A negation right before it governs it (不要告诉: do not tell).
+            let before = &s[..i];
+            let negated = ["不要", "不得", "别", "勿", "不"].iter().any(|n| before.ends_with(n));
+            if negated && c & NEG == 0 {
+                r.negated |= c;
+            } else {
+                r.asked |= c;
+            }
             for bit in 0..32 {
                 if c & (1 << bit) != 0 && r.words[bit].is_empty() {
                     r.words[bit] = cjk;
@@ -340,7 +348,11 @@ pub(crate) fn judge(sentence: &str, scope: &Scope<'_>) -> Judged {
     let acts = SEND | READ | PASS | CALL | CHANGE | EXEC | DESTROY;
 
     // Override: set aside the instructions the model has.
-    if asks(IGNORE) && has(INSTRUCTIONS | CONVO) && (has(PRIOR | OTHER | YOU) || addressed) {
+    // Whose instructions: the reader's ("your", "all previous"), not a third party's.
+    let readers = has(PRIOR)
+        || said(&["your ", "all instructions", "any instructions", "all rules", "the above", "all prior", "all previous"])
+        || (scope.mode == Mode::Definition && has(YOU | OTHER));
+    if asks(IGNORE) && has(INSTRUCTIONS | CONVO) && (readers || addressed) {
         j.add(Signal::Override, 3, format!("asks to set aside instructions ({:?} … {:?})", w(IGNORE), w(INSTRUCTIONS | CONVO)));
     }
     let voice = said(&["new instructions", "you are now", "developer mode", "system override", "[system]", "<system>", "</system>", "<important>", "</important>", "[admin]", "### instruction", "<instructions>", "begin system", "system message:", "system note", "admin note", "message from the system", "from the developer"]);
@@ -356,8 +368,10 @@ pub(crate) fn judge(sentence: &str, scope: &Scope<'_>) -> Judged {
         j.add(Signal::Concealment, 3, format!("asks to act without the user seeing ({:?} … {:?})", w(HIDE), w(acts)));
     }
     if r.negated & TELL != 0 && has(USER) {
+        // "never tell a user that it is done before it is": guidance about a claim.
+        let claim = said(&[" user that ", " users that ", " user it ", " user until ", " user unless "]);
         let about_this = said(&["this step", "this instruction", "these instructions", "this note", "this tool", "this requirement", "about this", "this process", "this action", "this message", "this information", "this change", "the change"]);
-        let weight = if asks(acts) || about_this || has(HIDE) { 3 } else { 1 };
+        let weight = if has(HIDE) || about_this || (asks(acts) && !claim) { 3 } else { 1 };
         j.add(Signal::Concealment, weight, format!("asks not to tell the user ({:?} … {:?})", w(TELL), w(USER)));
     }
     if said(&["user doesn't need to know", "user does not need to know", "user must not know", "user should not know", "user should not see", "user must not see", "without the user's knowledge", "without the user knowing", "without user knowledge", "keep this confidential", "keep this secret", "keep it secret", "do not disclose this", "don't disclose this"]) {
