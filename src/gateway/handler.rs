@@ -76,7 +76,8 @@ impl GatewayApprover {
 /// The elicitation form of an approval.
 pub(crate) fn approval_form(request: &ApprovalRequest) -> Value {
     let args = serde_json::to_string_pretty(&request.arguments).unwrap_or_default();
-    let why = request.reason.as_deref().map(|r| format!("\nWhy you are asked: {r}.")).unwrap_or_default();
+    let why =
+        request.reason.as_deref().map(|r| format!("\nWhy you are asked: {r}.")).unwrap_or_default();
     json!({
         "message": format!(
             "Server {:?} wants to run tool {:?} ({}) with:\n{args}{why}\nAllow it?",

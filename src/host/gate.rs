@@ -278,9 +278,9 @@ impl Gate {
         if let Some(after) = self.policy.after_untrusted(name, facts, taint.as_ref()) {
             let approved = lock(&self.always_tainted).contains(name);
             return match after {
-                Verdict::Ask { .. } if approved => {
-                    Verdict::Allow { rule: "approved for the session after untrusted content".into() }
-                }
+                Verdict::Ask { .. } if approved => Verdict::Allow {
+                    rule: "approved for the session after untrusted content".into(),
+                },
                 v => v,
             };
         }
@@ -299,7 +299,9 @@ impl Gate {
 
     /// Whether `secret` is a value the user gave this server (in its `env`).
     fn own_secret(&self, secret: &str) -> bool {
-        self.own_secrets.iter().any(|v| v.contains(secret) || (v.len() >= 8 && secret.contains(v.as_str())))
+        self.own_secrets
+            .iter()
+            .any(|v| v.contains(secret) || (v.len() >= 8 && secret.contains(v.as_str())))
     }
 
     /// Credentials in a call's arguments: refused (the default), redacted in place, or let
@@ -310,7 +312,12 @@ impl Gate {
             return Ok(());
         }
         let action = self.policy.argument_secrets();
-        let kinds: Vec<String> = found.iter().map(|s| format!("{} at {}", s.kind, if s.pointer.is_empty() { "/" } else { &s.pointer })).collect();
+        let kinds: Vec<String> = found
+            .iter()
+            .map(|s| {
+                format!("{} at {}", s.kind, if s.pointer.is_empty() { "/" } else { &s.pointer })
+            })
+            .collect();
         if let Some(log) = &self.settings.audit {
             // The trail gets the arguments with the credentials taken out, never in clear.
             let mut shown = arguments.clone();
@@ -356,7 +363,9 @@ impl Gate {
     ) -> bool {
         let treatment = self.policy.treatment();
         let mut found: Found =
-            results::scan(value, treatment.secrets != SecretsAction::Allow, &|s| self.own_secret(s));
+            results::scan(value, treatment.secrets != SecretsAction::Allow, &|s| {
+                self.own_secret(s)
+            });
         found.spilled = spilled;
         let digest = if found.injected() || found.has_secrets() || untrusted {
             digest_hex(canonical(value))
@@ -369,7 +378,7 @@ impl Gate {
         }
         if found.injected() || untrusted {
             let why = if found.injected() {
-                format!("flagged: {}", found.summary())
+                format!("flagged: {}", found.summary(true))
             } else {
                 "an open-world or untrusted tool's content".to_owned()
             };
@@ -384,7 +393,12 @@ impl Gate {
             return changed;
         }
         if found.injected() {
-            tracing::warn!(server = &*self.server, what, "content reads as instructions to the AI: {}", found.summary());
+            tracing::warn!(
+                server = &*self.server,
+                what,
+                "content reads as instructions to the AI: {}",
+                found.summary(true)
+            );
         }
         let Some(log) = &self.settings.audit else { return changed };
         let mut r = self.record("content", what, &Value::Null);
@@ -447,7 +461,11 @@ impl Gate {
         match answer {
             Approval::Once => Ok(who),
             Approval::Always => {
-                let set = if request.rule == "afterUntrusted" { &self.always_tainted } else { &self.always };
+                let set = if request.rule == "afterUntrusted" {
+                    &self.always_tainted
+                } else {
+                    &self.always
+                };
                 lock(set).insert(request.tool.clone());
                 Ok(who)
             }

@@ -168,11 +168,8 @@ impl Inbound {
                 let Some(spill) = &self.spill else {
                     unreachable!("only a spilling framer starts spills")
                 };
-                let mut job = SpillJob::new(
-                    spill.store.clone(),
-                    spill.string_threshold,
-                    spill.scan_content,
-                );
+                let mut job =
+                    SpillJob::new(spill.store.clone(), spill.string_threshold, spill.scan_content);
                 job.feed(&bytes);
                 let seq = self.next_frame_seq;
                 self.next_frame_seq += 1;

@@ -71,7 +71,8 @@ impl SpillRegistry {
                 Ok(f) => files.push(Arc::unwrap_or_clone(f)),
                 Err(a) => {
                     if let Ok(s) = a.downcast::<SpillScanned>() {
-                        let mut reports = self.reports.lock().unwrap_or_else(PoisonError::into_inner);
+                        let mut reports =
+                            self.reports.lock().unwrap_or_else(PoisonError::into_inner);
                         reports.insert(s.uri.clone(), s.report.clone());
                     }
                 }
@@ -163,7 +164,11 @@ pub(crate) enum SpillOutcome {
 }
 
 impl SpillJob {
-    pub(crate) fn new(store: Arc<SpillStore>, string_threshold: usize, scan_content: bool) -> SpillJob {
+    pub(crate) fn new(
+        store: Arc<SpillStore>,
+        string_threshold: usize,
+        scan_content: bool,
+    ) -> SpillJob {
         SpillJob {
             scanner: SpillScanner::new(string_threshold),
             sink: StoreSink {

@@ -289,7 +289,10 @@ impl Policy {
                 }
             },
             argument_secrets: config.secrets.or(global.secrets).unwrap_or(SecretsAction::Block),
-            after_untrusted: config.after_untrusted.or(global.after_untrusted).unwrap_or(Action::Ask),
+            after_untrusted: config
+                .after_untrusted
+                .or(global.after_untrusted)
+                .unwrap_or(Action::Ask),
             high_impact: config.high_impact.iter().map(|p| glob::Pattern::new(p)).collect(),
             untrusted: config.untrusted.iter().map(|p| glob::Pattern::new(p)).collect(),
             digest: audit::digest_hex(audit::canonical(&in_force)),

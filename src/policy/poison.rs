@@ -10,8 +10,8 @@
 
 use serde_json::Value;
 
-pub use super::content::{Finding, Signal, THRESHOLD};
 use super::content::{self, Scope, judge_text, split_identifier};
+pub use super::content::{Finding, Signal, THRESHOLD};
 use crate::protocol::Tool;
 
 /// Every model-visible string of a tool, with where each is.
@@ -81,8 +81,24 @@ const CONTEXT_PARAMS: &[&str] = &[
 
 /// Words of a tool's purpose under which a secret-named parameter is its own business.
 const AUTH_WORDS: &[&str] = &[
-    "auth", "login", "credential", "secret", "password", "key", "token", "vault", "account",
-    "connect", "config", "sign", "session", "oauth", "ssh", "user", "env", "database",
+    "auth",
+    "login",
+    "credential",
+    "secret",
+    "password",
+    "key",
+    "token",
+    "vault",
+    "account",
+    "connect",
+    "config",
+    "sign",
+    "session",
+    "oauth",
+    "ssh",
+    "user",
+    "env",
+    "database",
 ];
 
 /// The parameters of `tool` whose names ask for what it has no business with.

@@ -3,6 +3,7 @@
 #![allow(unreachable_pub)]
 
 mod bench_cli;
+mod content;
 mod egress;
 mod eras;
 mod everything;
@@ -18,4 +19,5 @@ mod sandbox;
 mod scripted;
 mod spill;
 mod transport;
+mod upstream;
 mod util;

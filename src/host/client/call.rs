@@ -174,13 +174,14 @@ async fn decide(gate: &Gate, client: &Client, name: &str, arguments: &mut Value)
     }
     let arguments = &*arguments;
     let refuse = |denial: Denial| refuse(denial, arguments);
-    let approver = match &verdict {
-        Verdict::Deny(d) => return refuse(d.clone()),
-        Verdict::Allow { .. } => None,
-        Verdict::Ask { rule } => {
-            let description =
-                list.iter().find(|t| t.name == name).and_then(|t| t.description.clone());
-            let request = ApprovalRequest {
+    let approver =
+        match &verdict {
+            Verdict::Deny(d) => return refuse(d.clone()),
+            Verdict::Allow { .. } => None,
+            Verdict::Ask { rule } => {
+                let description =
+                    list.iter().find(|t| t.name == name).and_then(|t| t.description.clone());
+                let request = ApprovalRequest {
                 server: server.to_string(),
                 tool: name.to_owned(),
                 arguments: arguments.clone(),
@@ -190,12 +191,12 @@ async fn decide(gate: &Gate, client: &Client, name: &str, arguments: &mut Value)
                     format!("this session has read untrusted content: {t}; the tool is high-impact")
                 }),
             };
-            match gate.approve(request).await {
-                Ok(who) => Some(who),
-                Err(d) => return refuse(d),
+                match gate.approve(request).await {
+                    Ok(who) => Some(who),
+                    Err(d) => return refuse(d),
+                }
             }
-        }
-    };
+        };
     if let Err(d) = gate.admit(name) {
         return refuse(d);
     }

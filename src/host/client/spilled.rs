@@ -14,22 +14,41 @@ use crate::spill::store::{SpillError, SpillFile};
 impl Client {
     /// What the content scan found in each spilled payload `value` links to (a result or a
     /// resource read), with the JSON pointer of the item that links to it.
-    pub(crate) fn spill_reports(&self, value: &Value) -> Vec<(String, crate::policy::content::stream::Report)> {
-        fn walk(client: &Client, v: &Value, at: String, out: &mut Vec<(String, crate::policy::content::stream::Report)>) {
+    pub(crate) fn spill_reports(
+        &self,
+        value: &Value,
+    ) -> Vec<(String, crate::policy::content::stream::Report)> {
+        fn walk(
+            client: &Client,
+            v: &Value,
+            at: String,
+            out: &mut Vec<(String, crate::policy::content::stream::Report)>,
+        ) {
             match v {
                 Value::Object(m) => {
                     let uri = m.get("uri").and_then(Value::as_str).or_else(|| {
-                        m.get("_meta").and_then(|x| x.get(META_KEY)).and_then(|x| x.get("uri")).and_then(Value::as_str)
+                        m.get("_meta")
+                            .and_then(|x| x.get(META_KEY))
+                            .and_then(|x| x.get("uri"))
+                            .and_then(Value::as_str)
                     });
                     if let Some(report) = uri.and_then(|u| client.inner.spilled.report(u)) {
                         out.push((at, report));
                         return;
                     }
                     for (k, x) in m {
-                        walk(client, x, format!("{at}/{}", k.replace('~', "~0").replace('/', "~1")), out);
+                        walk(
+                            client,
+                            x,
+                            format!("{at}/{}", k.replace('~', "~0").replace('/', "~1")),
+                            out,
+                        );
                     }
                 }
-                Value::Array(a) => a.iter().enumerate().for_each(|(i, x)| walk(client, x, format!("{at}/{i}"), out)),
+                Value::Array(a) => a
+                    .iter()
+                    .enumerate()
+                    .for_each(|(i, x)| walk(client, x, format!("{at}/{i}"), out)),
                 _ => {}
             }
         }

@@ -84,7 +84,10 @@ pub(crate) fn mostly_latin(s: &str) -> bool {
 
 /// Whether `s` reads as words: mostly letters and spaces, with several words.
 pub(crate) fn natural_language(s: &str) -> bool {
-    let words = s.split_whitespace().filter(|w| w.chars().filter(|c| c.is_alphabetic()).count() >= 2).count();
+    let words = s
+        .split_whitespace()
+        .filter(|w| w.chars().filter(|c| c.is_alphabetic()).count() >= 2)
+        .count();
     let letters = s.chars().filter(|c| c.is_alphabetic() || c.is_whitespace()).count();
     words >= 4 && letters * 10 >= s.chars().count() * 8
 }
@@ -117,7 +120,8 @@ pub(crate) fn encoded(text: &str, mode: Mode) -> Vec<Decoded> {
     let bytes = text.as_bytes();
     let mut i = 0;
     while i < bytes.len() && out.len() < 32 {
-        let is_b64 = |b: u8| b.is_ascii_alphanumeric() || b == b'+' || b == b'/' || b == b'-' || b == b'_';
+        let is_b64 =
+            |b: u8| b.is_ascii_alphanumeric() || b == b'+' || b == b'/' || b == b'-' || b == b'_';
         if !is_b64(bytes[i]) {
             i += 1;
             continue;
@@ -148,7 +152,11 @@ pub(crate) fn encoded(text: &str, mode: Mode) -> Vec<Decoded> {
     if text.matches('%').count() >= 4 {
         let d = percent_encoding::percent_decode_str(text).decode_utf8_lossy();
         if d != text && printable(&d) {
-            out.push(Decoded { text: d.into_owned(), kind: "percent-encoding", span: 0..text.len() });
+            out.push(Decoded {
+                text: d.into_owned(),
+                kind: "percent-encoding",
+                span: 0..text.len(),
+            });
         }
     }
     if text.matches("&#").count() >= 3 {
@@ -162,7 +170,8 @@ pub(crate) fn encoded(text: &str, mode: Mode) -> Vec<Decoded> {
 
 fn printable(t: &str) -> bool {
     let n = t.chars().count();
-    n >= 8 && t.chars().filter(|c| !c.is_control() || c.is_whitespace()).count() * 20 >= n * 19
+    n >= 8
+        && t.chars().filter(|c| !c.is_control() || c.is_whitespace()).count() * 20 >= n * 19
         && t.chars().filter(|c| c.is_alphabetic()).count() * 2 >= n
 }
 
@@ -200,7 +209,8 @@ fn decode_entities(s: &str) -> String {
             None => (false, tail),
         };
         let len = digits.find(';').filter(|&l| l > 0 && l <= 8);
-        let value = len.and_then(|l| u32::from_str_radix(&digits[..l], if hex { 16 } else { 10 }).ok());
+        let value =
+            len.and_then(|l| u32::from_str_radix(&digits[..l], if hex { 16 } else { 10 }).ok());
         match (len, value.and_then(char::from_u32)) {
             (Some(l), Some(c)) => {
                 out.push(c);

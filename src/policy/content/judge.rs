@@ -66,17 +66,15 @@ fn is_word_char(c: char) -> bool {
 /// look-alike letters folded to Latin ones.
 fn words(s: &str) -> impl Iterator<Item = (usize, &str, String)> {
     let base = s.as_ptr() as usize;
-    s.split(|c: char| !is_word_char(c) && c != '’')
-        .filter(|w| !w.is_empty())
-        .map(move |w| {
-            let lower: String = w
-                .chars()
-                .map(|c| if c == '’' { '\'' } else { c })
-                .flat_map(char::to_lowercase)
-                .map(|c| lexicon::fold(c).unwrap_or(c))
-                .collect();
-            (w.as_ptr() as usize - base, w, lower.trim_matches(|c| c == '\'' || c == '-').to_owned())
-        })
+    s.split(|c: char| !is_word_char(c) && c != '’').filter(|w| !w.is_empty()).map(move |w| {
+        let lower: String = w
+            .chars()
+            .map(|c| if c == '’' { '\'' } else { c })
+            .flat_map(char::to_lowercase)
+            .map(|c| lexicon::fold(c).unwrap_or(c))
+            .collect();
+        (w.as_ptr() as usize - base, w, lower.trim_matches(|c| c == '\'' || c == '-').to_owned())
+    })
 }
 
 const SECRET_PATHS: &[&str] = &[
@@ -184,7 +182,11 @@ fn read(s: &str) -> Read<'_> {
         if c & TOOLWORD != 0 && since_other <= 2 {
             r.other_tools = true;
         }
-        if r.other_tools && matches!(word.as_str(), "call" | "calls" | "invocation") && since_other <= 3 && previous.as_deref().is_some_and(|p| p.starts_with("tool") || p == "function") {
+        if r.other_tools
+            && matches!(word.as_str(), "call" | "calls" | "invocation")
+            && since_other <= 3
+            && previous.as_deref().is_some_and(|p| p.starts_with("tool") || p == "function")
+        {
             // "every tool call": calls, not tools.
             r.other_tools = false;
         }
@@ -235,8 +237,8 @@ fn read(s: &str) -> Read<'_> {
             // `.env` is a file name, not `.environment` or `.envelope`.
             let end = i + p.len();
             let ends = lower[end..].chars().next().is_none_or(|c| !c.is_alphanumeric());
-            let starts = *p != ".env"
-                || lower[..i].chars().next_back().is_none_or(|c| !c.is_alphanumeric());
+            let starts =
+                *p != ".env" || lower[..i].chars().next_back().is_none_or(|c| !c.is_alphanumeric());
             if ends && starts {
                 r.secret_paths.push(&s[i..end]);
             }
@@ -350,65 +352,206 @@ pub(crate) fn judge(sentence: &str, scope: &Scope<'_>) -> Judged {
     // Override: set aside the instructions the model has.
     // Whose instructions: the reader's ("your", "all previous"), not a third party's.
     let readers = has(PRIOR)
-        || said(&["your ", "all instructions", "any instructions", "all rules", "the above", "all prior", "all previous"])
+        || said(&[
+            "your ",
+            "all instructions",
+            "any instructions",
+            "all rules",
+            "the above",
+            "all prior",
+            "all previous",
+        ])
         || (scope.mode == Mode::Definition && has(YOU | OTHER));
     if asks(IGNORE) && has(INSTRUCTIONS | CONVO) && (readers || addressed) {
-        j.add(Signal::Override, 3, format!("asks to set aside instructions ({:?} … {:?})", w(IGNORE), w(INSTRUCTIONS | CONVO)));
+        j.add(
+            Signal::Override,
+            3,
+            format!(
+                "asks to set aside instructions ({:?} … {:?})",
+                w(IGNORE),
+                w(INSTRUCTIONS | CONVO)
+            ),
+        );
     }
-    let voice = said(&["new instructions", "you are now", "developer mode", "system override", "[system]", "<system>", "</system>", "<important>", "</important>", "[admin]", "### instruction", "<instructions>", "begin system", "system message:", "system note", "admin note", "message from the system", "from the developer"]);
-    if voice || (has(MARKER) && (r.first == "system" || r.first == "admin") && lower.get(..8).is_some_and(|h| h.contains(':'))) {
-        j.add(Signal::Override, 2, "speaks with authority over the model (a system, admin or developer voice)");
+    let voice = said(&[
+        "new instructions",
+        "you are now",
+        "developer mode",
+        "system override",
+        "[system]",
+        "<system>",
+        "</system>",
+        "<important>",
+        "</important>",
+        "[admin]",
+        "### instruction",
+        "<instructions>",
+        "begin system",
+        "system message:",
+        "system note",
+        "admin note",
+        "message from the system",
+        "from the developer",
+    ]);
+    if voice
+        || (has(MARKER)
+            && (r.first == "system" || r.first == "admin")
+            && lower.get(..8).is_some_and(|h| h.contains(':')))
+    {
+        j.add(
+            Signal::Override,
+            2,
+            "speaks with authority over the model (a system, admin or developer voice)",
+        );
     }
-    if said(&["precedence over", "priority over", "higher priority than", "supersedes", "overrides"]) && has(INSTRUCTIONS | USER | PRIOR | YOU) && !has(ARGUMENT) {
+    if said(&[
+        "precedence over",
+        "priority over",
+        "higher priority than",
+        "supersedes",
+        "overrides",
+    ]) && has(INSTRUCTIONS | USER | PRIOR | YOU)
+        && !has(ARGUMENT)
+    {
         j.add(Signal::Override, 3, "claims priority over the user's or other instructions");
     }
 
     // Concealment: keep an action from the user.
     if asks(HIDE) && asks(acts) && !describes {
-        j.add(Signal::Concealment, 3, format!("asks to act without the user seeing ({:?} … {:?})", w(HIDE), w(acts)));
+        j.add(
+            Signal::Concealment,
+            3,
+            format!("asks to act without the user seeing ({:?} … {:?})", w(HIDE), w(acts)),
+        );
     }
     if r.negated & TELL != 0 && has(USER) {
         // "never tell a user that it is done before it is": guidance about a claim.
-        let claim = said(&[" user that ", " users that ", " user it ", " user until ", " user unless "]);
-        let about_this = said(&["this step", "this instruction", "these instructions", "this note", "this tool", "this requirement", "about this", "this process", "this action", "this message", "this information", "this change", "the change"]);
+        let claim =
+            said(&[" user that ", " users that ", " user it ", " user until ", " user unless "]);
+        let about_this = said(&[
+            "this step",
+            "this instruction",
+            "these instructions",
+            "this note",
+            "this tool",
+            "this requirement",
+            "about this",
+            "this process",
+            "this action",
+            "this message",
+            "this information",
+            "this change",
+            "the change",
+        ]);
         let weight = if has(HIDE) || about_this || (asks(acts) && !claim) { 3 } else { 1 };
-        j.add(Signal::Concealment, weight, format!("asks not to tell the user ({:?} … {:?})", w(TELL), w(USER)));
+        j.add(
+            Signal::Concealment,
+            weight,
+            format!("asks not to tell the user ({:?} … {:?})", w(TELL), w(USER)),
+        );
     }
-    if said(&["user doesn't need to know", "user does not need to know", "user must not know", "user should not know", "user should not see", "user must not see", "without the user's knowledge", "without the user knowing", "without user knowledge", "keep this confidential", "keep this secret", "keep it secret", "do not disclose this", "don't disclose this"]) {
+    if said(&[
+        "user doesn't need to know",
+        "user does not need to know",
+        "user must not know",
+        "user should not know",
+        "user should not see",
+        "user must not see",
+        "without the user's knowledge",
+        "without the user knowing",
+        "without user knowledge",
+        "keep this confidential",
+        "keep this secret",
+        "keep it secret",
+        "do not disclose this",
+        "don't disclose this",
+    ]) {
         j.add(Signal::Concealment, 3, "asks to keep something from the user");
     }
 
     // Secrets: read or pass on credentials.
     if !r.secret_paths.is_empty() && !scope.owns_any(&r.secret_paths) {
         let weight = if asks(READ | PASS | SEND) || (addressed && !describes) { 3 } else { 1 };
-        j.add(Signal::Secrets, weight, format!("asks for a file that holds secrets ({:?})", r.secret_paths[0]));
+        j.add(
+            Signal::Secrets,
+            weight,
+            format!("asks for a file that holds secrets ({:?})", r.secret_paths[0]),
+        );
     }
     if has(SECRET) && !own(w(SECRET)) && asks(READ | PASS | SEND) && addressed && !describes {
-        j.add(Signal::Secrets, 2, format!("asks to read or pass on credentials ({:?} … {:?})", w(READ | PASS | SEND), w(SECRET)));
+        j.add(
+            Signal::Secrets,
+            2,
+            format!(
+                "asks to read or pass on credentials ({:?} … {:?})",
+                w(READ | PASS | SEND),
+                w(SECRET)
+            ),
+        );
     }
 
     // Harvest: the model's own context.
     if has(CONVO) && asks(PASS | SEND | READ | TELL) && !own(w(CONVO)) {
-        let weight = if said(&["system prompt", "previous messages", "prior messages", "chat history", "conversation history", "entire conversation", "whole conversation", "full conversation", "this conversation", "the conversation", "earlier messages", "your instructions", "your context", "your system", "messages so far", "everything the user"]) { 3 } else { 1 };
-        j.add(Signal::Harvest, weight, format!("asks for the model's conversation or instructions ({:?})", w(CONVO)));
+        let weight = if said(&[
+            "system prompt",
+            "previous messages",
+            "prior messages",
+            "chat history",
+            "conversation history",
+            "entire conversation",
+            "whole conversation",
+            "full conversation",
+            "this conversation",
+            "the conversation",
+            "earlier messages",
+            "your instructions",
+            "your context",
+            "your system",
+            "messages so far",
+            "everything the user",
+        ]) {
+            3
+        } else {
+            1
+        };
+        j.add(
+            Signal::Harvest,
+            weight,
+            format!("asks for the model's conversation or instructions ({:?})", w(CONVO)),
+        );
     }
-    if has(IDENTITY) && addressed && asks(PASS | SEND | TELL) && said(&["model", "llm", "assistant", " ai"]) {
+    if has(IDENTITY)
+        && addressed
+        && asks(PASS | SEND | TELL)
+        && said(&["model", "llm", "assistant", " ai"])
+    {
         j.add(Signal::Harvest, 2, "asks which model it is");
     }
 
     // Exfiltration: data to an address not the tool's own.
     let dest = r.destinations.iter().find(|d| !scope.owns_host(host_of(d)));
     if let Some(d) = dest {
-        if asks(SEND | PASS | CHANGE) && (addressed || has(DATA | CONVO | SECRET | OTHER)) && !describes {
+        if asks(SEND | PASS | CHANGE)
+            && (addressed || has(DATA | CONVO | SECRET | OTHER))
+            && !describes
+        {
             let weight = if has(DATA | CONVO | SECRET | OTHER | HIDE) { 3 } else { 2 };
             j.add(Signal::Exfiltration, weight, format!("asks to send data to {d:?}"));
         }
         if d.contains('?') && (d.contains('{') || d.contains('$') || d.contains('<')) {
-            j.add(Signal::Exfiltration, 3, format!("a web address built to carry data out ({d:?})"));
+            j.add(
+                Signal::Exfiltration,
+                3,
+                format!("a web address built to carry data out ({d:?})"),
+            );
         }
     }
     if asks(SEND) && has(EXTERNAL) && has(DATA | CONVO | SECRET) && addressed && !describes {
-        j.add(Signal::Exfiltration, 2, format!("asks to send data somewhere else ({:?} … {:?})", w(SEND), w(EXTERNAL)));
+        j.add(
+            Signal::Exfiltration,
+            2,
+            format!("asks to send data somewhere else ({:?} … {:?})", w(SEND), w(EXTERNAL)),
+        );
     }
 
     // Other tools: orders about calling or changing them.
@@ -422,12 +565,25 @@ pub(crate) fn judge(sentence: &str, scope: &Scope<'_>) -> Judged {
     let named_other = others.iter().find(|i| scope.is_foreign(i) || looks_like_tool(i));
     let about_others = named_other.is_some() || r.other_tools;
     if asks(CHANGE | PASS) && has(ARGUMENT) && about_others && (has(TIMING | ORDER) || addressed) {
-        j.add(Signal::OtherTools, 3, format!("asks to change another tool's call ({:?} … {:?})", w(CHANGE | PASS), w(ARGUMENT)));
+        j.add(
+            Signal::OtherTools,
+            3,
+            format!(
+                "asks to change another tool's call ({:?} … {:?})",
+                w(CHANGE | PASS),
+                w(ARGUMENT)
+            ),
+        );
     }
     if let Some(f) = foreign {
         j.add(Signal::OtherTools, 2, format!("names another server's tool {f:?}"));
     }
-    if r.other_tools && has(ORDER | TIMING) && asks(CALL | SEND | PASS | CHANGE) && addressed && !has(SELF) {
+    if r.other_tools
+        && has(ORDER | TIMING)
+        && asks(CALL | SEND | PASS | CHANGE)
+        && addressed
+        && !has(SELF)
+    {
         j.add(Signal::OtherTools, 2, "gives orders about every other tool");
     }
     if let Some(t) = named_other
@@ -446,9 +602,24 @@ pub(crate) fn judge(sentence: &str, scope: &Scope<'_>) -> Judged {
     let over_siblings = r.identifiers.iter().any(|i| scope.is_sibling(i));
     if this_tool && has(PREFER) && !over_siblings {
         let weight = if r.other_tools || has(ORDER) { 3 } else { 2 };
-        j.add(Signal::Preference, weight, format!("asks the model to prefer this tool ({:?})", w(PREFER)));
+        j.add(
+            Signal::Preference,
+            weight,
+            format!("asks the model to prefer this tool ({:?})", w(PREFER)),
+        );
     }
-    if said(&["world's best", "best tool in the world", "trusted by millions", "most advanced", "award-winning", "industry-leading", "used by 9", "recommended by experts", "100% accurate", "100% reliable"]) {
+    if said(&[
+        "world's best",
+        "best tool in the world",
+        "trusted by millions",
+        "most advanced",
+        "award-winning",
+        "industry-leading",
+        "used by 9",
+        "recommended by experts",
+        "100% accurate",
+        "100% reliable",
+    ]) {
         j.add(Signal::Preference, 2, "advertises itself to the model");
     }
 
@@ -459,7 +630,18 @@ pub(crate) fn judge(sentence: &str, scope: &Scope<'_>) -> Judged {
     if let Some(d) = dest
         && has(ORDER | OTHER)
         && asks(SEND | CHANGE | ARGUMENT)
-        && (has(OTHER) || said(&["compliance", "audit", "backup", "archiv", "monitor", "legacy", "instead", "new endpoint", "mirror"]))
+        && (has(OTHER)
+            || said(&[
+                "compliance",
+                "audit",
+                "backup",
+                "archiv",
+                "monitor",
+                "legacy",
+                "instead",
+                "new endpoint",
+                "mirror",
+            ]))
     {
         j.add(Signal::Redirection, 3, format!("sets a fixed destination for every call ({d:?})"));
     }
@@ -472,35 +654,38 @@ pub(crate) fn judge(sentence: &str, scope: &Scope<'_>) -> Judged {
 
     // Addressed to the model: an order strengthens what the sentence asks.
     if addressed && j.signals.iter().any(|(_, w, _)| *w >= 2) {
-        j.add(Signal::Addressed, 1, match scope.mode {
-            Mode::Result => "addressed to an AI",
-            Mode::Definition => "an order to the model",
-        });
+        j.add(
+            Signal::Addressed,
+            1,
+            match scope.mode {
+                Mode::Result => "addressed to an AI",
+                Mode::Definition => "an order to the model",
+            },
+        );
     }
     j
 }
-
 
 /// Words that name an AI reader in text written for people ("AI assistant", "language model",
 /// "if you are an LLM").
 fn sentence_names_ai(lower: &str) -> bool {
     [
-            "ai assistant",
-            "ai agent",
-            "language model",
-            "assistant:",
-            "note to ai",
-            "to the ai",
-            "if you are an ai",
-            "if you are an llm",
-            "dear ai",
-            "attention ai",
-            "ai model",
-            "llm",
-            "chatgpt",
-            "claude",
-            "copilot",
-            "ai:",
+        "ai assistant",
+        "ai agent",
+        "language model",
+        "assistant:",
+        "note to ai",
+        "to the ai",
+        "if you are an ai",
+        "if you are an llm",
+        "dear ai",
+        "attention ai",
+        "ai model",
+        "llm",
+        "chatgpt",
+        "claude",
+        "copilot",
+        "ai:",
     ]
     .iter()
     .any(|n| lower.contains(n))
@@ -512,19 +697,35 @@ fn looks_like_tool(i: &str) -> bool {
     let first = lower.split(['_', '-']).next().unwrap_or("");
     matches!(
         first,
-        "get" | "list" | "create" | "send" | "delete" | "update" | "read" | "write" | "search"
-            | "run" | "execute" | "fetch" | "query" | "put" | "post" | "add" | "remove" | "set"
-            | "transfer" | "pay" | "make" | "upload" | "download" | "move" | "copy" | "edit"
+        "get"
+            | "list"
+            | "create"
+            | "send"
+            | "delete"
+            | "update"
+            | "read"
+            | "write"
+            | "search"
+            | "run"
+            | "execute"
+            | "fetch"
+            | "query"
+            | "put"
+            | "post"
+            | "add"
+            | "remove"
+            | "set"
+            | "transfer"
+            | "pay"
+            | "make"
+            | "upload"
+            | "download"
+            | "move"
+            | "copy"
+            | "edit"
     ) || (first.len() > 2
         && i.chars().skip(1).any(char::is_uppercase)
         && ["get", "list", "create", "send", "delete", "update", "read", "write", "search"]
             .iter()
             .any(|v| lower.starts_with(v)))
-}
-
-/// The class names set in `c`, for debugging.
-#[cfg(test)]
-pub(crate) fn class_names(s: &str) -> Vec<&'static str> {
-    let r = read(s);
-    (0..32).filter(|b| r.mask & (1 << b) != 0).map(|b| lexicon::name(1 << b)).collect()
 }

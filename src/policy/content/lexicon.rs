@@ -11,9 +11,6 @@ pub(crate) type Classes = u64;
 macro_rules! classes {
     ($($name:ident = $bit:expr, $doc:literal;)*) => {
         $(#[doc = $doc] pub(crate) const $name: Classes = 1 << $bit;)*
-        /// Each class's name, for explanations.
-        #[cfg(test)]
-        pub(crate) const NAMES: &[(Classes, &str)] = &[$(($name, stringify!($name)),)*];
     };
 }
 
@@ -52,62 +49,180 @@ classes! {
     DESCRIBE = 31, "A third-person verb a tool's description starts with: returns, gets.";
 }
 
-/// The name of the first class of `c` (for explanations).
-#[cfg(test)]
-pub(crate) fn name(c: Classes) -> &'static str {
-    NAMES.iter().find(|(k, _)| c & k != 0).map_or("?", |(_, n)| n)
-}
-
 /// The classes of one lower-cased word (its letters folded as [`fold`] does).
 pub(crate) fn classes(word: &str) -> Classes {
     let w = word.strip_suffix("'s").unwrap_or(word);
     let direct = match w {
         // Orders.
-        "must" | "should" | "always" | "never" | "required" | "mandatory" | "ensure"
-        | "important" | "remember" | "shall" | "need" | "needs" | "critical" | "essential"
-        | "imperative" | "obligatory" | "necessary" | "debe" | "debes" | "siempre" | "nunca"
-        | "doit" | "devez" | "toujours" | "jamais" | "muss" | "musst" | "immer" | "niemals"
-        | "deve" | "sempre" | "devi" | "mai" | "должен" | "должны" | "всегда"
-        | "никогда" | "обязательно" => ORDER,
+        "must"
+        | "should"
+        | "always"
+        | "never"
+        | "required"
+        | "mandatory"
+        | "ensure"
+        | "important"
+        | "remember"
+        | "shall"
+        | "need"
+        | "needs"
+        | "critical"
+        | "essential"
+        | "imperative"
+        | "obligatory"
+        | "necessary"
+        | "debe"
+        | "debes"
+        | "siempre"
+        | "nunca"
+        | "doit"
+        | "devez"
+        | "toujours"
+        | "jamais"
+        | "muss"
+        | "musst"
+        | "immer"
+        | "niemals"
+        | "deve"
+        | "sempre"
+        | "devi"
+        | "mai"
+        | "должен"
+        | "должны"
+        | "всегда"
+        | "никогда"
+        | "обязательно" => ORDER,
         "you" | "your" | "yourself" | "assistant" | "ai" | "llm" | "llms" | "model" | "agent"
-        | "claude" | "gpt" | "chatgpt" | "copilot" | "gemini" | "bot" | "chatbot"
-        | "tú" | "usted" | "vous" | "tu" | "sie" | "você" | "ты" | "вы" | "ia" | "ki"
-        | "asistente" | "assistent" | "assistente" | "ассистент" => YOU,
-        "user" | "users" | "human" | "humans" | "anyone" | "anybody" | "customer" | "usuario"
-        | "utilisateur" | "benutzer" | "nutzer" | "usuário" | "utente" | "пользователю"
-        | "пользователь" | "пользователя" => USER,
-        "not" | "don't" | "dont" | "without" | "no" | "avoid" | "nor" | "cannot"
-        | "shouldn't" | "mustn't" | "doesn't" | "isn't" | "won't" | "sin" | "pas" | "ne"
-        | "nicht" | "kein" | "keine" | "ohne" | "não" | "sem" | "non" | "senza" | "не"
-        | "без" => NEG,
-        "tell" | "telling" | "inform" | "informing" | "mention" | "mentioning" | "reveal"
-        | "disclose" | "notify" | "notifying" | "alert" | "alerting" | "show" | "explain"
-        | "warn" | "warning" | "say" | "ask" | "asking" | "confirm" | "acknowledge" | "decir"
-        | "digas" | "menciones" | "informes" | "dire" | "dites" | "mentionnez" | "informez"
-        | "sagen" | "sag" | "erwähne" | "erwähnen" | "informieren" | "contar" | "conte"
-        | "mencione" | "dica" | "говори" | "сообщай" | "упоминай" | "рассказывай" => TELL,
+        | "claude" | "gpt" | "chatgpt" | "copilot" | "gemini" | "bot" | "chatbot" | "tú"
+        | "usted" | "vous" | "tu" | "sie" | "você" | "ты" | "вы" | "ia" | "ki" | "asistente"
+        | "assistent" | "assistente" | "ассистент" => YOU,
+        "user"
+        | "users"
+        | "human"
+        | "humans"
+        | "anyone"
+        | "anybody"
+        | "customer"
+        | "usuario"
+        | "utilisateur"
+        | "benutzer"
+        | "nutzer"
+        | "usuário"
+        | "utente"
+        | "пользователю"
+        | "пользователь"
+        | "пользователя" => USER,
+        "not" | "don't" | "dont" | "without" | "no" | "avoid" | "nor" | "cannot" | "shouldn't"
+        | "mustn't" | "doesn't" | "isn't" | "won't" | "sin" | "pas" | "ne" | "nicht" | "kein"
+        | "keine" | "ohne" | "não" | "sem" | "non" | "senza" | "не" | "без" => NEG,
+        "tell"
+        | "telling"
+        | "inform"
+        | "informing"
+        | "mention"
+        | "mentioning"
+        | "reveal"
+        | "disclose"
+        | "notify"
+        | "notifying"
+        | "alert"
+        | "alerting"
+        | "show"
+        | "explain"
+        | "warn"
+        | "warning"
+        | "say"
+        | "ask"
+        | "asking"
+        | "confirm"
+        | "acknowledge"
+        | "decir"
+        | "digas"
+        | "menciones"
+        | "informes"
+        | "dire"
+        | "dites"
+        | "mentionnez"
+        | "informez"
+        | "sagen"
+        | "sag"
+        | "erwähne"
+        | "erwähnen"
+        | "informieren"
+        | "contar"
+        | "conte"
+        | "mencione"
+        | "dica"
+        | "говори"
+        | "сообщай"
+        | "упоминай"
+        | "рассказывай" => TELL,
         "secretly" | "silently" | "quietly" | "covertly" | "discreetly" | "stealthily"
         | "conceal" | "hide" | "hidden" | "invisibly" | "unnoticed" | "unaware" | "secret."
         | "secretamente" | "silenciosamente" | "secrètement" | "discrètement" | "heimlich"
         | "unbemerkt" | "segretamente" | "тайно" | "незаметно" => HIDE,
-        "ignore" | "ignoring" | "disregard" | "forget" | "override" | "overrides" | "bypass"
-        | "supersede" | "supersedes" | "ignora" | "ignorar" | "ignores" | "ignorez"
-        | "ignorer" | "ignoriere" | "ignorieren" | "vergiss" | "ignorare" | "игнорируй"
-        | "игнорировать" | "забудь" => IGNORE,
-        "instructions" | "instruction" | "rules" | "guidelines" | "directives" | "prompt"
-        | "prompts" | "constraints" | "restrictions" | "guardrails" | "directions"
-        | "instrucciones" | "reglas" | "consignes" | "règles" | "anweisungen" | "regeln"
-        | "instruções" | "regras" | "istruzioni" | "regole" | "инструкции" | "правила" => {
-            INSTRUCTIONS
-        }
-        "previous" | "prior" | "above" | "earlier" | "preceding" | "original" | "former"
-        | "anteriores" | "précédentes" | "vorherigen" | "bisherigen" | "precedenti"
+        "ignore"
+        | "ignoring"
+        | "disregard"
+        | "forget"
+        | "override"
+        | "overrides"
+        | "bypass"
+        | "supersede"
+        | "supersedes"
+        | "ignora"
+        | "ignorar"
+        | "ignores"
+        | "ignorez"
+        | "ignorer"
+        | "ignoriere"
+        | "ignorieren"
+        | "vergiss"
+        | "ignorare"
+        | "игнорируй"
+        | "игнорировать"
+        | "забудь" => IGNORE,
+        "instructions"
+        | "instruction"
+        | "rules"
+        | "guidelines"
+        | "directives"
+        | "prompt"
+        | "prompts"
+        | "constraints"
+        | "restrictions"
+        | "guardrails"
+        | "directions"
+        | "instrucciones"
+        | "reglas"
+        | "consignes"
+        | "règles"
+        | "anweisungen"
+        | "regeln"
+        | "instruções"
+        | "regras"
+        | "istruzioni"
+        | "regole"
+        | "инструкции"
+        | "правила" => INSTRUCTIONS,
+        "previous"
+        | "prior"
+        | "above"
+        | "earlier"
+        | "preceding"
+        | "original"
+        | "former"
+        | "anteriores"
+        | "précédentes"
+        | "vorherigen"
+        | "bisherigen"
+        | "precedenti"
         | "предыдущие" => PRIOR,
         "send" | "sends" | "sending" | "forward" | "forwarding" | "upload" | "uploading"
         | "post" | "transmit" | "exfiltrate" | "leak" | "email" | "e-mail" | "mail" | "bcc"
         | "cc" | "relay" | "sync" | "mirror" | "report" | "share" | "deliver" | "envía"
-        | "enviar" | "envoyez" | "envoyer" | "sende" | "senden" | "envie" | "invia"
-        | "inviare" | "отправь" | "отправить" | "отправляй" | "перешли" => SEND,
+        | "enviar" | "envoyez" | "envoyer" | "sende" | "senden" | "envie" | "invia" | "inviare"
+        | "отправь" | "отправить" | "отправляй" | "перешли" => SEND,
         "read" | "access" | "retrieve" | "collect" | "gather" | "obtain" | "extract" | "dump"
         | "cat" | "harvest" | "grab" | "fetch" | "load" | "lee" | "leer" | "lisez" | "lire"
         | "lies" | "lesen" | "leia" | "leggi" | "прочитай" | "прочитать" => READ,
@@ -118,46 +233,74 @@ pub(crate) fn classes(word: &str) -> Classes {
         "password" | "passwords" | "passwd" | "passphrase" | "credentials" | "credential"
         | "secrets" | "id_rsa" | "id_ed25519" | "id_ecdsa" | "mnemonic" | "keychain"
         | "cookies" | "contraseña" | "contraseñas" | "credenciales" | "passe" | "passwort"
-        | "zugangsdaten" | "senha" | "senhas" | "credenziali" | "пароль" | "пароли" => SECRET,
+        | "zugangsdaten" | "senha" | "senhas" | "credenziali" | "пароль" | "пароли" => {
+            SECRET
+        }
         "conversation" | "conversations" | "transcript" | "chat" | "dialogue" | "dialog"
-        | "conversación" | "gespräch" | "conversa" | "conversazione"
-        | "переписку" | "разговор" => CONVO,
-        "tool" | "tools" | "function" | "functions" | "herramienta" | "outil" | "werkzeug"
-        | "ferramenta" | "strumento" | "инструмент" => TOOLWORD,
+        | "conversación" | "gespräch" | "conversa" | "conversazione" | "переписку" | "разговор" => {
+            CONVO
+        }
+        "tool"
+        | "tools"
+        | "function"
+        | "functions"
+        | "herramienta"
+        | "outil"
+        | "werkzeug"
+        | "ferramenta"
+        | "strumento"
+        | "инструмент" => TOOLWORD,
         "call" | "calling" | "invoke" | "invoking" | "use" | "using" | "run" | "trigger"
-        | "utiliza" | "usa" | "utilisez" | "utiliser" | "verwende" | "nutze" | "use."
-        | "llama" | "appelez" | "rufe" | "chame" | "chiama" | "вызови" | "используй" => CALL,
-        "change" | "modify" | "replace" | "set" | "alter" | "rewrite" | "redirect"
-        | "reroute" | "route" | "swap" | "substitute" | "overwrite" | "cambia" | "modifica"
-        | "modifiez" | "remplacez" | "ändere" | "ersetze" | "altere" | "mude" | "измени"
-        | "замени" => CHANGE,
-        "parameter" | "parameters" | "argument" | "arguments" | "param" | "field"
-        | "recipient" | "recipients" | "destination" | "amount" | "query" | "body"
-        | "subject" | "payload" | "parámetro" | "destinatario" | "destinataire"
-        | "empfänger" | "destinatário" | "получателя" => ARGUMENT,
+        | "utiliza" | "usa" | "utilisez" | "utiliser" | "verwende" | "nutze" | "use." | "llama"
+        | "appelez" | "rufe" | "chame" | "chiama" | "вызови" | "используй" => CALL,
+        "change" | "modify" | "replace" | "set" | "alter" | "rewrite" | "redirect" | "reroute"
+        | "route" | "swap" | "substitute" | "overwrite" | "cambia" | "modifica" | "modifiez"
+        | "remplacez" | "ändere" | "ersetze" | "altere" | "mude" | "измени" | "замени" => {
+            CHANGE
+        }
+        "parameter"
+        | "parameters"
+        | "argument"
+        | "arguments"
+        | "param"
+        | "field"
+        | "recipient"
+        | "recipients"
+        | "destination"
+        | "amount"
+        | "query"
+        | "body"
+        | "subject"
+        | "payload"
+        | "parámetro"
+        | "destinatario"
+        | "destinataire"
+        | "empfänger"
+        | "destinatário"
+        | "получателя" => ARGUMENT,
         "best" | "superior" | "prefer" | "preferred" | "instead" | "trusted" | "reliable"
         | "recommended" | "ultimate" | "exclusively" | "only" | "rather" | "unmatched"
         | "unrivaled" | "leading" | "mejor" | "meilleur" | "beste" | "melhor" | "migliore"
         | "лучший" => PREFER,
         "this" | "me" | "here" | "este" | "esta" | "cet" | "cette" | "dieses" | "diese"
         | "questo" | "этот" => SELF,
-        "before" | "after" | "whenever" | "when" | "first" | "then" | "afterwards"
-        | "antes" | "después" | "avant" | "après" | "vor" | "nach" | "bevor" | "depois"
-        | "prima" | "dopo" | "перед" | "после" => TIMING,
-        "other" | "another" | "any" | "all" | "every" | "each" | "otras" | "autres"
-        | "andere" | "anderen" | "outras" | "altri" | "другие" | "любой" => OTHER,
+        "before" | "after" | "whenever" | "when" | "first" | "then" | "afterwards" | "antes"
+        | "después" | "avant" | "après" | "vor" | "nach" | "bevor" | "depois" | "prima"
+        | "dopo" | "перед" | "после" => TIMING,
+        "other" | "another" | "any" | "all" | "every" | "each" | "otras" | "autres" | "andere"
+        | "anderen" | "outras" | "altri" | "другие" | "любой" => OTHER,
         "deprecated" | "unsafe" | "broken" | "outdated" | "insecure" | "unreliable"
         | "obsolete" | "compromised" | "vulnerable" | "inferior" => DISPARAGE,
         "contents" | "content" | "data" | "files" | "file" | "results" | "output"
-        | "everything" | "documents" | "emails" | "messages" | "history" | "logs"
-        | "datos" | "données" | "daten" | "dados" | "dati" | "данные" => DATA,
-        "system" | "admin" | "administrator" | "developer" | "urgent" | "official"
-        | "sistema" | "système" | "systèm" | "система" => MARKER,
+        | "everything" | "documents" | "emails" | "messages" | "history" | "logs" | "datos"
+        | "données" | "daten" | "dados" | "dati" | "данные" => DATA,
+        "system" | "admin" | "administrator" | "developer" | "urgent" | "official" | "sistema"
+        | "système" | "systèm" | "система" => MARKER,
         "execute" | "shell" | "bash" | "sudo" | "terminal" | "powershell" | "eval" => EXEC,
         "delete" | "erase" | "wipe" | "destroy" | "drop" | "purge" | "truncate" => DESTROY,
         "identity" | "version" => IDENTITY,
-        "external" | "remote" | "third-party" | "webhook" | "endpoint" | "attacker"
-        | "server" | "externo" | "externe" | "externen" | "esterno" | "внешний" => EXTERNAL,
+        "external" | "remote" | "third-party" | "webhook" | "endpoint" | "attacker" | "server"
+        | "externo" | "externe" | "externen" | "esterno" | "внешний" => EXTERNAL,
         "payment" | "payments" | "transfer" | "transfers" | "refund" | "refunds" | "invoice"
         | "invoices" | "wire" | "deposit" | "funds" | "payout" | "payouts" | "pay" => MONEY,
         "account" | "wallet" | "iban" | "routing" | "swift" | "bic" => ACCOUNT,

@@ -212,7 +212,9 @@ impl<'a> Scope<'a> {
 
     pub(crate) fn is_sibling(&self, name: &str) -> bool {
         let key = split_identifier(name).concat();
-        self.siblings.iter().any(|s| s.eq_ignore_ascii_case(name) || split_identifier(s).concat() == key)
+        self.siblings
+            .iter()
+            .any(|s| s.eq_ignore_ascii_case(name) || split_identifier(s).concat() == key)
     }
 
     pub(crate) fn is_foreign(&self, name: &str) -> bool {
@@ -328,7 +330,11 @@ fn judge_into(location: &str, text: &str, scope: &Scope<'_>, depth: u32, out: &m
         let mut inner = Vec::new();
         judge_into(location, &decoded.text, scope, depth + 1, &mut inner);
         let natural = decode::natural_language(&decoded.text);
-        if inner.is_empty() && natural && decoded.kind != "an HTML comment" && scope.mode == Mode::Definition {
+        if inner.is_empty()
+            && natural
+            && decoded.kind != "an HTML comment"
+            && scope.mode == Mode::Definition
+        {
             out.push(Finding {
                 location: location.to_owned(),
                 signals: vec![Signal::Hidden],

@@ -31,14 +31,20 @@ const KINDS: &[(&str, &str)] = &[
     ("slack_webhook", r"https://hooks\.slack\.com/services/T[A-Z0-9]+/B[A-Z0-9]+/[A-Za-z0-9]{20,}"),
     ("stripe_key", r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{20,250}\b"),
     ("google_api_key", r"\bAIza[0-9A-Za-z_\-]{35}\b"),
-    ("openai_key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}T3BlbkFJ[A-Za-z0-9_\-]{20,}"),
+    (
+        "openai_key",
+        r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}T3BlbkFJ[A-Za-z0-9_\-]{20,}",
+    ),
     ("openai_key", r"\bsk-proj-[A-Za-z0-9_\-]{40,}"),
     ("anthropic_key", r"\bsk-ant-(?:api|admin)\d{2}-[A-Za-z0-9_\-]{80,}"),
     ("npm_token", r"\bnpm_[A-Za-z0-9]{36}\b"),
     ("pypi_token", r"\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{50,}"),
     ("sendgrid_key", r"\bSG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}\b"),
     ("twilio_key", r"\bSK[0-9a-f]{32}\b"),
-    ("private_key", r"-----BEGIN (?:RSA |EC |DSA |OPENSSH |ENCRYPTED |PGP )?PRIVATE KEY(?: BLOCK)?-----"),
+    (
+        "private_key",
+        r"-----BEGIN (?:RSA |EC |DSA |OPENSSH |ENCRYPTED |PGP )?PRIVATE KEY(?: BLOCK)?-----",
+    ),
     ("jwt", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{16,}"),
     (
         "connection_string",
@@ -65,9 +71,21 @@ fn compiled() -> &'static Compiled {
 /// Values that stand for a secret rather than being one (`YOUR_API_KEY`, `xxxx`, `<token>`).
 fn placeholder(value: &[u8]) -> bool {
     let s = String::from_utf8_lossy(value).to_ascii_lowercase();
-    ["your_", "your-", "xxxx", "<", "${", "{{", "changeme", "placeholder", "redacted", "dummy", "****"]
-        .iter()
-        .any(|p| s.contains(p))
+    [
+        "your_",
+        "your-",
+        "xxxx",
+        "<",
+        "${",
+        "{{",
+        "changeme",
+        "placeholder",
+        "redacted",
+        "dummy",
+        "****",
+    ]
+    .iter()
+    .any(|p| s.contains(p))
         || value.windows(6).any(|w| w.iter().all(|&b| b == w[0]))
 }
 
@@ -97,12 +115,35 @@ pub fn find(text: &[u8]) -> Vec<Secret> {
 /// Whether a field's name says its value is secret.
 pub fn secret_name(name: &str) -> bool {
     let n = name.to_ascii_lowercase().replace(['-', '_'], "");
-    ["password", "passwd", "secret", "token", "apikey", "privatekey", "credential", "accesskey", "clientsecret", "authorization", "bearer"]
+    [
+        "password",
+        "passwd",
+        "secret",
+        "token",
+        "apikey",
+        "privatekey",
+        "credential",
+        "accesskey",
+        "clientsecret",
+        "authorization",
+        "bearer",
+    ]
+    .iter()
+    .any(|k| n.contains(k))
+        && ![
+            "tokens",
+            "tokenize",
+            "maxtoken",
+            "tokencount",
+            "nexttoken",
+            "pagetoken",
+            "continuationtoken",
+            "cursor",
+            "tokenlimit",
+            "paginationtoken",
+        ]
         .iter()
         .any(|k| n.contains(k))
-        && !["tokens", "tokenize", "maxtoken", "tokencount", "nexttoken", "pagetoken", "continuationtoken", "cursor", "tokenlimit", "paginationtoken"]
-            .iter()
-            .any(|k| n.contains(k))
 }
 
 /// Bits of entropy per character of `s`.
@@ -112,10 +153,14 @@ fn entropy(s: &str) -> f64 {
         counts[b as usize] += 1;
     }
     let n = s.len() as f64;
-    counts.iter().filter(|&&c| c > 0).map(|&c| {
-        let p = f64::from(c) / n;
-        -p * p.log2()
-    }).sum()
+    counts
+        .iter()
+        .filter(|&&c| c > 0)
+        .map(|&c| {
+            let p = f64::from(c) / n;
+            -p * p.log2()
+        })
+        .sum()
 }
 
 /// Whether `value` of a secret-named field looks like a real secret: 16 or more characters of
@@ -157,7 +202,10 @@ fn walk(v: &Value, at: String, key: Option<&str>, out: &mut Vec<Located>) {
                 let text = s[found.span.clone()].to_owned();
                 out.push(Located { pointer: at.clone(), kind: found.kind, text });
             }
-            if key.is_some_and(secret_name) && high_entropy(s) && !out.iter().any(|l| l.pointer == at) {
+            if key.is_some_and(secret_name)
+                && high_entropy(s)
+                && !out.iter().any(|l| l.pointer == at)
+            {
                 out.push(Located { pointer: at, kind: "secret_field", text: s.clone() });
             }
         }
@@ -181,7 +229,10 @@ pub fn redact(text: &str, secrets: &[Secret]) -> String {
     let mut out = String::with_capacity(text.len());
     let mut at = 0;
     for s in secrets {
-        if s.span.start < at || !text.is_char_boundary(s.span.start) || !text.is_char_boundary(s.span.end) {
+        if s.span.start < at
+            || !text.is_char_boundary(s.span.start)
+            || !text.is_char_boundary(s.span.end)
+        {
             continue;
         }
         out.push_str(&text[at..s.span.start]);
