@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the MCP servers pinned in bench/route/servers.json, and the `mcp`
+# Installs the MCP servers pinned in SPEC (default: bench/route/servers.json,
+# the one beside this script), and the `mcp`
 # Python SDK that scripts/route-catalog.py drives them with, into DIR:
 #
 #   DIR/venv                   the client: the pinned `mcp` SDK
@@ -11,11 +12,11 @@
 # PyPI servers need `mcp` 1.x or 2.x). npm packages are installed with
 # --ignore-scripts, so no browser or binary is downloaded.
 #
-# Usage: bash bench/route/install.sh DIR
+# Usage: bash bench/route/install.sh DIR [SPEC]
 set -euo pipefail
 
-deps=${1:?usage: install.sh DIR}
-spec=$(dirname "$0")/servers.json
+deps=${1:?usage: install.sh DIR [SPEC]}
+spec=${2:-$(dirname "$0")/servers.json}
 mcp_sdk=mcp==2.3.0
 
 mkdir -p "$deps"

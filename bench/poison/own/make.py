@@ -108,7 +108,7 @@ def apply(tool, x, rng):
     elif loc == "prop":
         name, typ, desc = p[0], p[1], p[2]
         from lib import prop
-        props[name] = prop(typ, desc)
+        props[name] = prop(typ, desc, p[4] if len(p) > 4 else None)
         if len(p) > 3 and p[3]:
             t["inputSchema"].setdefault("required", []).append(name)
     else:

@@ -106,8 +106,9 @@ pub(crate) fn encoded(text: &str, mode: Mode) -> Vec<Decoded> {
     let mut from = 0;
     while let Some(i) = text[from..].find("<!--") {
         let start = from + i;
-        let end = text[start + 4..].find("-->").map_or(text.len(), |j| start + 4 + j + 3);
-        let inner = &text[start + 4..end.saturating_sub(3).max(start + 4)];
+        let close = text[start + 4..].find("-->").map(|j| start + 4 + j);
+        let end = close.map_or(text.len(), |c| c + 3);
+        let inner = &text[start + 4..close.unwrap_or(text.len())];
         if !inner.trim().is_empty() && mode == Mode::Definition {
             out.push(Decoded { text: inner.to_owned(), kind: "an HTML comment", span: start..end });
         }
