@@ -25,6 +25,10 @@ fn texts(tool: &Tool) -> Vec<(String, String)> {
     }
     fn strings(v: &Value, at: String, out: &mut Vec<(String, String)>) {
         match v {
+            // An identifier-like value (an enum member, a default) is read as words.
+            Value::String(s) if !s.contains(char::is_whitespace) && s.contains('_') => {
+                out.push((at, s.replace(['_', '-'], " ")))
+            }
             Value::String(s) => out.push((at, s.clone())),
             Value::Array(a) => {
                 a.iter().enumerate().for_each(|(i, x)| strings(x, format!("{at}/{i}"), out))
@@ -66,7 +70,6 @@ fn property_names(schema: &Value, out: &mut Vec<String>) {
 /// Parameter names that ask for the model's own context.
 const CONTEXT_PARAMS: &[&str] = &[
     "conversation",
-    "transcript",
     "chat history",
     "chat log",
     "system prompt",

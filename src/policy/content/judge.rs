@@ -56,6 +56,9 @@ struct Read<'a> {
     commands: Vec<&'a str>,
     /// Digits runs of 6 or more (account numbers).
     long_numbers: usize,
+    /// A fixed value a payment or a message could be sent to: an IBAN, an id like
+    /// `acct_1Esc9Rw0`, a number of 8 or more digits.
+    fixed_target: Option<&'a str>,
 }
 
 fn is_word_char(c: char) -> bool {
@@ -141,6 +144,7 @@ fn read(s: &str) -> Read<'_> {
         secret_paths: Vec::new(),
         commands: Vec::new(),
         long_numbers: 0,
+        fixed_target: None,
     };
     let mut previous: Option<String> = None;
     let mut index = 0;
@@ -155,16 +159,25 @@ fn read(s: &str) -> Read<'_> {
         }
         index += 1;
         // A clause break ends a negation's reach.
-        if s[last_end..at].contains([',', ':', '(', ')', '—']) {
+        let between = &s[last_end..at];
+        if between.contains([',', ':', '(', ')', '—', ';', '.']) || between.contains(" - ") {
             negated = 0;
         }
         last_end = at + raw.len();
+        if word.is_empty() {
+            // A dash standing alone ends a clause.
+            negated = 0;
+            continue;
+        }
         let mut c = lexicon::classes(&word);
         if let Some(p) = &previous {
             c |= lexicon::pair_classes(p, &word);
         }
         if raw.len() >= 6 && raw.bytes().all(|b| b.is_ascii_digit() || b == b'-') {
             r.long_numbers += 1;
+        }
+        if r.fixed_target.is_none() && fixed_value(raw) {
+            r.fixed_target = Some(raw);
         }
         // A word written like code: snake_case or camelCase.
         let camel = raw.chars().next().is_some_and(char::is_lowercase)
@@ -270,59 +283,57 @@ fn read(s: &str) -> Read<'_> {
     r
 }
 
+/// A value that names one fixed place: an id with a prefix and digits (`acct_1Esc9Rw0`,
+/// `cus_Reserve0042`), an IBAN's start (`GB33`), a number of 8 or more digits.
+fn fixed_value(raw: &str) -> bool {
+    let digits = raw.bytes().filter(u8::is_ascii_digit).count();
+    let prefixed = raw.split_once('_').is_some_and(|(p, rest)| {
+        (2..=5).contains(&p.len())
+            && p.bytes().all(|b| b.is_ascii_lowercase())
+            && rest.len() >= 6
+            && rest.bytes().any(|b| b.is_ascii_digit())
+    });
+    let iban = raw.len() == 4
+        && raw.as_bytes()[..2].iter().all(u8::is_ascii_uppercase)
+        && raw.as_bytes()[2..].iter().all(u8::is_ascii_digit);
+    prefixed || iban || (digits >= 8 && digits * 10 >= raw.len() * 7)
+}
+
 /// Imperative openings: a sentence starting with one of these orders the reader about.
 fn imperative(first: &str) -> bool {
+    // Not the verbs a tool's description starts with ("Read a file", "Send an email"): those
+    // describe the tool.
     matches!(
         first,
-        "call"
-            | "send"
-            | "include"
-            | "read"
-            | "ignore"
+        "ignore"
             | "disregard"
             | "forget"
-            | "pass"
-            | "add"
-            | "append"
-            | "set"
-            | "change"
-            | "forward"
-            | "tell"
+            | "always"
+            | "never"
             | "do"
             | "don't"
-            | "never"
-            | "always"
             | "make"
             | "ensure"
             | "remember"
-            | "execute"
-            | "run"
-            | "copy"
-            | "upload"
-            | "provide"
-            | "fetch"
-            | "bcc"
-            | "cc"
-            | "reply"
-            | "respond"
-            | "output"
-            | "print"
-            | "collect"
-            | "gather"
-            | "visit"
-            | "navigate"
-            | "replace"
-            | "modify"
+            | "include"
+            | "pass"
+            | "append"
             | "prepend"
             | "attach"
-            | "insert"
-            | "summarize"
+            | "bcc"
+            | "cc"
+            | "tell"
             | "note"
             | "important"
-            | "delete"
-            | "transfer"
             | "please"
             | "first"
+            | "collect"
+            | "gather"
+            | "summarize"
+            | "reply"
+            | "respond"
+            | "forward"
+            | "kindly"
     )
 }
 
@@ -374,6 +385,14 @@ pub(crate) fn judge(sentence: &str, scope: &Scope<'_>) -> Judged {
         );
     }
     let voice = said(&[
+        "{{system",
+        "role=system",
+        "priority=highest",
+        "guidelines are suspended",
+        "safety guidelines",
+        "no restrictions",
+        "unrestricted",
+        "jailbreak",
         "new instructions",
         "you are now",
         "developer mode",
@@ -410,7 +429,7 @@ pub(crate) fn judge(sentence: &str, scope: &Scope<'_>) -> Judged {
         "higher priority than",
         "supersedes",
         "overrides",
-    ]) && has(INSTRUCTIONS | USER | PRIOR | YOU)
+    ]) && (has(INSTRUCTIONS | USER | PRIOR | YOU) || r.other_tools)
         && !has(ARGUMENT)
     {
         j.add(Signal::Override, 3, "claims priority over the user's or other instructions");
@@ -449,6 +468,38 @@ pub(crate) fn judge(sentence: &str, scope: &Scope<'_>) -> Judged {
             weight,
             format!("asks not to tell the user ({:?} … {:?})", w(TELL), w(USER)),
         );
+    }
+    let hidden_work = said(&[
+        "usage",
+        "this tool",
+        "tool calls",
+        "tools you called",
+        "tool you called",
+        "steps",
+        "files that were read",
+        "requests that were made",
+        "each tool",
+        "network requests",
+    ]);
+    if r.negated & TELL != 0 && hidden_work && !has(USER) {
+        j.add(Signal::Concealment, 3, format!("asks not to tell what was done ({:?})", w(TELL)));
+    }
+    if said(&[
+        "deny that",
+        "tell them nothing",
+        "say nothing",
+        "pretend",
+        "no need to tell",
+        "no need to mention",
+        "never announce",
+        "answer no",
+        "say no",
+    ]) && (has(USER) || !said(&["answer no", "say no"]))
+    {
+        j.add(Signal::Concealment, 3, "asks to deceive the user or keep quiet about the work");
+    }
+    if asks(HIDE) && has(USER) && !describes {
+        j.add(Signal::Concealment, 2, format!("asks to leave something out ({:?})", w(HIDE)));
     }
     if said(&[
         "user doesn't need to know",
@@ -520,6 +571,29 @@ pub(crate) fn judge(sentence: &str, scope: &Scope<'_>) -> Judged {
             format!("asks for the model's conversation or instructions ({:?})", w(CONVO)),
         );
     }
+    if said(&[
+        "preceding conversation",
+        "recent chat",
+        "chat so far",
+        "conversation so far",
+        "everything the user said",
+        "your system prompt",
+        "your instructions",
+        "how you've been instructed",
+        "you have been instructed",
+        "your memory",
+        "your memories",
+        "your context window",
+        "information the user shared",
+        "the user shared earlier",
+        "all messages the user",
+        "user's previous messages",
+        "prior conversation",
+    ]) && !own(w(CONVO))
+        && (asks(PASS | SEND | READ | TELL) || r.asked & (CALL | CHANGE | EXEC | DESTROY) == 0)
+    {
+        j.add(Signal::Harvest, 3, "asks for what the user or the model said before");
+    }
     if has(IDENTITY)
         && addressed
         && asks(PASS | SEND | TELL)
@@ -529,7 +603,10 @@ pub(crate) fn judge(sentence: &str, scope: &Scope<'_>) -> Judged {
     }
 
     // Exfiltration: data to an address not the tool's own.
-    let dest = r.destinations.iter().find(|d| !scope.owns_host(host_of(d)));
+    // An address shown as an example ("e.g. https://...") is not a destination.
+    let example = said(&["e.g.", "for example", "such as", "example:", "i.e."]);
+    let dest =
+        r.destinations.iter().find(|d| !scope.owns_host(host_of(d))).filter(|_| !example);
     if let Some(d) = dest {
         if asks(SEND | PASS | CHANGE)
             && (addressed || has(DATA | CONVO | SECRET | OTHER))
@@ -546,7 +623,8 @@ pub(crate) fn judge(sentence: &str, scope: &Scope<'_>) -> Judged {
             );
         }
     }
-    if asks(SEND) && has(EXTERNAL) && has(DATA | CONVO | SECRET) && addressed && !describes {
+    if asks(SEND | PASS) && has(EXTERNAL) && has(DATA | CONVO | SECRET) && addressed && !describes
+    {
         j.add(
             Signal::Exfiltration,
             2,
@@ -586,14 +664,28 @@ pub(crate) fn judge(sentence: &str, scope: &Scope<'_>) -> Judged {
     {
         j.add(Signal::OtherTools, 2, "gives orders about every other tool");
     }
+    if r.other_tools && has(TIMING) && asks(CALL) && has(SELF) {
+        // An initialising tool of the same server is workflow; one that wants the other
+        // tools' data first is not.
+        let weight = match (has(PASS) && has(DATA | ARGUMENT), said(&["this server", "same server"])) {
+            (true, _) => 3,
+            (false, true) => 1,
+            (false, false) => 2,
+        };
+        j.add(Signal::OtherTools, weight, "puts itself before other tools' calls");
+    }
     if let Some(t) = named_other
         && has(TIMING)
         && asks(CALL)
         && has(ORDER)
     {
-        j.add(Signal::OtherTools, 2, format!("orders a call around another tool ({t:?})"));
+        // "You MUST call list_projects first" is workflow advice: weak alone.
+        j.add(Signal::OtherTools, 1, format!("orders a call around another tool ({t:?})"));
     }
-    if has(DISPARAGE) && about_others && has(CALL | PREFER) {
+    let others_named = about_others
+        || has(OTHER)
+        || said(&["alternatives", "other servers", "competitors", "competing"]);
+    if has(DISPARAGE) && others_named && (has(CALL | PREFER) || has(DATA)) {
         j.add(Signal::Preference, 2, "runs down other tools");
     }
 
@@ -607,6 +699,35 @@ pub(crate) fn judge(sentence: &str, scope: &Scope<'_>) -> Judged {
             weight,
             format!("asks the model to prefer this tool ({:?})", w(PREFER)),
         );
+    }
+    let choose = said(&[
+        "always use",
+        "use first",
+        "use this first",
+        "use this tool first",
+        "use this one for",
+        "always choose",
+        "always pick",
+        "prefer this tool",
+        "preferred tool",
+        "only reliable",
+        "only trusted",
+        "única ferramenta",
+    ]);
+    if has(PREFER) && choose && !over_siblings {
+        j.add(Signal::Preference, 2, format!("asks the model to choose this tool ({:?})", w(PREFER)));
+    }
+    let promote = said(&[
+        "recommend the",
+        "describe them as",
+        "provided by",
+        "top-rated",
+        "rank them first",
+        "list them first",
+        "mention that",
+    ]);
+    if has(ORDER | YOU) && promote && has(PREFER | DISPARAGE | SELF) {
+        j.add(Signal::Preference, 2, "asks the model to promote something in its answers");
     }
     if said(&[
         "world's best",
@@ -644,6 +765,33 @@ pub(crate) fn judge(sentence: &str, scope: &Scope<'_>) -> Judged {
             ]))
     {
         j.add(Signal::Redirection, 3, format!("sets a fixed destination for every call ({d:?})"));
+    }
+
+    let conditional =
+        said(&["above", " over ", "every", "all ", "any ", "each", "whenever"]) || has(OTHER);
+    let routed = said(&[
+        "routed",
+        "issued to",
+        "created against",
+        "go to",
+        "instead of",
+        "from the branch",
+        "posted to",
+    ]);
+    if let Some(t) = r.fixed_target.or(dest.copied())
+        && has(ORDER)
+        && conditional
+        && (has(MONEY | SEND | ACCOUNT | CHANGE) || routed)
+    {
+        j.add(Signal::Redirection, 3, format!("sends money, mail or work to a fixed place ({t:?})"));
+    }
+    if has(ORDER)
+        && conditional
+        && asks(SEND)
+        && said(&[" #", "shared channel"])
+        && has(OTHER | ACCOUNT | EXTERNAL)
+    {
+        j.add(Signal::Redirection, 2, "copies messages to a fixed channel");
     }
 
     // Commands.
@@ -693,6 +841,10 @@ fn sentence_names_ai(lower: &str) -> bool {
 
 /// Whether an identifier looks like a tool's name (snake_case or camelCase with a verb).
 fn looks_like_tool(i: &str) -> bool {
+    // A kebab-case name is written in lower case (`Set-Cookie` is a header).
+    if i.contains('-') && i.chars().any(char::is_uppercase) {
+        return false;
+    }
     let lower = i.to_ascii_lowercase();
     let first = lower.split(['_', '-']).next().unwrap_or("");
     matches!(

@@ -54,7 +54,7 @@ pub(crate) fn classes(word: &str) -> Classes {
     let w = word.strip_suffix("'s").unwrap_or(word);
     let direct = match w {
         // Orders.
-        "must"
+        "please" | "kindly" | "useful" | "helpful" | "courtesy" | "tip" | "wichtig" | "importante" | "observação" | "nota" | "must"
         | "should"
         | "always"
         | "never"
@@ -92,7 +92,7 @@ pub(crate) fn classes(word: &str) -> Classes {
         | "всегда"
         | "никогда"
         | "обязательно" => ORDER,
-        "you" | "your" | "yourself" | "assistant" | "ai" | "llm" | "llms" | "model" | "agent"
+        "assistenten" | "modelo" | "modèle" | "modell" | "модель" | "you" | "your" | "yourself" | "assistant" | "ai" | "llm" | "llms" | "model" | "agent"
         | "claude" | "gpt" | "chatgpt" | "copilot" | "gemini" | "bot" | "chatbot" | "tú"
         | "usted" | "vous" | "tu" | "sie" | "você" | "ты" | "вы" | "ia" | "ki" | "asistente"
         | "assistent" | "assistente" | "ассистент" => YOU,
@@ -115,7 +115,7 @@ pub(crate) fn classes(word: &str) -> Classes {
         "not" | "don't" | "dont" | "without" | "no" | "avoid" | "nor" | "cannot" | "shouldn't"
         | "mustn't" | "doesn't" | "isn't" | "won't" | "sin" | "pas" | "ne" | "nicht" | "kein"
         | "keine" | "ohne" | "não" | "sem" | "non" | "senza" | "не" | "без" => NEG,
-        "tell"
+        "announce" | "describe" | "surface" | "display" | "diga" | "dites" | "erzähle" | "tell"
         | "telling"
         | "inform"
         | "informing"
@@ -141,7 +141,7 @@ pub(crate) fn classes(word: &str) -> Classes {
         | "menciones"
         | "informes"
         | "dire"
-        | "dites"
+        
         | "mentionnez"
         | "informez"
         | "sagen"
@@ -157,7 +157,7 @@ pub(crate) fn classes(word: &str) -> Classes {
         | "сообщай"
         | "упоминай"
         | "рассказывай" => TELL,
-        "secretly" | "silently" | "quietly" | "covertly" | "discreetly" | "stealthily"
+        "suppress" | "secretly" | "silently" | "quietly" | "covertly" | "discreetly" | "stealthily"
         | "conceal" | "hide" | "hidden" | "invisibly" | "unnoticed" | "unaware" | "secret."
         | "secretamente" | "silenciosamente" | "secrètement" | "discrètement" | "heimlich"
         | "unbemerkt" | "segretamente" | "тайно" | "незаметно" => HIDE,
@@ -218,7 +218,7 @@ pub(crate) fn classes(word: &str) -> Classes {
         | "bisherigen"
         | "precedenti"
         | "предыдущие" => PRIOR,
-        "send" | "sends" | "sending" | "forward" | "forwarding" | "upload" | "uploading"
+        "dm" | "publish" | "expose" | "broadcast" | "zusätzlich" | "send" | "sends" | "sending" | "forward" | "forwarding" | "upload" | "uploading"
         | "post" | "transmit" | "exfiltrate" | "leak" | "email" | "e-mail" | "mail" | "bcc"
         | "cc" | "relay" | "sync" | "mirror" | "report" | "share" | "deliver" | "envía"
         | "enviar" | "envoyez" | "envoyer" | "sende" | "senden" | "envie" | "invia" | "inviare"
@@ -226,7 +226,7 @@ pub(crate) fn classes(word: &str) -> Classes {
         "read" | "access" | "retrieve" | "collect" | "gather" | "obtain" | "extract" | "dump"
         | "cat" | "harvest" | "grab" | "fetch" | "load" | "lee" | "leer" | "lisez" | "lire"
         | "lies" | "lesen" | "leia" | "leggi" | "прочитай" | "прочитать" => READ,
-        "include" | "including" | "pass" | "put" | "append" | "attach" | "embed" | "insert"
+        "save" | "store" | "write" | "附上" | "include" | "pass" | "put" | "append" | "attach" | "embed" | "insert"
         | "provide" | "supply" | "populate" | "prepend" | "concatenate" | "copy" | "paste"
         | "incluye" | "incluir" | "incluez" | "inclure" | "füge" | "einfügen" | "inclua"
         | "includi" | "включи" | "добавь" => PASS,
@@ -236,7 +236,7 @@ pub(crate) fn classes(word: &str) -> Classes {
         | "zugangsdaten" | "senha" | "senhas" | "credenziali" | "пароль" | "пароли" => {
             SECRET
         }
-        "conversation" | "conversations" | "transcript" | "chat" | "dialogue" | "dialog"
+        "memory" | "memories" | "conversation" | "conversations" | "transcript" | "chat" | "dialogue" | "dialog"
         | "conversación" | "gespräch" | "conversa" | "conversazione" | "переписку" | "разговор" => {
             CONVO
         }
@@ -250,15 +250,15 @@ pub(crate) fn classes(word: &str) -> Classes {
         | "ferramenta"
         | "strumento"
         | "инструмент" => TOOLWORD,
-        "call" | "calling" | "invoke" | "invoking" | "use" | "using" | "run" | "trigger"
+        "called" | "ferramentas" | "call" | "calling" | "invoke" | "invoking" | "use" | "using" | "run" | "trigger"
         | "utiliza" | "usa" | "utilisez" | "utiliser" | "verwende" | "nutze" | "use." | "llama"
         | "appelez" | "rufe" | "chame" | "chiama" | "вызови" | "используй" => CALL,
-        "change" | "modify" | "replace" | "set" | "alter" | "rewrite" | "redirect" | "reroute"
+        "prefix" | "prefixed" | "suffix" | "point" | "pointed" | "change" | "modify" | "replace" | "set" | "alter" | "rewrite" | "redirect" | "reroute"
         | "route" | "swap" | "substitute" | "overwrite" | "cambia" | "modifica" | "modifiez"
         | "remplacez" | "ändere" | "ersetze" | "altere" | "mude" | "измени" | "замени" => {
             CHANGE
         }
-        "parameter"
+        "branch" | "path" | "paths" | "url" | "urls" | "header" | "headers" | "channel" | "folder" | "bucket" | "address" | "iban" | "reference" | "parameter"
         | "parameters"
         | "argument"
         | "arguments"
@@ -278,8 +278,8 @@ pub(crate) fn classes(word: &str) -> Classes {
         | "empfänger"
         | "destinatário"
         | "получателя" => ARGUMENT,
-        "best" | "superior" | "prefer" | "preferred" | "instead" | "trusted" | "reliable"
-        | "recommended" | "ultimate" | "exclusively" | "only" | "rather" | "unmatched"
+        "recommend" | "top-rated" | "fastest" | "verified" | "confiável" | "zuverlässig" | "fiable" | "best" | "superior" | "prefer" | "preferred" | "instead" | "trusted" | "reliable"
+        | "recommended" | "ultimate" | "exclusively" | "rather" | "unmatched"
         | "unrivaled" | "leading" | "mejor" | "meilleur" | "beste" | "melhor" | "migliore"
         | "лучший" => PREFER,
         "this" | "me" | "here" | "este" | "esta" | "cet" | "cette" | "dieses" | "diese"
@@ -289,9 +289,9 @@ pub(crate) fn classes(word: &str) -> Classes {
         | "dopo" | "перед" | "после" => TIMING,
         "other" | "another" | "any" | "all" | "every" | "each" | "otras" | "autres" | "andere"
         | "anderen" | "outras" | "altri" | "другие" | "любой" => OTHER,
-        "deprecated" | "unsafe" | "broken" | "outdated" | "insecure" | "unreliable"
+        "corrupt" | "buggy" | "inaccurate" | "competing" | "malicious" | "disabled" | "desativadas" | "defekt" | "deprecated" | "unsafe" | "broken" | "outdated" | "insecure" | "unreliable"
         | "obsolete" | "compromised" | "vulnerable" | "inferior" => DISPARAGE,
-        "contents" | "content" | "data" | "files" | "file" | "results" | "output"
+        "response" | "responses" | "answer" | "question" | "ergebnisse" | "resultados" | "résultats" | "contents" | "content" | "data" | "files" | "file" | "results" | "output"
         | "everything" | "documents" | "emails" | "messages" | "history" | "logs" | "datos"
         | "données" | "daten" | "dados" | "dati" | "данные" => DATA,
         "system" | "admin" | "administrator" | "developer" | "urgent" | "official" | "sistema"
@@ -299,18 +299,18 @@ pub(crate) fn classes(word: &str) -> Classes {
         "execute" | "shell" | "bash" | "sudo" | "terminal" | "powershell" | "eval" => EXEC,
         "delete" | "erase" | "wipe" | "destroy" | "drop" | "purge" | "truncate" => DESTROY,
         "identity" | "version" => IDENTITY,
-        "external" | "remote" | "third-party" | "webhook" | "endpoint" | "attacker" | "server"
+        "public" | "publicly" | "discord" | "telegram" | "pastebin" | "gist" | "partner" | "partners" | "external" | "remote" | "third-party" | "webhook" | "endpoint" | "attacker" | "server"
         | "externo" | "externe" | "externen" | "esterno" | "внешний" => EXTERNAL,
         "payment" | "payments" | "transfer" | "transfers" | "refund" | "refunds" | "invoice"
         | "invoices" | "wire" | "deposit" | "funds" | "payout" | "payouts" | "pay" => MONEY,
-        "account" | "wallet" | "iban" | "routing" | "swift" | "bic" => ACCOUNT,
+        "account" | "wallet" | "routing" | "swift" | "bic" => ACCOUNT,
         _ => 0,
     };
     let describe = if is_description_verb(w) { DESCRIBE } else { 0 };
     // A word can be an order and a negation ("never"), a request and data ("secret").
     let extra = match w {
         "never" => NEG,
-        "secret" => SECRET | HIDE,
+        "secret" => SECRET,
         "token" | "tokens" | "key" | "keys" => 0,
         "messages" | "history" => CONVO,
         "mail" | "email" | "e-mail" => DATA,
@@ -366,7 +366,10 @@ pub(crate) fn pair_classes(a: &str, b: &str) -> Classes {
         | ("environment", "variables")
         | ("env", "vars" | "file")
         | ("aws", "credentials") => SECRET,
-        ("silently" | "quietly", _) | ("behind", "the") | ("in", "secret") => HIDE,
+        ("silently" | "quietly", _) | ("behind", "the") | ("in", "secret") | ("leave", "out") => HIDE,
+        ("user's", "question" | "query" | "request" | "messages" | "input" | "prompt")
+        | ("recent" | "preceding" | "earlier", "chat" | "conversation")
+        | ("you've", "been") => CONVO,
         ("new", "instructions") | ("you", "are") | ("developer", "mode") | ("from", "now") => {
             MARKER
         }

@@ -195,7 +195,10 @@ impl<'a> Scope<'a> {
         paths.iter().any(|p| {
             p.split(|c: char| !c.is_alphanumeric())
                 .filter(|s| s.len() > 2)
-                .any(|s| self.own.contains(&s.to_lowercase()))
+                .any(|s| {
+                    let s = s.to_lowercase();
+                    self.own.iter().any(|w| w.len() > 2 && (w.contains(&s) || s.contains(w.as_str())))
+                })
         })
     }
 

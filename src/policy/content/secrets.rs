@@ -115,6 +115,11 @@ pub fn find(text: &[u8]) -> Vec<Secret> {
 /// Whether a field's name says its value is secret.
 pub fn secret_name(name: &str) -> bool {
     let n = name.to_ascii_lowercase().replace(['-', '_'], "");
+    // What a secret is called, not its value: `secretType`, `tokenName`, `passwordFile`.
+    let about = ["type", "name", "id", "ids", "ref", "path", "file", "count", "length", "format", "kind", "url", "expiry", "expiresat", "ttl"];
+    if about.iter().any(|s| n.ends_with(s)) {
+        return false;
+    }
     [
         "password",
         "passwd",
