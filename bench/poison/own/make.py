@@ -16,6 +16,7 @@ import random
 import re
 import sys
 
+sys.dont_write_bytecode = True
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "gen"))
 
@@ -195,7 +196,7 @@ def dumps(obj):
     out = []
     for ch in s:
         cp = ord(ch)
-        if 0xE0000 <= cp <= 0xE007F or cp > 0xFFFF and cp >= 0xE0000:
+        if 0xE0000 <= cp <= 0xE007F:
             v = cp - 0x10000
             out.append("\\u%04x\\u%04x" % (0xD800 + (v >> 10), 0xDC00 + (v & 0x3FF)))
         elif cp in ESC:
@@ -276,7 +277,6 @@ def main():
         for lab in sorted(tot):
             print("  %-9s " % lab + ", ".join("%s=%d" % (k, v) for (l, k), v in sorted(c.items()) if l == lab))
     # independence check between dev and test
-    td = [tools_dev_benign, tools_dev_poison]
     dn = {t["name"] for ts in tools_dev_benign.BENIGN.values() for t in ts}
     tn = {t["name"] for ts in tools_test_benign.BENIGN.values() for t in ts}
     print("benign tool names shared dev/test: %d %s" % (len(dn & tn), sorted(dn & tn)[:20]))
@@ -290,7 +290,6 @@ def main():
     overlap_report(btxt(tools_dev_benign), btxt(tools_test_benign), "benign tools")
     overlap_report([d["text"] for d in results_dev_docs.DOCS], [d["text"] for d in results_test_docs.DOCS], "result docs")
     overlap_report([s["text"] for s in results_dev_inj.INJ], [s["text"] for s in results_test_inj.INJ], "injections")
-    del td
 
 
 if __name__ == "__main__":

@@ -110,18 +110,17 @@ const SECRET_PATHS: &[&str] = &[
     ".env",
 ];
 
-const COMMANDS: &[&str] =
-    &["rm -rf", "| sh", "| bash", "|sh", "|bash", "chmod 777", "mkfs", "dd if=", "curl ", "wget "];
+const COMMANDS: &[&str] = &[
+    "rm -rf", "| sh", "| bash", "|sh", "|bash", "chmod 777", "mkfs", "dd if=", "curl http",
+    "curl -", "wget http", "wget -",
+];
 
-/// Whether `host` is one no data goes to: documentation names, loopback.
+/// Whether `host` is one no data leaves the machine for: loopback. (Documentation names such
+/// as `example.com` are addresses like any other; a sentence that shows one as an example,
+/// "e.g. https://...", is not asking for anything to be sent.)
 fn inert_host(host: &str) -> bool {
     let h = host.trim_end_matches('.').to_ascii_lowercase();
-    let inert = ["example.com", "example.org", "example.net", "localhost"];
-    inert.iter().any(|d| h == *d || h.ends_with(&format!(".{d}")))
-        || [".example", ".test", ".invalid", ".localhost", ".local"].iter().any(|t| h.ends_with(t))
-        || h.starts_with("127.")
-        || h == "0.0.0.0"
-        || h == "[::1]"
+    h == "localhost" || h.ends_with(".localhost") || h.starts_with("127.") || h == "[::1]"
 }
 
 /// The host of a URL or e-mail address.
@@ -234,7 +233,8 @@ fn read(s: &str) -> Read<'_> {
     // Destinations: web addresses and e-mail addresses.
     for token in s.split(|c: char| c.is_whitespace() || "()<>[]\"'`,;".contains(c)) {
         let t = token.trim_end_matches(['.', ':', '!', '?']);
-        let is_url = t.len() > 10 && (t.starts_with("http://") || t.starts_with("https://"));
+        let schemes = ["http://", "https://", "s3://", "gs://", "ftp://", "sftp://", "ssh://", "wss://"];
+        let is_url = t.len() > 8 && schemes.iter().any(|p| t.starts_with(p));
         let is_mail = t.len() > 5
             && t.split_once('@').is_some_and(|(a, b)| {
                 !a.is_empty() && b.contains('.') && !b.starts_with('.') && !b.ends_with('.')
@@ -589,7 +589,27 @@ pub(crate) fn judge(sentence: &str, scope: &Scope<'_>) -> Judged {
         "all messages the user",
         "user's previous messages",
         "prior conversation",
+        "user's last",
+        "stored facts",
+        "hidden instructions",
+        "system instructions",
+        "you have seen",
+        "you've seen",
+        "currently know",
+        "you know about",
+        "information you have access to",
+        "the user shared",
+        "present in the environment",
+        "in the conversation",
+        "session cookie",
+        "login details",
+        "username/password",
+        "your available tools",
+        "tool calls you made",
+        "tool call you made",
+        "documents or emails",
     ]) && !own(w(CONVO))
+        && (scope.mode == Mode::Definition || ai_named)
         && (asks(PASS | SEND | READ | TELL) || r.asked & (CALL | CHANGE | EXEC | DESTROY) == 0)
     {
         j.add(Signal::Harvest, 3, "asks for what the user or the model said before");
@@ -653,6 +673,13 @@ pub(crate) fn judge(sentence: &str, scope: &Scope<'_>) -> Judged {
             ),
         );
     }
+    if named_other.is_some() && asks(CHANGE | PASS | SEND) && has(ORDER | TIMING | OTHER) {
+        j.add(Signal::OtherTools, 2, format!("changes what another tool does ({:?})", named_other.copied().unwrap_or_default()));
+    }
+    let distinct: std::collections::HashSet<&str> = others.iter().copied().filter(|i| looks_like_tool(i) || scope.is_foreign(i)).collect();
+    if distinct.len() >= 2 && has(TIMING) && asks(CALL) {
+        j.add(Signal::OtherTools, 2, "chains calls of other tools");
+    }
     if let Some(f) = foreign {
         j.add(Signal::OtherTools, 2, format!("names another server's tool {f:?}"));
     }
@@ -664,7 +691,7 @@ pub(crate) fn judge(sentence: &str, scope: &Scope<'_>) -> Judged {
     {
         j.add(Signal::OtherTools, 2, "gives orders about every other tool");
     }
-    if r.other_tools && has(TIMING) && asks(CALL) && has(SELF) {
+    if r.other_tools && said(&["before"]) && asks(CALL) && r.negated & CALL == 0 && has(SELF) {
         // An initialising tool of the same server is workflow; one that wants the other
         // tools' data first is not.
         let weight = match (has(PASS) && has(DATA | ARGUMENT), said(&["this server", "same server"])) {
@@ -767,8 +794,12 @@ pub(crate) fn judge(sentence: &str, scope: &Scope<'_>) -> Judged {
         j.add(Signal::Redirection, 3, format!("sets a fixed destination for every call ({d:?})"));
     }
 
-    let conditional =
-        said(&["above", " over ", "every", "all ", "any ", "each", "whenever"]) || has(OTHER);
+    let conditional = said(&["above", " over ", "every", "all ", "any ", "each", "whenever", "always"])
+        || has(OTHER);
+    let iban = r.fixed_target.is_some_and(|t| t.len() == 4);
+    if (iban || (has(ACCOUNT) && r.fixed_target.is_some())) && has(MONEY) && has(ORDER) {
+        j.add(Signal::Redirection, 3, "orders payments to a fixed account");
+    }
     let routed = said(&[
         "routed",
         "issued to",
@@ -777,9 +808,11 @@ pub(crate) fn judge(sentence: &str, scope: &Scope<'_>) -> Judged {
         "instead of",
         "from the branch",
         "posted to",
+        "added to",
+        "be added",
     ]);
     if let Some(t) = r.fixed_target.or(dest.copied())
-        && has(ORDER)
+        && (has(ORDER | TIMING) || r.first == "use")
         && conditional
         && (has(MONEY | SEND | ACCOUNT | CHANGE) || routed)
     {

@@ -54,7 +54,7 @@ pub(crate) fn classes(word: &str) -> Classes {
     let w = word.strip_suffix("'s").unwrap_or(word);
     let direct = match w {
         // Orders.
-        "please" | "kindly" | "useful" | "helpful" | "courtesy" | "tip" | "wichtig" | "importante" | "observação" | "nota" | "must"
+        "also" | "please" | "kindly" | "useful" | "helpful" | "courtesy" | "tip" | "wichtig" | "importante" | "observação" | "nota" | "must"
         | "should"
         | "always"
         | "never"
@@ -218,7 +218,7 @@ pub(crate) fn classes(word: &str) -> Classes {
         | "bisherigen"
         | "precedenti"
         | "предыдущие" => PRIOR,
-        "dm" | "publish" | "expose" | "broadcast" | "zusätzlich" | "send" | "sends" | "sending" | "forward" | "forwarding" | "upload" | "uploading"
+        "push" | "export" | "emailing" | "mirrored" | "register" | "dm" | "publish" | "expose" | "broadcast" | "zusätzlich" | "send" | "sends" | "sending" | "forward" | "forwarding" | "upload" | "uploading"
         | "post" | "transmit" | "exfiltrate" | "leak" | "email" | "e-mail" | "mail" | "bcc"
         | "cc" | "relay" | "sync" | "mirror" | "report" | "share" | "deliver" | "envía"
         | "enviar" | "envoyez" | "envoyer" | "sende" | "senden" | "envie" | "invia" | "inviare"
@@ -301,7 +301,7 @@ pub(crate) fn classes(word: &str) -> Classes {
         "identity" | "version" => IDENTITY,
         "public" | "publicly" | "discord" | "telegram" | "pastebin" | "gist" | "partner" | "partners" | "external" | "remote" | "third-party" | "webhook" | "endpoint" | "attacker" | "server"
         | "externo" | "externe" | "externen" | "esterno" | "внешний" => EXTERNAL,
-        "payment" | "payments" | "transfer" | "transfers" | "refund" | "refunds" | "invoice"
+        "price" | "balance" | "balances" | "settle" | "payment" | "payments" | "transfer" | "transfers" | "refund" | "refunds" | "invoice"
         | "invoices" | "wire" | "deposit" | "funds" | "payout" | "payouts" | "pay" => MONEY,
         "account" | "wallet" | "routing" | "swift" | "bic" => ACCOUNT,
         _ => 0,
@@ -367,7 +367,8 @@ pub(crate) fn pair_classes(a: &str, b: &str) -> Classes {
         | ("env", "vars" | "file")
         | ("aws", "credentials") => SECRET,
         ("silently" | "quietly", _) | ("behind", "the") | ("in", "secret") | ("leave", "out") => HIDE,
-        ("user's", "question" | "query" | "request" | "messages" | "input" | "prompt")
+        ("hidden" | "full" | "secret", "instructions")
+        | ("user's", "question" | "query" | "request" | "messages" | "input" | "prompt")
         | ("recent" | "preceding" | "earlier", "chat" | "conversation")
         | ("you've", "been") => CONVO,
         ("new", "instructions") | ("you", "are") | ("developer", "mode") | ("from", "now") => {
