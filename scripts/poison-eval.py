@@ -46,6 +46,20 @@ def scan_each(tools):
     return scan(tools, ["--each"])
 
 
+def scan_results(texts):
+    """Injections found per text, as the gateway judges a tool result's text."""
+    with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as f:
+        for t in texts:
+            f.write(json.dumps({"text": t}) + "\n")
+        path = f.name
+    try:
+        out = subprocess.run([RINGMCP, "scan", "--results", "--json", path],
+                             capture_output=True, text=True).stdout
+    finally:
+        os.unlink(path)
+    return [json.loads(line)["injections"] for line in out.splitlines() if line.strip()]
+
+
 def rows(path):
     with open(path) as f:
         return [json.loads(line) for line in f if line.strip()]
@@ -57,6 +71,8 @@ def main():
     ap.add_argument("--own")
     ap.add_argument("--show-fp", action="store_true")
     ap.add_argument("--show-misses", default="")
+    ap.add_argument("--results-real", action="append", default=[],
+                    help="JSON Lines of real, benign result texts ({source, text})")
     ap.add_argument("real", nargs="*")
     a = ap.parse_args()
     if a.corpus:
@@ -103,6 +119,40 @@ def main():
                 for r, f, fs in neg:
                     if f:
                         print("  FP", r["kind"], fs[0]["location"], fs[0]["excerpt"][:150], fs[0]["reasons"])
+    if a.own:
+        for split in ("dev", "test"):
+            path = os.path.join(a.own, f"results-{split}.jsonl")
+            if not os.path.exists(path):
+                continue
+            rs = rows(path)
+            found = scan_results([r["text"] for r in rs])
+            pos = [(r, f) for r, f in zip(rs, found) if r["label"] == "injected"]
+            neg = [(r, f) for r, f in zip(rs, found) if r["label"] != "injected"]
+            tp = sum(bool(f) for _, f in pos)
+            fp = sum(bool(f) for _, f in neg)
+            print(f"own results {split}: recall {tp}/{len(pos)} = {tp / max(1, len(pos)):.3f}, "
+                  f"false positives {fp}/{len(neg)} = {fp / max(1, len(neg)):.3f}")
+            hit, total = collections.Counter(), collections.Counter()
+            for r, f in pos:
+                total[r["kind"]] += 1
+                hit[r["kind"]] += bool(f)
+            print("  by kind: " + ", ".join(f"{k} {hit[k]}/{total[k]}" for k in sorted(total)))
+            if a.show_misses == "results-" + split:
+                for r, f in pos:
+                    if not f:
+                        print("  MISS", r["kind"], r["text"][:300].replace("\n", " "))
+                for r, f in neg:
+                    if f:
+                        print("  FP", r["kind"], f[0]["excerpt"][:200], f[0]["reasons"])
+    for path in a.results_real:
+        rs = rows(path)
+        found = scan_results([r["text"] for r in rs])
+        fp = sum(bool(f) for f in found)
+        print(f"real results ({path}): {fp}/{len(rs)} flagged")
+        if a.show_fp:
+            for r, f in zip(rs, found):
+                if f:
+                    print(f"  FP {r.get('source')}: {f[0]['excerpt'][:200]!r} {f[0]['reasons']}")
     if a.real:
         entries = []
         for path in a.real:

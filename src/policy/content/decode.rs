@@ -100,7 +100,7 @@ pub(crate) struct Decoded {
 }
 
 /// The encoded runs and comments of `text`, decoded; only those that decode to text.
-pub(crate) fn encoded(text: &str, mode: Mode) -> Vec<Decoded> {
+pub(crate) fn encoded(text: &str, _mode: Mode) -> Vec<Decoded> {
     let mut out = Vec::new();
     // HTML comments (a rendered page or description does not show them).
     let mut from = 0;
@@ -109,7 +109,7 @@ pub(crate) fn encoded(text: &str, mode: Mode) -> Vec<Decoded> {
         let close = text[start + 4..].find("-->").map(|j| start + 4 + j);
         let end = close.map_or(text.len(), |c| c + 3);
         let inner = &text[start + 4..close.unwrap_or(text.len())];
-        if !inner.trim().is_empty() && mode == Mode::Definition {
+        if !inner.trim().is_empty() {
             out.push(Decoded { text: inner.to_owned(), kind: "an HTML comment", span: start..end });
         }
         from = end;

@@ -436,7 +436,10 @@ pub(crate) fn judge(sentence: &str, scope: &Scope<'_>) -> Judged {
     }
 
     // Concealment: keep an action from the user.
-    if asks(HIDE) && asks(acts) && !describes {
+    // "secretly send", "silently call": an adverb of hiding on an action; "hide" and
+    // "conceal" hide something from someone, so the user must be named.
+    let stealth = !matches!(w(HIDE).to_lowercase().as_str(), "hide" | "hidden" | "conceal" | "suppress");
+    if asks(HIDE) && asks(acts) && !describes && (stealth || has(USER)) {
         j.add(
             Signal::Concealment,
             3,
@@ -833,6 +836,38 @@ pub(crate) fn judge(sentence: &str, scope: &Scope<'_>) -> Judged {
         j.add(Signal::Commands, weight, format!("a shell command ({c:?})"));
     }
 
+    // In a result, text addressed to an AI that asks it to do anything is an injection by
+    // itself: the result's author is not the user.
+    if scope.mode == Mode::Result && ai_named {
+        let orders = asks(acts | TELL | IGNORE | HIDE | PASS)
+            || has(ORDER)
+            || said(&["reply", "respond", "answer", "end with", "recommend", "book ", "accept", "collect", "update", "mention", "summar", "instead", "comply", "fulfil"]);
+        if orders {
+            j.add(Signal::Override, 3, "tells the AI reading it what to do");
+        }
+    }
+    if scope.mode == Mode::Result
+        && said(&["<<sys>>", "[inst]", "operator message", "system_override", "-system]", "safety filter", "comply with all", "verified administrator"])
+    {
+        j.add(Signal::Override, 3, "claims authority over the AI reading it");
+    }
+    if said(&["display:none", "display: none", "opacity:0", "visibility:hidden", "font-size:0", "color:#ffffff", "color:#fff;", "aria-hidden", "<noscript", "ai-instructions"])
+        && (ai_named || asks(acts | TELL))
+    {
+        j.add(Signal::Hidden, 2, "text hidden from the page's readers");
+    }
+
+    // In a result, a sentence that names no AI and claims no authority is read as text for
+    // people (an advisory describing an attack, a quoted example): each signal weighs one
+    // less, so only strong combinations count.
+    let authority = j.signals.iter().any(|(s, w, _)| *s == Signal::Override && *w >= 3);
+    if scope.mode == Mode::Result && !ai_named && !authority {
+        for (_, w, _) in &mut j.signals {
+            *w = w.saturating_sub(1);
+        }
+        j.signals.retain(|(_, w, _)| *w > 0);
+    }
+
     // Addressed to the model: an order strengthens what the sentence asks.
     if addressed && j.signals.iter().any(|(_, w, _)| *w >= 2) {
         j.add(
@@ -855,8 +890,12 @@ fn sentence_names_ai(lower: &str) -> bool {
         "ai agent",
         "language model",
         "assistant:",
+        "assistant,",
         "note to ai",
+        "note to any ai",
+        "any ai ",
         "to the ai",
+        "instructions to the",
         "if you are an ai",
         "if you are an llm",
         "dear ai",
@@ -867,6 +906,14 @@ fn sentence_names_ai(lower: &str) -> bool {
         "claude",
         "copilot",
         "ai:",
+        "ai,",
+        "ai-instructions",
+        "アシスタント",
+        "助手",
+        "ассистент",
+        "asistente",
+        "assistant ia",
+        "ki-assistent",
     ]
     .iter()
     .any(|n| lower.contains(n))

@@ -76,6 +76,20 @@ const CUES: &[&str] = &[
     "инструкц",
     "anweisung",
     "consigne",
+    "operator",
+    "<<sys",
+    "display:none",
+    "display: none",
+    "noscript",
+    "opacity:0",
+    "aria-hidden",
+    "visibility:hidden",
+    "ai,",
+    "ai:",
+    "アシスタント",
+    "助手",
+    "ассистент",
+    "asistente",
 ];
 
 fn cues() -> &'static AhoCorasick {
