@@ -158,6 +158,16 @@ struct Listing {
     pins: Arc<PinDiff>,
 }
 
+/// What a gate shares with its session and knows of its server's own secrets.
+pub(crate) struct SessionTrust {
+    /// The session's taint, shared by every gate of the host.
+    pub(crate) taint: Arc<Mutex<Taint>>,
+    /// Values the user gave the server (its `env`): credentials among them are its own.
+    pub(crate) own_secrets: Vec<String>,
+    /// The server's `instructions` (pinned with its tools).
+    pub(crate) instructions: Option<String>,
+}
+
 /// One client's gate.
 pub(crate) struct Gate {
     server: Arc<str>,
@@ -191,11 +201,10 @@ impl Gate {
         config: Option<&PolicyConfig>,
         roots: &[PathBuf],
         cwd: Option<PathBuf>,
-        instructions: Option<String>,
         settings: PolicySettings,
-        taint: Arc<Mutex<Taint>>,
-        own_secrets: Vec<String>,
+        trust: SessionTrust,
     ) -> Gate {
+        let SessionTrust { taint, own_secrets, instructions } = trust;
         let default = PolicyConfig::default();
         let mut policy = Policy::new(
             &server,

@@ -333,10 +333,12 @@ impl Host {
                     policy.as_ref(),
                     &roots,
                     cwd,
-                    instructions,
                     settings,
-                    taint,
-                    own_secrets.into_iter().filter(|v| v.len() >= 8).collect(),
+                    gate::SessionTrust {
+                        taint,
+                        own_secrets: own_secrets.into_iter().filter(|v| v.len() >= 8).collect(),
+                        instructions,
+                    },
                 ))
             });
             let client = Client::new(ClientInner {

@@ -176,7 +176,7 @@ pub fn scan_tool_among(tool: &Tool, siblings: &[&str], foreign: &[&str]) -> Vec<
         // Weaker sentences in different places add up: a payload split across the
         // description and a parameter, or two medium signals.
         let score: u32 = weak.iter().map(|f| f.score).sum();
-        if weak.len() >= 2 && score >= THRESHOLD + 1 {
+        if weak.len() >= 2 && score > THRESHOLD {
             let reasons: Vec<String> =
                 weak.iter().map(|f| format!("{}: {}", f.location, f.reasons.join("; "))).collect();
             let mut signals: Vec<Signal> = weak.iter().flat_map(|f| f.signals.clone()).collect();

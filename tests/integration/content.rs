@@ -5,6 +5,9 @@
 //! high-impact call on another server asks the client (elicitation), and a decline leaves that
 //! server untouched.
 
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
 use serde_json::{Value, json};
 
 use crate::upstream::Upstream;
@@ -24,17 +27,12 @@ fn text_of(result: &Value) -> String {
         .unwrap_or_default()
 }
 
-#[test]
-fn results_arguments_and_the_session_taint_through_the_gateway() {
+/// The gateway's config for these tests: three reference servers whose results get `flag`,
+/// `redact` and `block`, and server-filesystem over `root` with `write_file` allowed by the
+/// policy. `None` (skipped) when server-filesystem is not installed.
+fn config(dir: &Path, root: &Path, audit: &Path) -> Option<PathBuf> {
     let npm = deps_dir().join("npm/node_modules/@modelcontextprotocol");
-    let Some(fs) = require(npm.join("server-filesystem/dist/index.js"), "server-filesystem") else {
-        return;
-    };
-    let dir = TempDir::new("content");
-    let root = dir.0.join("root");
-    std::fs::create_dir_all(&root).unwrap();
-    std::fs::write(root.join("notes.txt"), format!("deploy key: {TOKEN}\n")).unwrap();
-    let audit = dir.0.join("audit.jsonl");
+    let fs = require(npm.join("server-filesystem/dist/index.js"), "server-filesystem")?;
     let reference = |on: &str| {
         json!({"command": ringmcp_bin(), "args": ["serve"], "env": {"GITHUB_TOKEN": OWN_TOKEN},
                "policy": {"results": {"onInjection": on}}})
@@ -45,12 +43,23 @@ fn results_arguments_and_the_session_taint_through_the_gateway() {
             "flagged": reference("flag"),
             "redacted": reference("redact"),
             "blocked": reference("block"),
-            "fs": {"command": "node", "args": [fs, &root], "sandbox": {"profile": "off"},
+            "fs": {"command": "node", "args": [fs, root], "sandbox": {"profile": "off"},
                    "policy": {"tools": {"write_file": "allow", "read_text_file": "allow"}}},
         },
     });
-    let path = dir.0.join("gateway.json");
+    let path = dir.join("gateway.json");
     std::fs::write(&path, serde_json::to_vec_pretty(&config).unwrap()).unwrap();
+    Some(path)
+}
+
+#[test]
+fn results_arguments_and_the_session_taint_through_the_gateway() {
+    let dir = TempDir::new("content");
+    let root = dir.0.join("root");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(root.join("notes.txt"), format!("deploy key: {TOKEN}\n")).unwrap();
+    let audit = dir.0.join("audit.jsonl");
+    let Some(path) = config(&dir.0, &root, &audit) else { return };
     let decline: crate::upstream::Answerer = Box::new(|_| json!({"action": "decline"}));
     let mut up = Upstream::start_with(&path, &[], &[], json!({"elicitation": {}}), Some(decline));
 
@@ -121,4 +130,45 @@ fn results_arguments_and_the_session_taint_through_the_gateway() {
     assert_eq!(forced["taintedBy"]["server"], "flagged", "{forced}");
     let secrets = records.iter().find(|r| r["type"] == "secrets").expect("a secrets record");
     assert_eq!(secrets["secrets"][0]["kind"], "github_token", "{secrets}");
+}
+
+/// The official SDK clients see the same: the TypeScript `Client` and the Python
+/// `ClientSession`, each in a gateway of its own.
+#[test]
+fn the_official_sdk_clients_get_flagged_redacted_and_blocked_results() {
+    let clients = deps_dir().join("npm/node_modules/@modelcontextprotocol/sdk");
+    let python = deps_dir().join("venv/bin/python");
+    let (Some(sdk), Some(python)) = (
+        require(clients, "the TypeScript MCP SDK"),
+        require(python, "Python venv with the mcp SDK"),
+    ) else {
+        return;
+    };
+    let here = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/clients");
+    for client in ["ts", "py"] {
+        let dir = TempDir::new(&format!("content-{client}"));
+        let root = dir.0.join("root");
+        std::fs::create_dir_all(&root).unwrap();
+        let Some(path) = config(&dir.0, &root, &dir.0.join("audit.jsonl")) else { return };
+        let mut cmd = match client {
+            "ts" => {
+                let mut c = Command::new("node");
+                c.arg(here.join("content-client.mjs")).arg(&sdk);
+                c
+            }
+            _ => {
+                let mut c = Command::new(&python);
+                c.arg(here.join("content_client.py"));
+                c
+            }
+        };
+        cmd.arg(ringmcp_bin()).arg(&path).arg(&root).arg(INJECTION);
+        let out = cmd.output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && stdout.contains("ok closed"),
+            "{client} client failed:\n{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
 }

@@ -139,7 +139,7 @@ pub(crate) fn encoded(text: &str, _mode: Mode) -> Vec<Decoded> {
         if run.len() < 20 {
             continue;
         }
-        let hex = run.len() % 2 == 0 && run.bytes().all(|b| b.is_ascii_hexdigit());
+        let hex = run.len().is_multiple_of(2) && run.bytes().all(|b| b.is_ascii_hexdigit());
         let decoded = if hex {
             decode_hex(run).map(|t| (t, "hex"))
         } else {

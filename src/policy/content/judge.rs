@@ -111,8 +111,18 @@ const SECRET_PATHS: &[&str] = &[
 ];
 
 const COMMANDS: &[&str] = &[
-    "rm -rf", "| sh", "| bash", "|sh", "|bash", "chmod 777", "mkfs", "dd if=", "curl http",
-    "curl -", "wget http", "wget -",
+    "rm -rf",
+    "| sh",
+    "| bash",
+    "|sh",
+    "|bash",
+    "chmod 777",
+    "mkfs",
+    "dd if=",
+    "curl http",
+    "curl -",
+    "wget http",
+    "wget -",
 ];
 
 /// Whether `host` is one no data leaves the machine for: loopback. (Documentation names such
@@ -146,17 +156,15 @@ fn read(s: &str) -> Read<'_> {
         fixed_target: None,
     };
     let mut previous: Option<String> = None;
-    let mut index = 0;
     // Words left that a negation governs (`do not tell`, `never include`, `without asking`).
     let mut negated = 0u32;
     // Words since a word of OTHER (`any other tool`, `all tools`).
     let mut since_other = u32::MAX;
     let mut last_end = 0;
-    for (at, raw, word) in words(s) {
+    for (index, (at, raw, word)) in words(s).enumerate() {
         if index == 0 {
             r.first = word.clone();
         }
-        index += 1;
         // A clause break ends a negation's reach.
         let between = &s[last_end..at];
         if between.contains([',', ':', '(', ')', '—', ';', '.']) || between.contains(" - ") {
@@ -233,7 +241,8 @@ fn read(s: &str) -> Read<'_> {
     // Destinations: web addresses and e-mail addresses.
     for token in s.split(|c: char| c.is_whitespace() || "()<>[]\"'`,;".contains(c)) {
         let t = token.trim_end_matches(['.', ':', '!', '?']);
-        let schemes = ["http://", "https://", "s3://", "gs://", "ftp://", "sftp://", "ssh://", "wss://"];
+        let schemes =
+            ["http://", "https://", "s3://", "gs://", "ftp://", "sftp://", "ssh://", "wss://"];
         let is_url = t.len() > 8 && schemes.iter().any(|p| t.starts_with(p));
         let is_mail = t.len() > 5
             && t.split_once('@').is_some_and(|(a, b)| {
@@ -438,7 +447,8 @@ pub(crate) fn judge(sentence: &str, scope: &Scope<'_>) -> Judged {
     // Concealment: keep an action from the user.
     // "secretly send", "silently call": an adverb of hiding on an action; "hide" and
     // "conceal" hide something from someone, so the user must be named.
-    let stealth = !matches!(w(HIDE).to_lowercase().as_str(), "hide" | "hidden" | "conceal" | "suppress");
+    let stealth =
+        !matches!(w(HIDE).to_lowercase().as_str(), "hide" | "hidden" | "conceal" | "suppress");
     if asks(HIDE) && asks(acts) && !describes && (stealth || has(USER)) {
         j.add(
             Signal::Concealment,
@@ -628,8 +638,7 @@ pub(crate) fn judge(sentence: &str, scope: &Scope<'_>) -> Judged {
     // Exfiltration: data to an address not the tool's own.
     // An address shown as an example ("e.g. https://...") is not a destination.
     let example = said(&["e.g.", "for example", "such as", "example:", "i.e."]);
-    let dest =
-        r.destinations.iter().find(|d| !scope.owns_host(host_of(d))).filter(|_| !example);
+    let dest = r.destinations.iter().find(|d| !scope.owns_host(host_of(d))).filter(|_| !example);
     if let Some(d) = dest {
         if asks(SEND | PASS | CHANGE)
             && (addressed || has(DATA | CONVO | SECRET | OTHER))
@@ -646,8 +655,7 @@ pub(crate) fn judge(sentence: &str, scope: &Scope<'_>) -> Judged {
             );
         }
     }
-    if asks(SEND | PASS) && has(EXTERNAL) && has(DATA | CONVO | SECRET) && addressed && !describes
-    {
+    if asks(SEND | PASS) && has(EXTERNAL) && has(DATA | CONVO | SECRET) && addressed && !describes {
         j.add(
             Signal::Exfiltration,
             2,
@@ -677,9 +685,17 @@ pub(crate) fn judge(sentence: &str, scope: &Scope<'_>) -> Judged {
         );
     }
     if named_other.is_some() && asks(CHANGE | PASS | SEND) && has(ORDER | TIMING | OTHER) {
-        j.add(Signal::OtherTools, 2, format!("changes what another tool does ({:?})", named_other.copied().unwrap_or_default()));
+        j.add(
+            Signal::OtherTools,
+            2,
+            format!(
+                "changes what another tool does ({:?})",
+                named_other.copied().unwrap_or_default()
+            ),
+        );
     }
-    let distinct: std::collections::HashSet<&str> = others.iter().copied().filter(|i| looks_like_tool(i) || scope.is_foreign(i)).collect();
+    let distinct: std::collections::HashSet<&str> =
+        others.iter().copied().filter(|i| looks_like_tool(i) || scope.is_foreign(i)).collect();
     if distinct.len() >= 2 && has(TIMING) && asks(CALL) {
         j.add(Signal::OtherTools, 2, "chains calls of other tools");
     }
@@ -697,11 +713,12 @@ pub(crate) fn judge(sentence: &str, scope: &Scope<'_>) -> Judged {
     if r.other_tools && said(&["before"]) && asks(CALL) && r.negated & CALL == 0 && has(SELF) {
         // An initialising tool of the same server is workflow; one that wants the other
         // tools' data first is not.
-        let weight = match (has(PASS) && has(DATA | ARGUMENT), said(&["this server", "same server"])) {
-            (true, _) => 3,
-            (false, true) => 1,
-            (false, false) => 2,
-        };
+        let weight =
+            match (has(PASS) && has(DATA | ARGUMENT), said(&["this server", "same server"])) {
+                (true, _) => 3,
+                (false, true) => 1,
+                (false, false) => 2,
+            };
         j.add(Signal::OtherTools, weight, "puts itself before other tools' calls");
     }
     if let Some(t) = named_other
@@ -745,7 +762,11 @@ pub(crate) fn judge(sentence: &str, scope: &Scope<'_>) -> Judged {
         "única ferramenta",
     ]);
     if has(PREFER) && choose && !over_siblings {
-        j.add(Signal::Preference, 2, format!("asks the model to choose this tool ({:?})", w(PREFER)));
+        j.add(
+            Signal::Preference,
+            2,
+            format!("asks the model to choose this tool ({:?})", w(PREFER)),
+        );
     }
     let promote = said(&[
         "recommend the",
@@ -797,8 +818,9 @@ pub(crate) fn judge(sentence: &str, scope: &Scope<'_>) -> Judged {
         j.add(Signal::Redirection, 3, format!("sets a fixed destination for every call ({d:?})"));
     }
 
-    let conditional = said(&["above", " over ", "every", "all ", "any ", "each", "whenever", "always"])
-        || has(OTHER);
+    let conditional =
+        said(&["above", " over ", "every", "all ", "any ", "each", "whenever", "always"])
+            || has(OTHER);
     let iban = r.fixed_target.is_some_and(|t| t.len() == 4);
     if (iban || (has(ACCOUNT) && r.fixed_target.is_some())) && has(MONEY) && has(ORDER) {
         j.add(Signal::Redirection, 3, "orders payments to a fixed account");
@@ -819,7 +841,11 @@ pub(crate) fn judge(sentence: &str, scope: &Scope<'_>) -> Judged {
         && conditional
         && (has(MONEY | SEND | ACCOUNT | CHANGE) || routed)
     {
-        j.add(Signal::Redirection, 3, format!("sends money, mail or work to a fixed place ({t:?})"));
+        j.add(
+            Signal::Redirection,
+            3,
+            format!("sends money, mail or work to a fixed place ({t:?})"),
+        );
     }
     if has(ORDER)
         && conditional
@@ -841,18 +867,52 @@ pub(crate) fn judge(sentence: &str, scope: &Scope<'_>) -> Judged {
     if scope.mode == Mode::Result && ai_named {
         let orders = asks(acts | TELL | IGNORE | HIDE | PASS)
             || has(ORDER)
-            || said(&["reply", "respond", "answer", "end with", "recommend", "book ", "accept", "collect", "update", "mention", "summar", "instead", "comply", "fulfil"]);
+            || said(&[
+                "reply",
+                "respond",
+                "answer",
+                "end with",
+                "recommend",
+                "book ",
+                "accept",
+                "collect",
+                "update",
+                "mention",
+                "summar",
+                "instead",
+                "comply",
+                "fulfil",
+            ]);
         if orders {
             j.add(Signal::Override, 3, "tells the AI reading it what to do");
         }
     }
     if scope.mode == Mode::Result
-        && said(&["<<sys>>", "[inst]", "operator message", "system_override", "-system]", "safety filter", "comply with all", "verified administrator"])
+        && said(&[
+            "<<sys>>",
+            "[inst]",
+            "operator message",
+            "system_override",
+            "-system]",
+            "safety filter",
+            "comply with all",
+            "verified administrator",
+        ])
     {
         j.add(Signal::Override, 3, "claims authority over the AI reading it");
     }
-    if said(&["display:none", "display: none", "opacity:0", "visibility:hidden", "font-size:0", "color:#ffffff", "color:#fff;", "aria-hidden", "<noscript", "ai-instructions"])
-        && (ai_named || asks(acts | TELL))
+    if said(&[
+        "display:none",
+        "display: none",
+        "opacity:0",
+        "visibility:hidden",
+        "font-size:0",
+        "color:#ffffff",
+        "color:#fff;",
+        "aria-hidden",
+        "<noscript",
+        "ai-instructions",
+    ]) && (ai_named || asks(acts | TELL))
     {
         j.add(Signal::Hidden, 2, "text hidden from the page's readers");
     }

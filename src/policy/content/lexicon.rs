@@ -54,7 +54,18 @@ pub(crate) fn classes(word: &str) -> Classes {
     let w = word.strip_suffix("'s").unwrap_or(word);
     let direct = match w {
         // Orders.
-        "also" | "please" | "kindly" | "useful" | "helpful" | "courtesy" | "tip" | "wichtig" | "importante" | "observação" | "nota" | "must"
+        "also"
+        | "please"
+        | "kindly"
+        | "useful"
+        | "helpful"
+        | "courtesy"
+        | "tip"
+        | "wichtig"
+        | "importante"
+        | "observação"
+        | "nota"
+        | "must"
         | "should"
         | "always"
         | "never"
@@ -92,10 +103,11 @@ pub(crate) fn classes(word: &str) -> Classes {
         | "всегда"
         | "никогда"
         | "обязательно" => ORDER,
-        "assistenten" | "modelo" | "modèle" | "modell" | "модель" | "you" | "your" | "yourself" | "assistant" | "ai" | "llm" | "llms" | "model" | "agent"
-        | "claude" | "gpt" | "chatgpt" | "copilot" | "gemini" | "bot" | "chatbot" | "tú"
-        | "usted" | "vous" | "tu" | "sie" | "você" | "ты" | "вы" | "ia" | "ki" | "asistente"
-        | "assistent" | "assistente" | "ассистент" => YOU,
+        "assistenten" | "modelo" | "modèle" | "modell" | "модель" | "you" | "your" | "yourself"
+        | "assistant" | "ai" | "llm" | "llms" | "model" | "agent" | "claude" | "gpt"
+        | "chatgpt" | "copilot" | "gemini" | "bot" | "chatbot" | "tú" | "usted" | "vous" | "tu"
+        | "sie" | "você" | "ты" | "вы" | "ia" | "ki" | "asistente" | "assistent" | "assistente"
+        | "ассистент" => YOU,
         "user"
         | "users"
         | "human"
@@ -115,7 +127,14 @@ pub(crate) fn classes(word: &str) -> Classes {
         "not" | "don't" | "dont" | "without" | "no" | "avoid" | "nor" | "cannot" | "shouldn't"
         | "mustn't" | "doesn't" | "isn't" | "won't" | "sin" | "pas" | "ne" | "nicht" | "kein"
         | "keine" | "ohne" | "não" | "sem" | "non" | "senza" | "не" | "без" => NEG,
-        "announce" | "describe" | "surface" | "display" | "diga" | "dites" | "erzähle" | "tell"
+        "announce"
+        | "describe"
+        | "surface"
+        | "display"
+        | "diga"
+        | "dites"
+        | "erzähle"
+        | "tell"
         | "telling"
         | "inform"
         | "informing"
@@ -141,7 +160,6 @@ pub(crate) fn classes(word: &str) -> Classes {
         | "menciones"
         | "informes"
         | "dire"
-        
         | "mentionnez"
         | "informez"
         | "sagen"
@@ -157,10 +175,10 @@ pub(crate) fn classes(word: &str) -> Classes {
         | "сообщай"
         | "упоминай"
         | "рассказывай" => TELL,
-        "suppress" | "secretly" | "silently" | "quietly" | "covertly" | "discreetly" | "stealthily"
-        | "conceal" | "hide" | "hidden" | "invisibly" | "unnoticed" | "unaware" | "secret."
-        | "secretamente" | "silenciosamente" | "secrètement" | "discrètement" | "heimlich"
-        | "unbemerkt" | "segretamente" | "тайно" | "незаметно" => HIDE,
+        "suppress" | "secretly" | "silently" | "quietly" | "covertly" | "discreetly"
+        | "stealthily" | "conceal" | "hide" | "hidden" | "invisibly" | "unnoticed" | "unaware"
+        | "secret." | "secretamente" | "silenciosamente" | "secrètement" | "discrètement"
+        | "heimlich" | "unbemerkt" | "segretamente" | "тайно" | "незаметно" => HIDE,
         "ignore"
         | "ignoring"
         | "disregard"
@@ -218,28 +236,30 @@ pub(crate) fn classes(word: &str) -> Classes {
         | "bisherigen"
         | "precedenti"
         | "предыдущие" => PRIOR,
-        "push" | "export" | "emailing" | "mirrored" | "register" | "dm" | "publish" | "expose" | "broadcast" | "zusätzlich" | "send" | "sends" | "sending" | "forward" | "forwarding" | "upload" | "uploading"
-        | "post" | "transmit" | "exfiltrate" | "leak" | "email" | "e-mail" | "mail" | "bcc"
-        | "cc" | "relay" | "sync" | "mirror" | "report" | "share" | "deliver" | "envía"
-        | "enviar" | "envoyez" | "envoyer" | "sende" | "senden" | "envie" | "invia" | "inviare"
-        | "отправь" | "отправить" | "отправляй" | "перешли" => SEND,
+        "push" | "export" | "emailing" | "mirrored" | "register" | "dm" | "publish" | "expose"
+        | "broadcast" | "zusätzlich" | "send" | "sends" | "sending" | "forward" | "forwarding"
+        | "upload" | "uploading" | "post" | "transmit" | "exfiltrate" | "leak" | "email"
+        | "e-mail" | "mail" | "bcc" | "cc" | "relay" | "sync" | "mirror" | "report" | "share"
+        | "deliver" | "envía" | "enviar" | "envoyez" | "envoyer" | "sende" | "senden" | "envie"
+        | "invia" | "inviare" | "отправь" | "отправить" | "отправляй" | "перешли" => {
+            SEND
+        }
         "read" | "access" | "retrieve" | "collect" | "gather" | "obtain" | "extract" | "dump"
         | "cat" | "harvest" | "grab" | "fetch" | "load" | "lee" | "leer" | "lisez" | "lire"
         | "lies" | "lesen" | "leia" | "leggi" | "прочитай" | "прочитать" => READ,
-        "save" | "store" | "write" | "附上" | "include" | "pass" | "put" | "append" | "attach" | "embed" | "insert"
-        | "provide" | "supply" | "populate" | "prepend" | "concatenate" | "copy" | "paste"
-        | "incluye" | "incluir" | "incluez" | "inclure" | "füge" | "einfügen" | "inclua"
-        | "includi" | "включи" | "добавь" => PASS,
+        "save" | "store" | "write" | "附上" | "include" | "pass" | "put" | "append" | "attach"
+        | "embed" | "insert" | "provide" | "supply" | "populate" | "prepend" | "concatenate"
+        | "copy" | "paste" | "incluye" | "incluir" | "incluez" | "inclure" | "füge"
+        | "einfügen" | "inclua" | "includi" | "включи" | "добавь" => PASS,
         "password" | "passwords" | "passwd" | "passphrase" | "credentials" | "credential"
         | "secrets" | "id_rsa" | "id_ed25519" | "id_ecdsa" | "mnemonic" | "keychain"
         | "cookies" | "contraseña" | "contraseñas" | "credenciales" | "passe" | "passwort"
         | "zugangsdaten" | "senha" | "senhas" | "credenziali" | "пароль" | "пароли" => {
             SECRET
         }
-        "memory" | "memories" | "conversation" | "conversations" | "transcript" | "chat" | "dialogue" | "dialog"
-        | "conversación" | "gespräch" | "conversa" | "conversazione" | "переписку" | "разговор" => {
-            CONVO
-        }
+        "memory" | "memories" | "conversation" | "conversations" | "transcript" | "chat"
+        | "dialogue" | "dialog" | "conversación" | "gespräch" | "conversa" | "conversazione"
+        | "переписку" | "разговор" => CONVO,
         "tool"
         | "tools"
         | "function"
@@ -250,15 +270,28 @@ pub(crate) fn classes(word: &str) -> Classes {
         | "ferramenta"
         | "strumento"
         | "инструмент" => TOOLWORD,
-        "called" | "ferramentas" | "call" | "calling" | "invoke" | "invoking" | "use" | "using" | "run" | "trigger"
-        | "utiliza" | "usa" | "utilisez" | "utiliser" | "verwende" | "nutze" | "use." | "llama"
-        | "appelez" | "rufe" | "chame" | "chiama" | "вызови" | "используй" => CALL,
-        "prefix" | "prefixed" | "suffix" | "point" | "pointed" | "change" | "modify" | "replace" | "set" | "alter" | "rewrite" | "redirect" | "reroute"
-        | "route" | "swap" | "substitute" | "overwrite" | "cambia" | "modifica" | "modifiez"
-        | "remplacez" | "ändere" | "ersetze" | "altere" | "mude" | "измени" | "замени" => {
-            CHANGE
-        }
-        "branch" | "path" | "paths" | "url" | "urls" | "header" | "headers" | "channel" | "folder" | "bucket" | "address" | "iban" | "reference" | "parameter"
+        "called" | "ferramentas" | "call" | "calling" | "invoke" | "invoking" | "use" | "using"
+        | "run" | "trigger" | "utiliza" | "usa" | "utilisez" | "utiliser" | "verwende"
+        | "nutze" | "use." | "llama" | "appelez" | "rufe" | "chame" | "chiama" | "вызови"
+        | "используй" => CALL,
+        "prefix" | "prefixed" | "suffix" | "point" | "pointed" | "change" | "modify"
+        | "replace" | "set" | "alter" | "rewrite" | "redirect" | "reroute" | "route" | "swap"
+        | "substitute" | "overwrite" | "cambia" | "modifica" | "modifiez" | "remplacez"
+        | "ändere" | "ersetze" | "altere" | "mude" | "измени" | "замени" => CHANGE,
+        "branch"
+        | "path"
+        | "paths"
+        | "url"
+        | "urls"
+        | "header"
+        | "headers"
+        | "channel"
+        | "folder"
+        | "bucket"
+        | "address"
+        | "iban"
+        | "reference"
+        | "parameter"
         | "parameters"
         | "argument"
         | "arguments"
@@ -278,8 +311,9 @@ pub(crate) fn classes(word: &str) -> Classes {
         | "empfänger"
         | "destinatário"
         | "получателя" => ARGUMENT,
-        "recommend" | "top-rated" | "fastest" | "verified" | "confiável" | "zuverlässig" | "fiable" | "best" | "superior" | "prefer" | "preferred" | "instead" | "trusted" | "reliable"
-        | "recommended" | "ultimate" | "exclusively" | "rather" | "unmatched"
+        "recommend" | "top-rated" | "fastest" | "verified" | "confiável" | "zuverlässig"
+        | "fiable" | "best" | "superior" | "prefer" | "preferred" | "instead" | "trusted"
+        | "reliable" | "recommended" | "ultimate" | "exclusively" | "rather" | "unmatched"
         | "unrivaled" | "leading" | "mejor" | "meilleur" | "beste" | "melhor" | "migliore"
         | "лучший" => PREFER,
         "this" | "me" | "here" | "este" | "esta" | "cet" | "cette" | "dieses" | "diese"
@@ -289,20 +323,28 @@ pub(crate) fn classes(word: &str) -> Classes {
         | "dopo" | "перед" | "после" => TIMING,
         "other" | "another" | "any" | "all" | "every" | "each" | "otras" | "autres" | "andere"
         | "anderen" | "outras" | "altri" | "другие" | "любой" => OTHER,
-        "corrupt" | "buggy" | "inaccurate" | "competing" | "malicious" | "disabled" | "desativadas" | "defekt" | "deprecated" | "unsafe" | "broken" | "outdated" | "insecure" | "unreliable"
-        | "obsolete" | "compromised" | "vulnerable" | "inferior" => DISPARAGE,
-        "response" | "responses" | "answer" | "question" | "ergebnisse" | "resultados" | "résultats" | "contents" | "content" | "data" | "files" | "file" | "results" | "output"
-        | "everything" | "documents" | "emails" | "messages" | "history" | "logs" | "datos"
-        | "données" | "daten" | "dados" | "dati" | "данные" => DATA,
+        "corrupt" | "buggy" | "inaccurate" | "competing" | "malicious" | "disabled"
+        | "desativadas" | "defekt" | "deprecated" | "unsafe" | "broken" | "outdated"
+        | "insecure" | "unreliable" | "obsolete" | "compromised" | "vulnerable" | "inferior" => {
+            DISPARAGE
+        }
+        "response" | "responses" | "answer" | "question" | "ergebnisse" | "resultados"
+        | "résultats" | "contents" | "content" | "data" | "files" | "file" | "results"
+        | "output" | "everything" | "documents" | "emails" | "messages" | "history" | "logs"
+        | "datos" | "données" | "daten" | "dados" | "dati" | "данные" => DATA,
         "system" | "admin" | "administrator" | "developer" | "urgent" | "official" | "sistema"
         | "système" | "systèm" | "система" => MARKER,
         "execute" | "shell" | "bash" | "sudo" | "terminal" | "powershell" | "eval" => EXEC,
         "delete" | "erase" | "wipe" | "destroy" | "drop" | "purge" | "truncate" => DESTROY,
         "identity" | "version" => IDENTITY,
-        "public" | "publicly" | "discord" | "telegram" | "pastebin" | "gist" | "partner" | "partners" | "external" | "remote" | "third-party" | "webhook" | "endpoint" | "attacker" | "server"
-        | "externo" | "externe" | "externen" | "esterno" | "внешний" => EXTERNAL,
-        "price" | "balance" | "balances" | "settle" | "payment" | "payments" | "transfer" | "transfers" | "refund" | "refunds" | "invoice"
-        | "invoices" | "wire" | "deposit" | "funds" | "payout" | "payouts" | "pay" => MONEY,
+        "public" | "publicly" | "discord" | "telegram" | "pastebin" | "gist" | "partner"
+        | "partners" | "external" | "remote" | "third-party" | "webhook" | "endpoint"
+        | "attacker" | "server" | "externo" | "externe" | "externen" | "esterno" | "внешний" => {
+            EXTERNAL
+        }
+        "price" | "balance" | "balances" | "settle" | "payment" | "payments" | "transfer"
+        | "transfers" | "refund" | "refunds" | "invoice" | "invoices" | "wire" | "deposit"
+        | "funds" | "payout" | "payouts" | "pay" => MONEY,
         "account" | "wallet" | "routing" | "swift" | "bic" => ACCOUNT,
         _ => 0,
     };
@@ -366,7 +408,9 @@ pub(crate) fn pair_classes(a: &str, b: &str) -> Classes {
         | ("environment", "variables")
         | ("env", "vars" | "file")
         | ("aws", "credentials") => SECRET,
-        ("silently" | "quietly", _) | ("behind", "the") | ("in", "secret") | ("leave", "out") => HIDE,
+        ("silently" | "quietly", _) | ("behind", "the") | ("in", "secret") | ("leave", "out") => {
+            HIDE
+        }
         ("hidden" | "full" | "secret", "instructions")
         | ("user's", "question" | "query" | "request" | "messages" | "input" | "prompt")
         | ("recent" | "preceding" | "earlier", "chat" | "conversation")

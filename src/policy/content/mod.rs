@@ -193,12 +193,10 @@ impl<'a> Scope<'a> {
 
     pub(crate) fn owns_any(&self, paths: &[&str]) -> bool {
         paths.iter().any(|p| {
-            p.split(|c: char| !c.is_alphanumeric())
-                .filter(|s| s.len() > 2)
-                .any(|s| {
-                    let s = s.to_lowercase();
-                    self.own.iter().any(|w| w.len() > 2 && (w.contains(&s) || s.contains(w.as_str())))
-                })
+            p.split(|c: char| !c.is_alphanumeric()).filter(|s| s.len() > 2).any(|s| {
+                let s = s.to_lowercase();
+                self.own.iter().any(|w| w.len() > 2 && (w.contains(&s) || s.contains(w.as_str())))
+            })
         })
     }
 

@@ -116,7 +116,23 @@ pub fn find(text: &[u8]) -> Vec<Secret> {
 pub fn secret_name(name: &str) -> bool {
     let n = name.to_ascii_lowercase().replace(['-', '_'], "");
     // What a secret is called, not its value: `secretType`, `tokenName`, `passwordFile`.
-    let about = ["type", "name", "id", "ids", "ref", "path", "file", "count", "length", "format", "kind", "url", "expiry", "expiresat", "ttl"];
+    let about = [
+        "type",
+        "name",
+        "id",
+        "ids",
+        "ref",
+        "path",
+        "file",
+        "count",
+        "length",
+        "format",
+        "kind",
+        "url",
+        "expiry",
+        "expiresat",
+        "ttl",
+    ];
     if about.iter().any(|s| n.ends_with(s)) {
         return false;
     }
