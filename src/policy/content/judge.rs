@@ -271,7 +271,7 @@ fn read(s: &str) -> Read<'_> {
             r.commands.push(&s[i..i + c.len()]);
         }
     }
-    for (cjk, c) in lexicon::CJK {
+    for (cjk, c) in lexicon::CJK.iter().filter(|_| !s.is_ascii()) {
         if let Some(i) = s.find(cjk) {
             r.mask |= c;
             // A negation right before it governs it (不要告诉: do not tell).
