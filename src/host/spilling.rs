@@ -2,7 +2,7 @@
 //! spilled payloads alive for the client that received them.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 
 use serde_json::Value;
 
@@ -36,19 +36,111 @@ impl Default for SpillConfig {
     }
 }
 
-/// What the content scan found in one spilled text (the host has a policy).
+/// The content scan of one spilled text (the host has a policy), run by a thread of its own
+/// while the text streams to its file: the reactor only counts the bytes it wrote, the scanner
+/// reads them back from the file (the page cache) a block at a time, so neither the reactor's
+/// time nor memory grows with the text.
+#[derive(Debug)]
+pub(crate) struct TailScan {
+    state: Mutex<TailState>,
+    changed: Condvar,
+}
+
+#[derive(Debug, Default)]
+struct TailState {
+    written: u64,
+    ended: bool,
+    report: Option<Report>,
+}
+
+impl TailScan {
+    /// Starts the scanner over `file` (a handle on the file being written).
+    fn start(file: std::fs::File, location: String) -> Option<Arc<TailScan>> {
+        let tail = Arc::new(TailScan { state: Mutex::default(), changed: Condvar::new() });
+        let scanner = tail.clone();
+        let spawned = std::thread::Builder::new().name("ringmcp-scan".into()).spawn(move || {
+            use std::os::unix::fs::FileExt;
+            let mut scan = StreamScan::new(location, true);
+            let mut buf = vec![0u8; 256 << 10];
+            let mut at = 0u64;
+            loop {
+                let (written, ended) = {
+                    let state = scanner.lock();
+                    let state = scanner
+                        .changed
+                        .wait_while(state, |s| s.written == at && !s.ended)
+                        .unwrap_or_else(PoisonError::into_inner);
+                    (state.written, state.ended)
+                };
+                while at < written {
+                    let want = (written - at).min(buf.len() as u64) as usize;
+                    match file.read_at(&mut buf[..want], at) {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => {
+                            scan.feed(&buf[..n]);
+                            at += n as u64;
+                        }
+                    }
+                }
+                if ended && at >= written {
+                    break;
+                }
+                if at < written {
+                    // A short or failed read: the file is not what was written.
+                    break;
+                }
+            }
+            let report = scan.finish();
+            scanner.lock().report = Some(report);
+            scanner.changed.notify_all();
+        });
+        match spawned {
+            Ok(_) => Some(tail),
+            Err(e) => {
+                tracing::warn!("spilled text not scanned: no thread for the scan ({e})");
+                None
+            }
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, TailState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn wrote(&self, n: usize) {
+        self.lock().written += n as u64;
+        self.changed.notify_all();
+    }
+
+    fn end(&self) {
+        self.lock().ended = true;
+        self.changed.notify_all();
+    }
+
+    /// What the scan found, once it has read the whole text (blocks until then).
+    pub(crate) fn report(&self) -> Report {
+        let state = self.lock();
+        let state = self
+            .changed
+            .wait_while(state, |s| s.report.is_none())
+            .unwrap_or_else(PoisonError::into_inner);
+        state.report.clone().unwrap_or_default()
+    }
+}
+
+/// A spilled text's scan, travelling with its answer to the client that receives it.
 #[derive(Debug)]
 pub(crate) struct SpillScanned {
     pub(crate) uri: String,
-    pub(crate) report: Report,
+    pub(crate) scan: Arc<TailScan>,
 }
 
 /// Spilled payloads a client received, by URI, alive until released or the client is dropped.
 #[derive(Debug, Default)]
 pub(crate) struct SpillRegistry {
     files: Mutex<HashMap<String, SpillFile>>,
-    /// What the content scan found in each, by URI.
-    reports: Mutex<HashMap<String, Report>>,
+    /// The content scan of each, by URI.
+    reports: Mutex<HashMap<String, Arc<TailScan>>>,
 }
 
 impl SpillRegistry {
@@ -73,7 +165,7 @@ impl SpillRegistry {
                     if let Ok(s) = a.downcast::<SpillScanned>() {
                         let mut reports =
                             self.reports.lock().unwrap_or_else(PoisonError::into_inner);
-                        reports.insert(s.uri.clone(), s.report.clone());
+                        reports.insert(s.uri.clone(), s.scan.clone());
                     }
                 }
             }
@@ -81,9 +173,11 @@ impl SpillRegistry {
         self.insert(files);
     }
 
-    /// What the content scan found in the spilled text at `uri`, if it was scanned.
+    /// What the content scan found in the spilled text at `uri`, if it was scanned (waits
+    /// for the scan to finish).
     pub(crate) fn report(&self, uri: &str) -> Option<Report> {
-        self.reports.lock().unwrap_or_else(PoisonError::into_inner).get(uri).cloned()
+        let scan = self.reports.lock().unwrap_or_else(PoisonError::into_inner).get(uri).cloned();
+        scan.map(|s| s.report())
     }
 
     pub(crate) fn get(&self, uri: &str) -> Option<SpillFile> {
@@ -102,7 +196,7 @@ struct StoreSink {
     writer: Option<SpillWriter>,
     files: Vec<SpillFile>,
     scan_content: bool,
-    scan: Option<StreamScan>,
+    scan: Option<Arc<TailScan>>,
     scans: Vec<SpillScanned>,
 }
 
@@ -115,34 +209,53 @@ impl SpillSink for StoreSink {
         path: &[PathSegment],
         encoding: SpillEncoding,
     ) -> Result<(), SpillError> {
-        self.writer = Some(self.store.create(&format!("answer-{index}"))?);
-        // Text the model may read is scanned as it streams; decoded blobs are not text.
-        self.scan = (self.scan_content && encoding == SpillEncoding::Utf8Text).then(|| {
+        let writer = self.store.create(&format!("answer-{index}"))?;
+        // Text the model may read is scanned as it streams (off the reactor); decoded blobs
+        // are not text.
+        self.scan = None;
+        if self.scan_content && encoding == SpillEncoding::Utf8Text {
             let at: Vec<String> = path.iter().map(|p| format!("{p:?}")).collect();
-            StreamScan::new(at.join("/"), true)
-        });
+            match writer.reader() {
+                Ok(file) => self.scan = TailScan::start(file, at.join("/")),
+                Err(e) => tracing::warn!("spilled text not scanned: {e}"),
+            }
+        }
+        self.writer = Some(writer);
         Ok(())
     }
 
     fn write(&mut self, _: usize, bytes: &[u8]) -> Result<(), SpillError> {
-        if let Some(scan) = &mut self.scan {
-            scan.feed(bytes);
+        let Some(w) = &mut self.writer else { return Ok(()) };
+        w.write_all(bytes)?;
+        if let Some(scan) = &self.scan {
+            scan.wrote(bytes.len());
         }
-        match &mut self.writer {
-            Some(w) => w.write_all(bytes),
-            None => Ok(()),
-        }
+        Ok(())
     }
 
     fn end(&mut self, _: usize, _: u64) -> Result<(), SpillError> {
         if let Some(w) = self.writer.take() {
+            let scan = self.scan.take();
+            if let Some(scan) = &scan {
+                scan.end();
+            }
             let file = w.finish()?;
-            if let Some(scan) = self.scan.take() {
-                self.scans.push(SpillScanned { uri: file.uri().to_owned(), report: scan.finish() });
+            if let Some(scan) = scan {
+                self.scans.push(SpillScanned { uri: file.uri().to_owned(), scan });
             }
             self.files.push(file);
         }
         Ok(())
+    }
+}
+
+impl Drop for StoreSink {
+    /// A scan still waiting for bytes ends with what it has (its thread must not wait for
+    /// ever).
+    fn drop(&mut self) {
+        if let Some(scan) = self.scan.take() {
+            scan.end();
+        }
     }
 }
 
@@ -202,6 +315,9 @@ impl SpillJob {
             self.sink.writer = None;
             self.sink.files.clear();
             self.sink.scans.clear();
+            if let Some(scan) = self.sink.scan.take() {
+                scan.end();
+            }
         }
     }
 
@@ -233,7 +349,8 @@ impl SpillJob {
                 };
             }
         };
-        let (files, scans) = (self.sink.files, self.sink.scans);
+        let mut sink = self.sink;
+        let (files, scans) = (std::mem::take(&mut sink.files), std::mem::take(&mut sink.scans));
         if let Some(result) = message.get_mut("result") {
             let placed: Vec<Placed<'_>> = scanned
                 .spills

@@ -455,6 +455,15 @@ impl SpillWriter {
         self.entry.len
     }
 
+    /// A second handle on the file being written, for reading what is already written
+    /// (`FileExt::read_at`; the writer's offset is not moved).
+    ///
+    /// # Errors
+    /// When the descriptor cannot be duplicated.
+    pub fn reader(&self) -> io::Result<File> {
+        self.file.try_clone()
+    }
+
     /// The file being written.
     pub fn path(&self) -> &Path {
         &self.entry.path

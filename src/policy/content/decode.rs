@@ -136,7 +136,8 @@ pub(crate) fn encoded(text: &str, _mode: Mode) -> Vec<Decoded> {
             end += 1;
         }
         let run = &text[start..end];
-        if run.len() < 20 {
+        // Hidden orders are sentences, not megabytes: longer runs are data (an image, a blob).
+        if run.len() < 20 || run.len() > 4096 {
             continue;
         }
         let hex = run.len().is_multiple_of(2) && run.bytes().all(|b| b.is_ascii_hexdigit());
@@ -150,7 +151,7 @@ pub(crate) fn encoded(text: &str, _mode: Mode) -> Vec<Decoded> {
         }
     }
     // Percent- and entity-encoded text.
-    if text.matches('%').count() >= 4 {
+    if memchr::memchr_iter(b'%', text.as_bytes()).nth(3).is_some() {
         let d = percent_encoding::percent_decode_str(text).decode_utf8_lossy();
         if d != text && printable(&d) {
             out.push(Decoded {
@@ -160,7 +161,7 @@ pub(crate) fn encoded(text: &str, _mode: Mode) -> Vec<Decoded> {
             });
         }
     }
-    if text.matches("&#").count() >= 3 {
+    if memchr::memmem::find_iter(text.as_bytes(), b"&#").nth(2).is_some() {
         let d = decode_entities(text);
         if d != text {
             out.push(Decoded { text: d, kind: "HTML entities", span: 0..text.len() });

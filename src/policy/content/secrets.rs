@@ -6,7 +6,8 @@
 use std::ops::Range;
 use std::sync::OnceLock;
 
-use regex::bytes::{Regex, RegexSet};
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind};
+use regex::bytes::Regex;
 use serde_json::Value;
 
 /// One credential found.
@@ -18,52 +19,71 @@ pub struct Secret {
     pub span: Range<usize>,
 }
 
-const KINDS: &[(&str, &str)] = &[
-    ("aws_access_key", r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b"),
+/// Each kind: its name, the literal words it starts with or holds (found first, in one
+/// pass, case-insensitively), and its pattern, run only around those words.
+const KINDS: &[(&str, &[&str], &str)] = &[
+    ("aws_access_key", &["AKIA", "ASIA", "ABIA", "ACCA"], r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b"),
     (
         "aws_secret_key",
+        &["aws"],
         r#"(?i)aws.{0,20}?(?:secret|private).{0,20}?['"\s:=]+([A-Za-z0-9/+]{40})\b"#,
     ),
-    ("github_token", r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,255}\b"),
-    ("github_token", r"\bgithub_pat_[A-Za-z0-9_]{60,255}\b"),
-    ("gitlab_token", r"\bgl(?:pat|dt|ptt|rt|soat)-[A-Za-z0-9_\-]{20,64}\b"),
-    ("slack_token", r"\bxox[abposr]-[A-Za-z0-9\-]{10,250}"),
-    ("slack_webhook", r"https://hooks\.slack\.com/services/T[A-Z0-9]+/B[A-Z0-9]+/[A-Za-z0-9]{20,}"),
-    ("stripe_key", r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{20,250}\b"),
-    ("google_api_key", r"\bAIza[0-9A-Za-z_\-]{35}\b"),
-    (
-        "openai_key",
-        r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}T3BlbkFJ[A-Za-z0-9_\-]{20,}",
-    ),
-    ("openai_key", r"\bsk-proj-[A-Za-z0-9_\-]{40,}"),
-    ("anthropic_key", r"\bsk-ant-(?:api|admin)\d{2}-[A-Za-z0-9_\-]{80,}"),
-    ("npm_token", r"\bnpm_[A-Za-z0-9]{36}\b"),
-    ("pypi_token", r"\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{50,}"),
-    ("sendgrid_key", r"\bSG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}\b"),
-    ("twilio_key", r"\bSK[0-9a-f]{32}\b"),
+    ("github_token", &["ghp_", "gho_", "ghu_", "ghs_", "ghr_"], r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,255}\b"),
+    ("github_token", &["github_pat_"], r"\bgithub_pat_[A-Za-z0-9_]{60,255}\b"),
+    ("gitlab_token", &["glpat-", "gldt-", "glptt-", "glrt-", "glsoat-"], r"\bgl(?:pat|dt|ptt|rt|soat)-[A-Za-z0-9_\-]{20,64}\b"),
+    ("slack_token", &["xoxa-", "xoxb-", "xoxp-", "xoxo-", "xoxs-", "xoxr-"], r"\bxox[abposr]-[A-Za-z0-9\-]{10,250}"),
+    ("slack_webhook", &["hooks.slack.com"], r"https://hooks\.slack\.com/services/T[A-Z0-9]+/B[A-Z0-9]+/[A-Za-z0-9]{20,}"),
+    ("stripe_key", &["sk_live_", "sk_test_", "rk_live_", "rk_test_"], r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{20,250}\b"),
+    ("google_api_key", &["AIza"], r"\bAIza[0-9A-Za-z_\-]{35}\b"),
+    ("openai_key", &["T3BlbkFJ"], r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}T3BlbkFJ[A-Za-z0-9_\-]{20,}"),
+    ("openai_key", &["sk-proj-"], r"\bsk-proj-[A-Za-z0-9_\-]{40,}"),
+    ("anthropic_key", &["sk-ant-"], r"\bsk-ant-(?:api|admin)\d{2}-[A-Za-z0-9_\-]{80,}"),
+    ("npm_token", &["npm_"], r"\bnpm_[A-Za-z0-9]{36}\b"),
+    ("pypi_token", &["pypi-AgEIcHlwaS5vcmc"], r"\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{50,}"),
+    ("sendgrid_key", &["SG."], r"\bSG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}\b"),
     (
         "private_key",
+        &["PRIVATE KEY-----"],
         r"-----BEGIN (?:RSA |EC |DSA |OPENSSH |ENCRYPTED |PGP )?PRIVATE KEY(?: BLOCK)?-----",
     ),
-    ("jwt", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{16,}"),
+    ("jwt", &["eyJ"], r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{16,}"),
     (
         "connection_string",
+        &["://"],
         r"\b(?:postgres(?:ql)?|mysql|mariadb|mongodb(?:\+srv)?|redis|rediss|amqps?|mssql|sqlserver)://[^:@/\s]{1,64}:([^@/\s]{3,128})@",
     ),
 ];
 
+/// How far before its literal word a credential may start, and after it end.
+const BEFORE: usize = 300;
+const AFTER: usize = 700;
+
 struct Compiled {
-    set: RegexSet,
+    words: AhoCorasick,
+    /// The kind of each literal word.
+    kind_of: Vec<usize>,
     each: Vec<Regex>,
 }
 
 fn compiled() -> &'static Compiled {
     static C: OnceLock<Compiled> = OnceLock::new();
     C.get_or_init(|| {
-        let patterns: Vec<&str> = KINDS.iter().map(|(_, p)| *p).collect();
+        let mut words = Vec::new();
+        let mut kind_of = Vec::new();
+        for (i, (_, literals, _)) in KINDS.iter().enumerate() {
+            for l in *literals {
+                words.push(*l);
+                kind_of.push(i);
+            }
+        }
         Compiled {
-            set: RegexSet::new(&patterns).expect("the secret patterns compile"),
-            each: patterns.iter().map(|p| Regex::new(p).expect("a secret pattern")).collect(),
+            words: AhoCorasickBuilder::new()
+                .ascii_case_insensitive(true)
+                .kind(Some(AhoCorasickKind::DFA))
+                .build(&words)
+                .expect("the secret words build"),
+            kind_of,
+            each: KINDS.iter().map(|(_, _, p)| Regex::new(p).expect("a secret pattern")).collect(),
         }
     })
 }
@@ -89,22 +109,31 @@ fn placeholder(value: &[u8]) -> bool {
         || value.windows(6).any(|w| w.iter().all(|&b| b == w[0]))
 }
 
-/// The credentials in `text`.
+/// The credentials in `text`: its literal words found in one pass, each kind's pattern run
+/// around them only.
 pub fn find(text: &[u8]) -> Vec<Secret> {
     let c = compiled();
-    let matched = c.set.matches(text);
-    if !matched.matched_any() {
-        return Vec::new();
-    }
-    let mut out = Vec::new();
-    for i in matched.iter() {
-        for caps in c.each[i].captures_iter(text).take(64) {
+    let mut out: Vec<Secret> = Vec::new();
+    // The windows already searched, per kind (a run of literal words is searched once).
+    let mut searched = vec![0usize; KINDS.len()];
+    for m in c.words.find_iter(text) {
+        let kind = c.kind_of[m.pattern().as_usize()];
+        let start = m.start().saturating_sub(BEFORE).max(searched[kind]);
+        let end = (m.end() + AFTER).min(text.len());
+        if start >= end {
+            continue;
+        }
+        searched[kind] = end;
+        for caps in c.each[kind].captures_iter(&text[start..end]).take(64) {
             // A password in a connection string, the AWS secret: the group; else the whole.
             let m = caps.get(1).unwrap_or_else(|| caps.get(0).expect("a match"));
             if placeholder(m.as_bytes()) {
                 continue;
             }
-            out.push(Secret { kind: KINDS[i].0, span: m.range() });
+            out.push(Secret { kind: KINDS[kind].0, span: start + m.start()..start + m.end() });
+        }
+        if out.len() >= 256 {
+            break;
         }
     }
     out.sort_by_key(|s| s.span.start);

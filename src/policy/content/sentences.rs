@@ -7,7 +7,7 @@
 use std::ops::Range;
 use std::sync::OnceLock;
 
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 
 use super::Mode;
 use super::judge::MAX_SENTENCE;
@@ -44,6 +44,8 @@ fn cues() -> &'static AhoCorasick {
         AhoCorasickBuilder::new()
             .ascii_case_insensitive(true)
             .match_kind(MatchKind::LeftmostFirst)
+            // A full DFA: one table lookup a byte, whatever the text.
+            .kind(Some(AhoCorasickKind::DFA))
             .build(CUES)
             .expect("the cue words build")
     })

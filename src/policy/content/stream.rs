@@ -76,7 +76,10 @@ impl StreamScan {
     fn judge(&mut self, last: bool) {
         let cut = if last { self.buf.len() } else { cut_point(&self.buf) };
         let block = &self.buf[..cut];
-        let text = String::from_utf8_lossy(block);
+        let text = match std::str::from_utf8(block) {
+            Ok(t) => std::borrow::Cow::Borrowed(t),
+            Err(_) => String::from_utf8_lossy(block),
+        };
         for mut f in scan_result_text(&self.location, &text) {
             self.report.injection_count += 1;
             if self.report.injections.len() < KEEP {
