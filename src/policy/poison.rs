@@ -112,9 +112,22 @@ fn parameter_findings(tool: &Tool, names: &[String]) -> Vec<Finding> {
         .collect();
     let described = tool.description.as_deref().unwrap_or("").to_lowercase();
     let mut out = Vec::new();
+    // Tools whose business is a model's context: agents, assistants, prompts, chats.
+    let context_tool = purpose.iter().any(|w| {
+        ["agent", "assistant", "bot", "prompt", "chat", "llm", "model", "completion", "message", "conversation", "thread"]
+            .iter()
+            .any(|c| w.starts_with(c))
+    });
     for name in names {
-        let words = split_identifier(name).join(" ");
-        let asks_context = CONTEXT_PARAMS.iter().find(|p| words.contains(*p)).filter(|p| {
+        let parts = split_identifier(name);
+        // What a value is called, not the value (`conversationId`, `secretType`).
+        if parts.last().is_some_and(|p| ["id", "ids", "type", "name", "ref", "count", "url", "key"].contains(&p.as_str()) && parts.len() > 1)
+            || parts.first().is_some_and(|p| ["allow", "use", "enable", "require", "has", "is", "include"].contains(&p.as_str()))
+        {
+            continue;
+        }
+        let words = parts.join(" ");
+        let asks_context = CONTEXT_PARAMS.iter().find(|p| words.contains(*p) && !context_tool).filter(|p| {
             !p.split(' ').any(|w| purpose.iter().any(|q| q == w || q.trim_end_matches('s') == w))
         });
         if let Some(p) = asks_context {
@@ -172,6 +185,9 @@ pub fn scan_tool_among(tool: &Tool, siblings: &[&str], foreign: &[&str]) -> Vec<
         weak.extend(judge_text(at, text, &scope));
     }
     let mut flagged = content::flagged(weak.clone());
+    // Only signals of some weight add up (a parameter named `token` in an app spec is not
+    // half an attack).
+    weak.retain(|f| f.score >= 2);
     if flagged.is_empty() {
         // Weaker sentences in different places add up: a payload split across the
         // description and a parameter, or two medium signals.

@@ -438,7 +438,7 @@ pub(crate) fn judge(sentence: &str, scope: &Scope<'_>) -> Judged {
         "higher priority than",
         "supersedes",
         "overrides",
-    ]) && (has(INSTRUCTIONS | USER | PRIOR | YOU) || r.other_tools)
+    ]) && (has(INSTRUCTIONS) || r.other_tools || said(&["the user's request", "the user's instructions"]))
         && !has(ARGUMENT)
     {
         j.add(Signal::Override, 3, "claims priority over the user's or other instructions");
@@ -449,7 +449,12 @@ pub(crate) fn judge(sentence: &str, scope: &Scope<'_>) -> Judged {
     // "conceal" hide something from someone, so the user must be named.
     let stealth =
         !matches!(w(HIDE).to_lowercase().as_str(), "hide" | "hidden" | "conceal" | "suppress");
-    if asks(HIDE) && asks(acts) && !describes && (stealth || has(USER)) {
+    let opens_hidden = matches!(r.first.as_str(), "silently" | "secretly" | "quietly" | "covertly");
+    if asks(HIDE)
+        && asks(acts)
+        && !describes
+        && ((stealth && (addressed || opens_hidden)) || has(USER))
+    {
         j.add(
             Signal::Concealment,
             3,
@@ -475,7 +480,9 @@ pub(crate) fn judge(sentence: &str, scope: &Scope<'_>) -> Judged {
             "this change",
             "the change",
         ]);
-        let weight = if has(HIDE) || about_this || (asks(acts) && !claim) { 3 } else { 1 };
+        // "never ask the user" skips a confirmation (weak); "never tell the user" hides.
+        let asking = matches!(w(TELL).to_lowercase().as_str(), "ask" | "asking" | "confirm");
+        let weight = if has(HIDE) || about_this || (asks(acts) && !claim && !asking) { 3 } else { 1 };
         j.add(
             Signal::Concealment,
             weight,
@@ -542,7 +549,9 @@ pub(crate) fn judge(sentence: &str, scope: &Scope<'_>) -> Judged {
             format!("asks for a file that holds secrets ({:?})", r.secret_paths[0]),
         );
     }
-    if has(SECRET) && !own(w(SECRET)) && asks(READ | PASS | SEND) && addressed && !describes {
+    // Moving credentials (pass, send, read into an argument or elsewhere), not keeping them.
+    let moves = asks(PASS | SEND) || (asks(READ) && has(ARGUMENT | EXTERNAL));
+    if has(SECRET) && !own(w(SECRET)) && moves && addressed && !describes {
         j.add(
             Signal::Secrets,
             2,
@@ -632,7 +641,7 @@ pub(crate) fn judge(sentence: &str, scope: &Scope<'_>) -> Judged {
         && asks(PASS | SEND | TELL)
         && said(&["model", "llm", "assistant", " ai"])
     {
-        j.add(Signal::Harvest, 2, "asks which model it is");
+        j.add(Signal::Harvest, 1, "asks which model it is");
     }
 
     // Exfiltration: data to an address not the tool's own.
@@ -684,7 +693,8 @@ pub(crate) fn judge(sentence: &str, scope: &Scope<'_>) -> Judged {
             ),
         );
     }
-    if named_other.is_some() && asks(CHANGE | PASS | SEND) && has(ORDER | TIMING | OTHER) {
+    let alters = asks(CHANGE | SEND) || (asks(PASS) && has(ARGUMENT | DATA | CONVO | SECRET));
+    if named_other.is_some() && alters && has(ORDER | TIMING | OTHER) {
         j.add(
             Signal::OtherTools,
             2,
@@ -708,17 +718,15 @@ pub(crate) fn judge(sentence: &str, scope: &Scope<'_>) -> Judged {
         && addressed
         && !has(SELF)
     {
-        j.add(Signal::OtherTools, 2, "gives orders about every other tool");
+        // Calling them in an order is workflow; changing what goes into them is not.
+        let weight = if alters { 2 } else { 1 };
+        j.add(Signal::OtherTools, weight, "gives orders about every other tool");
     }
     if r.other_tools && said(&["before"]) && asks(CALL) && r.negated & CALL == 0 && has(SELF) {
         // An initialising tool of the same server is workflow; one that wants the other
         // tools' data first is not.
-        let weight =
-            match (has(PASS) && has(DATA | ARGUMENT), said(&["this server", "same server"])) {
-                (true, _) => 3,
-                (false, true) => 1,
-                (false, false) => 2,
-            };
+        // "MUST be called before any other tools" is how an initialising tool says so.
+        let weight = if has(PASS) && has(DATA | ARGUMENT) { 3 } else { 1 };
         j.add(Signal::OtherTools, weight, "puts itself before other tools' calls");
     }
     if let Some(t) = named_other
@@ -740,7 +748,9 @@ pub(crate) fn judge(sentence: &str, scope: &Scope<'_>) -> Judged {
     let this_tool = has(SELF) && (has(TOOLWORD) || said(&["use me", "choose me", "select me"]));
     let over_siblings = r.identifiers.iter().any(|i| scope.is_sibling(i));
     if this_tool && has(PREFER) && !over_siblings {
-        let weight = if r.other_tools || has(ORDER) { 3 } else { 2 };
+        // Over every other tool, or running them down: strong; "the first choice when ...": a
+        // tool saying what it is for.
+        let weight = if r.other_tools || has(DISPARAGE) || said(&["instead of any", "over any", "over all"]) { 3 } else { 1 };
         j.add(
             Signal::Preference,
             weight,
@@ -945,28 +955,39 @@ pub(crate) fn judge(sentence: &str, scope: &Scope<'_>) -> Judged {
 /// Words that name an AI reader in text written for people ("AI assistant", "language model",
 /// "if you are an LLM").
 fn sentence_names_ai(lower: &str) -> bool {
+    // An AI spoken to ("Claude:", "AI, when you reply"), not one spoken of ("Co-authored-by:
+    // Claude", "AI agents can").
     [
-        "ai assistant",
-        "ai agent",
-        "language model",
+        "ai assistant:",
+        "ai assistant,",
+        "ai agent:",
+        "ai agent,",
         "assistant:",
         "assistant,",
         "note to ai",
         "note to any ai",
-        "any ai ",
         "to the ai",
-        "instructions to the",
+        "instructions to the ai",
+        "instructions for the ai",
         "if you are an ai",
         "if you are an llm",
+        "if you're an ai",
+        "if you are a language model",
         "dear ai",
         "attention ai",
-        "ai model",
-        "llm",
-        "chatgpt",
-        "claude",
-        "copilot",
-        "ai:",
-        "ai,",
+        " ai:",
+        " ai,",
+        "llm:",
+        "llm,",
+        "claude:",
+        "claude,",
+        "chatgpt:",
+        "chatgpt,",
+        "copilot:",
+        "copilot,",
+        "gemini:",
+        "gemini,",
+        "language model:",
         "ai-instructions",
         "アシスタント",
         "助手",
@@ -977,10 +998,17 @@ fn sentence_names_ai(lower: &str) -> bool {
     ]
     .iter()
     .any(|n| lower.contains(n))
+        || lower.starts_with("ai:")
+        || lower.starts_with("ai,")
 }
 
 /// Whether an identifier looks like a tool's name (snake_case or camelCase with a verb).
 fn looks_like_tool(i: &str) -> bool {
+    // A tool's name has parts (`send_email`, `list-files`, `getUser`); `SET` is a word.
+    let parts = i.contains(['_', '-']) || i.chars().skip(1).any(char::is_uppercase) && i.chars().any(char::is_lowercase);
+    if !parts {
+        return false;
+    }
     // A kebab-case name is written in lower case (`Set-Cookie` is a header).
     if i.contains('-') && i.chars().any(char::is_uppercase) {
         return false;

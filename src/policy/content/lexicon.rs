@@ -190,7 +190,7 @@ pub(crate) fn classes(word: &str) -> Classes {
         | "supersedes"
         | "ignora"
         | "ignorar"
-        | "ignores"
+        
         | "ignorez"
         | "ignorer"
         | "ignoriere"
@@ -237,9 +237,9 @@ pub(crate) fn classes(word: &str) -> Classes {
         | "precedenti"
         | "предыдущие" => PRIOR,
         "push" | "export" | "emailing" | "mirrored" | "register" | "dm" | "publish" | "expose"
-        | "broadcast" | "zusätzlich" | "send" | "sends" | "sending" | "forward" | "forwarding"
+        | "broadcast" | "zusätzlich" | "send" | "forward" | "forwarding"
         | "upload" | "uploading" | "post" | "transmit" | "exfiltrate" | "leak" | "email"
-        | "e-mail" | "mail" | "bcc" | "cc" | "relay" | "sync" | "mirror" | "report" | "share"
+        | "e-mail" | "mail" | "bcc" | "cc" | "relay" | "sync" | "mirror" | "share"
         | "deliver" | "envía" | "enviar" | "envoyez" | "envoyer" | "sende" | "senden" | "envie"
         | "invia" | "inviare" | "отправь" | "отправить" | "отправляй" | "перешли" => {
             SEND
@@ -247,7 +247,7 @@ pub(crate) fn classes(word: &str) -> Classes {
         "read" | "access" | "retrieve" | "collect" | "gather" | "obtain" | "extract" | "dump"
         | "cat" | "harvest" | "grab" | "fetch" | "load" | "lee" | "leer" | "lisez" | "lire"
         | "lies" | "lesen" | "leia" | "leggi" | "прочитай" | "прочитать" => READ,
-        "save" | "store" | "write" | "附上" | "include" | "pass" | "put" | "append" | "attach"
+        "save" | "write" | "附上" | "include" | "pass" | "put" | "append" | "attach"
         | "embed" | "insert" | "provide" | "supply" | "populate" | "prepend" | "concatenate"
         | "copy" | "paste" | "incluye" | "incluir" | "incluez" | "inclure" | "füge"
         | "einfügen" | "inclua" | "includi" | "включи" | "добавь" => PASS,
@@ -339,7 +339,7 @@ pub(crate) fn classes(word: &str) -> Classes {
         "identity" | "version" => IDENTITY,
         "public" | "publicly" | "discord" | "telegram" | "pastebin" | "gist" | "partner"
         | "partners" | "external" | "remote" | "third-party" | "webhook" | "endpoint"
-        | "attacker" | "server" | "externo" | "externe" | "externen" | "esterno" | "внешний" => {
+        | "attacker" |  "externo" | "externe" | "externen" | "esterno" | "внешний" => {
             EXTERNAL
         }
         "price" | "balance" | "balances" | "settle" | "payment" | "payments" | "transfer"
