@@ -98,7 +98,7 @@ def main():
                     if not f and r["source"] == a.show_misses:
                         print("  MISS", json.dumps(r["tool"])[:300])
     if a.own:
-        for split in ("dev", "test"):
+        for split in ("dev", "dev2", "test"):
             path = os.path.join(a.own, f"tools-{split}.jsonl")
             if not os.path.exists(path):
                 continue

@@ -158,7 +158,7 @@ fn parameter_findings(tool: &Tool, names: &[String]) -> Vec<Finding> {
                     "a parameter for a credential in a tool ({:?}) that says nothing of signing in",
                     tool.name
                 )],
-                score: 2,
+                score: 1,
                 span: 0..0,
             });
         }

@@ -514,12 +514,38 @@ pub(crate) fn judge(sentence: &str, scope: &Scope<'_>) -> Judged {
         "never announce",
         "answer no",
         "say no",
+        "tell the user only",
+        "that everything is fine",
+        "as though",
+        "out of their narration",
+        "out of the narration",
+        "out of the conversation",
+        "do not reference",
+        "don't reference",
+        "\"disclosure\": \"none\"",
+        "report_to_user\": false",
+        "need to tell the user about",
     ]) && (has(USER) || !said(&["answer no", "say no"]))
     {
         j.add(Signal::Concealment, 3, "asks to deceive the user or keep quiet about the work");
     }
     if asks(HIDE) && has(USER) && !describes {
         j.add(Signal::Concealment, 2, format!("asks to leave something out ({:?})", w(HIDE)));
+    }
+    // The user's check taken away: act without asking or showing.
+    if said(&[
+        "no longer need to check",
+        "without first showing",
+        "without asking the user",
+        "without the user's approval",
+        "without confirmation from the user",
+        "don't need to ask",
+        "do not need to ask",
+        "skip the confirmation",
+        "why wait for the user",
+        "keep executing",
+    ]) {
+        j.add(Signal::Concealment, 3, "asks to act without the user's check");
     }
     if said(&[
         "user doesn't need to know",
@@ -630,6 +656,19 @@ pub(crate) fn judge(sentence: &str, scope: &Scope<'_>) -> Judged {
         "tool calls you made",
         "tool call you made",
         "documents or emails",
+        "the user has mentioned",
+        "the user mentioned",
+        "you remember about",
+        "between you and the user",
+        "chain of thought",
+        "developer messages",
+        "system/developer",
+        "contents of all files",
+        "payment card",
+        "card number",
+        "medications",
+        "up to this point",
+        "verbatim dialogue",
     ]) && !own(w(CONVO))
         && (scope.mode == Mode::Definition || ai_named)
         && (asks(PASS | SEND | READ | TELL) || r.asked & (CALL | CHANGE | EXEC | DESTROY) == 0)
@@ -758,6 +797,16 @@ pub(crate) fn judge(sentence: &str, scope: &Scope<'_>) -> Judged {
         );
     }
     let choose = said(&[
+        "chosen over",
+        "go-to tool",
+        "pick me",
+        "choose me",
+        "better fit",
+        "ranked first",
+        "aren't as good",
+        "not as good",
+        "= broken",
+        "over all other",
         "always use",
         "use first",
         "use this first",

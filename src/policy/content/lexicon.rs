@@ -179,7 +179,7 @@ pub(crate) fn classes(word: &str) -> Classes {
         | "stealthily" | "conceal" | "hide" | "hidden" | "invisibly" | "unnoticed" | "unaware"
         | "secret." | "secretamente" | "silenciosamente" | "secrètement" | "discrètement"
         | "heimlich" | "unbemerkt" | "segretamente" | "тайно" | "незаметно" => HIDE,
-        "ignore"
+        "superseded" | "secondary" | "disregarded" | "ignore"
         | "ignoring"
         | "disregard"
         | "forget"
@@ -200,7 +200,7 @@ pub(crate) fn classes(word: &str) -> Classes {
         | "игнорируй"
         | "игнорировать"
         | "забудь" => IGNORE,
-        "instructions"
+        "guidance" | "standing" | "instructions"
         | "instruction"
         | "rules"
         | "guidelines"
@@ -323,7 +323,7 @@ pub(crate) fn classes(word: &str) -> Classes {
         | "dopo" | "перед" | "после" => TIMING,
         "other" | "another" | "any" | "all" | "every" | "each" | "otras" | "autres" | "andere"
         | "anderen" | "outras" | "altri" | "другие" | "любой" => OTHER,
-        "corrupt" | "buggy" | "inaccurate" | "competing" | "malicious" | "disabled"
+        "worse" | "corrupt" | "buggy" | "inaccurate" | "competing" | "malicious" | "disabled"
         | "desativadas" | "defekt" | "deprecated" | "unsafe" | "broken" | "outdated"
         | "insecure" | "unreliable" | "obsolete" | "compromised" | "vulnerable" | "inferior" => {
             DISPARAGE
@@ -332,7 +332,7 @@ pub(crate) fn classes(word: &str) -> Classes {
         | "résultats" | "contents" | "content" | "data" | "files" | "file" | "results"
         | "output" | "everything" | "documents" | "emails" | "messages" | "history" | "logs"
         | "datos" | "données" | "daten" | "dados" | "dati" | "данные" => DATA,
-        "system" | "admin" | "administrator" | "developer" | "urgent" | "official" | "sistema"
+        "authority" | "authoritative" | "elevated" | "governing" | "system" | "admin" | "administrator" | "developer" | "urgent" | "official" | "sistema"
         | "système" | "systèm" | "система" => MARKER,
         "execute" | "shell" | "bash" | "sudo" | "terminal" | "powershell" | "eval" => EXEC,
         "delete" | "erase" | "wipe" | "destroy" | "drop" | "purge" | "truncate" => DESTROY,
@@ -411,6 +411,7 @@ pub(crate) fn pair_classes(a: &str, b: &str) -> Classes {
         ("silently" | "quietly", _) | ("behind", "the") | ("in", "secret") | ("leave", "out") => {
             HIDE
         }
+        ("set", "aside") => IGNORE,
         ("hidden" | "full" | "secret", "instructions")
         | ("user's", "question" | "query" | "request" | "messages" | "input" | "prompt")
         | ("recent" | "preceding" | "earlier", "chat" | "conversation")
