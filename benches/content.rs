@@ -79,8 +79,11 @@ fn bench(c: &mut Criterion) {
         })
     });
     let small = json!({"content": [{"type": "text", "text": "Found 3 files: notes.txt, todo.md, report.pdf (2.1 MB). The last one was changed yesterday by the build system."}]});
-    let treatment =
-        Treatment { on_injection: OnInjection::Flag, secrets: SecretsAction::Redact, delimit: false };
+    let treatment = Treatment {
+        on_injection: OnInjection::Flag,
+        secrets: SecretsAction::Redact,
+        delimit: false,
+    };
     g.throughput(Throughput::Elements(1));
     g.bench_function("small result (scan and apply)", |b| {
         b.iter(|| {

@@ -114,22 +114,39 @@ fn parameter_findings(tool: &Tool, names: &[String]) -> Vec<Finding> {
     let mut out = Vec::new();
     // Tools whose business is a model's context: agents, assistants, prompts, chats.
     let context_tool = purpose.iter().any(|w| {
-        ["agent", "assistant", "bot", "prompt", "chat", "llm", "model", "completion", "message", "conversation", "thread"]
-            .iter()
-            .any(|c| w.starts_with(c))
+        [
+            "agent",
+            "assistant",
+            "bot",
+            "prompt",
+            "chat",
+            "llm",
+            "model",
+            "completion",
+            "message",
+            "conversation",
+            "thread",
+        ]
+        .iter()
+        .any(|c| w.starts_with(c))
     });
     for name in names {
         let parts = split_identifier(name);
         // What a value is called, not the value (`conversationId`, `secretType`).
-        if parts.last().is_some_and(|p| ["id", "ids", "type", "name", "ref", "count", "url", "key"].contains(&p.as_str()) && parts.len() > 1)
-            || parts.first().is_some_and(|p| ["allow", "use", "enable", "require", "has", "is", "include"].contains(&p.as_str()))
-        {
+        if parts.last().is_some_and(|p| {
+            ["id", "ids", "type", "name", "ref", "count", "url", "key"].contains(&p.as_str())
+                && parts.len() > 1
+        }) || parts.first().is_some_and(|p| {
+            ["allow", "use", "enable", "require", "has", "is", "include"].contains(&p.as_str())
+        }) {
             continue;
         }
         let words = parts.join(" ");
-        let asks_context = CONTEXT_PARAMS.iter().find(|p| words.contains(*p) && !context_tool).filter(|p| {
-            !p.split(' ').any(|w| purpose.iter().any(|q| q == w || q.trim_end_matches('s') == w))
-        });
+        let asks_context =
+            CONTEXT_PARAMS.iter().find(|p| words.contains(*p) && !context_tool).filter(|p| {
+                !p.split(' ')
+                    .any(|w| purpose.iter().any(|q| q == w || q.trim_end_matches('s') == w))
+            });
         if let Some(p) = asks_context {
             out.push(Finding {
                 location: format!("inputSchema/properties/{name}#name"),

@@ -106,7 +106,6 @@ const SECRET_PATHS: &[&str] = &[
     "credentials.json",
     "authorized_keys",
     ".config/gh",
-    "keychain",
     ".env",
 ];
 
@@ -438,7 +437,9 @@ pub(crate) fn judge(sentence: &str, scope: &Scope<'_>) -> Judged {
         "higher priority than",
         "supersedes",
         "overrides",
-    ]) && (has(INSTRUCTIONS) || r.other_tools || said(&["the user's request", "the user's instructions"]))
+    ]) && (has(INSTRUCTIONS)
+        || r.other_tools
+        || said(&["the user's request", "the user's instructions"]))
         && !has(ARGUMENT)
     {
         j.add(Signal::Override, 3, "claims priority over the user's or other instructions");
@@ -482,7 +483,8 @@ pub(crate) fn judge(sentence: &str, scope: &Scope<'_>) -> Judged {
         ]);
         // "never ask the user" skips a confirmation (weak); "never tell the user" hides.
         let asking = matches!(w(TELL).to_lowercase().as_str(), "ask" | "asking" | "confirm");
-        let weight = if has(HIDE) || about_this || (asks(acts) && !claim && !asking) { 3 } else { 1 };
+        let weight =
+            if has(HIDE) || about_this || (asks(acts) && !claim && !asking) { 3 } else { 1 };
         j.add(
             Signal::Concealment,
             weight,
@@ -568,7 +570,8 @@ pub(crate) fn judge(sentence: &str, scope: &Scope<'_>) -> Judged {
 
     // Secrets: read or pass on credentials.
     if !r.secret_paths.is_empty() && !scope.owns_any(&r.secret_paths) {
-        let weight = if asks(READ | PASS | SEND) || (addressed && !describes) { 3 } else { 1 };
+        let weight =
+            if asks(PASS | SEND) || (asks(READ) && addressed && !describes) { 3 } else { 1 };
         j.add(
             Signal::Secrets,
             weight,
@@ -648,7 +651,6 @@ pub(crate) fn judge(sentence: &str, scope: &Scope<'_>) -> Judged {
         "information you have access to",
         "the user shared",
         "present in the environment",
-        "in the conversation",
         "session cookie",
         "login details",
         "username/password",
@@ -670,6 +672,7 @@ pub(crate) fn judge(sentence: &str, scope: &Scope<'_>) -> Judged {
         "up to this point",
         "verbatim dialogue",
     ]) && !own(w(CONVO))
+        && lexicon::classes(&r.first) & NEG == 0
         && (scope.mode == Mode::Definition || ai_named)
         && (asks(PASS | SEND | READ | TELL) || r.asked & (CALL | CHANGE | EXEC | DESTROY) == 0)
     {
@@ -789,7 +792,13 @@ pub(crate) fn judge(sentence: &str, scope: &Scope<'_>) -> Judged {
     if this_tool && has(PREFER) && !over_siblings {
         // Over every other tool, or running them down: strong; "the first choice when ...": a
         // tool saying what it is for.
-        let weight = if r.other_tools || has(DISPARAGE) || said(&["instead of any", "over any", "over all"]) { 3 } else { 1 };
+        let weight =
+            if r.other_tools || has(DISPARAGE) || said(&["instead of any", "over any", "over all"])
+            {
+                3
+            } else {
+                1
+            };
         j.add(
             Signal::Preference,
             weight,
@@ -980,7 +989,24 @@ pub(crate) fn judge(sentence: &str, scope: &Scope<'_>) -> Judged {
     // people (an advisory describing an attack, a quoted example): each signal weighs one
     // less, so only strong combinations count.
     let authority = j.signals.iter().any(|(s, w, _)| *s == Signal::Override && *w >= 3);
-    if scope.mode == Mode::Result && !ai_named && !authority {
+    // In a definition, a sentence that speaks of attacks (a scanner's, a classifier's)
+    // describes them, and weighs one less too.
+    let about_attacks = said(&[
+        "injection",
+        "jailbreak",
+        "attempts",
+        "that try to",
+        "malicious",
+        "detect",
+        "flags tool",
+        "scan ",
+        "classif",
+    ]);
+    let as_data = match scope.mode {
+        Mode::Result => !ai_named && !authority,
+        Mode::Definition => about_attacks,
+    };
+    if as_data {
         for (_, w, _) in &mut j.signals {
             *w = w.saturating_sub(1);
         }
@@ -1054,7 +1080,8 @@ fn sentence_names_ai(lower: &str) -> bool {
 /// Whether an identifier looks like a tool's name (snake_case or camelCase with a verb).
 fn looks_like_tool(i: &str) -> bool {
     // A tool's name has parts (`send_email`, `list-files`, `getUser`); `SET` is a word.
-    let parts = i.contains(['_', '-']) || i.chars().skip(1).any(char::is_uppercase) && i.chars().any(char::is_lowercase);
+    let parts = i.contains(['_', '-'])
+        || i.chars().skip(1).any(char::is_uppercase) && i.chars().any(char::is_lowercase);
     if !parts {
         return false;
     }

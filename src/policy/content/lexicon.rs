@@ -105,9 +105,10 @@ pub(crate) fn classes(word: &str) -> Classes {
         | "обязательно" => ORDER,
         "assistenten" | "modelo" | "modèle" | "modell" | "модель" | "you" | "your" | "yourself"
         | "assistant" | "ai" | "llm" | "llms" | "model" | "agent" | "claude" | "gpt"
-        | "chatgpt" | "copilot" | "gemini" | "bot" | "chatbot" | "tú" | "usted" | "vous" | "tu"
-        | "sie" | "você" | "ты" | "вы" | "ia" | "ki" | "asistente" | "assistent" | "assistente"
-        | "ассистент" => YOU,
+        | "chatgpt" | "copilot" | "gemini" | "tú" | "usted" | "vous" | "tu" | "sie" | "você"
+        | "ты" | "вы" | "ia" | "ki" | "asistente" | "assistent" | "assistente" | "ассистент" => {
+            YOU
+        }
         "user"
         | "users"
         | "human"
@@ -179,7 +180,10 @@ pub(crate) fn classes(word: &str) -> Classes {
         | "stealthily" | "conceal" | "hide" | "hidden" | "invisibly" | "unnoticed" | "unaware"
         | "secret." | "secretamente" | "silenciosamente" | "secrètement" | "discrètement"
         | "heimlich" | "unbemerkt" | "segretamente" | "тайно" | "незаметно" => HIDE,
-        "superseded" | "secondary" | "disregarded" | "ignore"
+        "superseded"
+        | "secondary"
+        | "disregarded"
+        | "ignore"
         | "ignoring"
         | "disregard"
         | "forget"
@@ -190,7 +194,6 @@ pub(crate) fn classes(word: &str) -> Classes {
         | "supersedes"
         | "ignora"
         | "ignorar"
-        
         | "ignorez"
         | "ignorer"
         | "ignoriere"
@@ -200,7 +203,9 @@ pub(crate) fn classes(word: &str) -> Classes {
         | "игнорируй"
         | "игнорировать"
         | "забудь" => IGNORE,
-        "guidance" | "standing" | "instructions"
+        "guidance"
+        | "standing"
+        | "instructions"
         | "instruction"
         | "rules"
         | "guidelines"
@@ -237,20 +242,18 @@ pub(crate) fn classes(word: &str) -> Classes {
         | "precedenti"
         | "предыдущие" => PRIOR,
         "push" | "export" | "emailing" | "mirrored" | "register" | "dm" | "publish" | "expose"
-        | "broadcast" | "zusätzlich" | "send" | "forward" | "forwarding"
-        | "upload" | "uploading" | "post" | "transmit" | "exfiltrate" | "leak" | "email"
-        | "e-mail" | "mail" | "bcc" | "cc" | "relay" | "sync" | "mirror" | "share"
-        | "deliver" | "envía" | "enviar" | "envoyez" | "envoyer" | "sende" | "senden" | "envie"
-        | "invia" | "inviare" | "отправь" | "отправить" | "отправляй" | "перешли" => {
-            SEND
-        }
+        | "broadcast" | "zusätzlich" | "send" | "forward" | "forwarding" | "upload"
+        | "uploading" | "post" | "transmit" | "exfiltrate" | "leak" | "email" | "e-mail"
+        | "mail" | "bcc" | "cc" | "relay" | "sync" | "mirror" | "share" | "deliver" | "envía"
+        | "enviar" | "envoyez" | "envoyer" | "sende" | "senden" | "envie" | "invia" | "inviare"
+        | "отправь" | "отправить" | "отправляй" | "перешли" => SEND,
         "read" | "access" | "retrieve" | "collect" | "gather" | "obtain" | "extract" | "dump"
         | "cat" | "harvest" | "grab" | "fetch" | "load" | "lee" | "leer" | "lisez" | "lire"
         | "lies" | "lesen" | "leia" | "leggi" | "прочитай" | "прочитать" => READ,
-        "save" | "write" | "附上" | "include" | "pass" | "put" | "append" | "attach"
-        | "embed" | "insert" | "provide" | "supply" | "populate" | "prepend" | "concatenate"
-        | "copy" | "paste" | "incluye" | "incluir" | "incluez" | "inclure" | "füge"
-        | "einfügen" | "inclua" | "includi" | "включи" | "добавь" => PASS,
+        "save" | "write" | "附上" | "include" | "pass" | "put" | "append" | "attach" | "embed"
+        | "insert" | "provide" | "supply" | "populate" | "prepend" | "concatenate" | "copy"
+        | "paste" | "incluye" | "incluir" | "incluez" | "inclure" | "füge" | "einfügen"
+        | "inclua" | "includi" | "включи" | "добавь" => PASS,
         "password" | "passwords" | "passwd" | "passphrase" | "credentials" | "credential"
         | "secrets" | "id_rsa" | "id_ed25519" | "id_ecdsa" | "mnemonic" | "keychain"
         | "cookies" | "contraseña" | "contraseñas" | "credenciales" | "passe" | "passwort"
@@ -332,14 +335,15 @@ pub(crate) fn classes(word: &str) -> Classes {
         | "résultats" | "contents" | "content" | "data" | "files" | "file" | "results"
         | "output" | "everything" | "documents" | "emails" | "messages" | "history" | "logs"
         | "datos" | "données" | "daten" | "dados" | "dati" | "данные" => DATA,
-        "authority" | "authoritative" | "elevated" | "governing" | "system" | "admin" | "administrator" | "developer" | "urgent" | "official" | "sistema"
-        | "système" | "systèm" | "система" => MARKER,
+        "authority" | "authoritative" | "elevated" | "governing" | "system" | "admin"
+        | "administrator" | "developer" | "urgent" | "official" | "sistema" | "système"
+        | "systèm" | "система" => MARKER,
         "execute" | "shell" | "bash" | "sudo" | "terminal" | "powershell" | "eval" => EXEC,
         "delete" | "erase" | "wipe" | "destroy" | "drop" | "purge" | "truncate" => DESTROY,
         "identity" | "version" => IDENTITY,
         "public" | "publicly" | "discord" | "telegram" | "pastebin" | "gist" | "partner"
         | "partners" | "external" | "remote" | "third-party" | "webhook" | "endpoint"
-        | "attacker" |  "externo" | "externe" | "externen" | "esterno" | "внешний" => {
+        | "attacker" | "externo" | "externe" | "externen" | "esterno" | "внешний" => {
             EXTERNAL
         }
         "price" | "balance" | "balances" | "settle" | "payment" | "payments" | "transfer"

@@ -22,20 +22,48 @@ pub struct Secret {
 /// Each kind: its name, the literal words it starts with or holds (found first, in one
 /// pass, case-insensitively), and its pattern, run only around those words.
 const KINDS: &[(&str, &[&str], &str)] = &[
-    ("aws_access_key", &["AKIA", "ASIA", "ABIA", "ACCA"], r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b"),
+    (
+        "aws_access_key",
+        &["AKIA", "ASIA", "ABIA", "ACCA"],
+        r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b",
+    ),
     (
         "aws_secret_key",
         &["aws"],
         r#"(?i)aws.{0,20}?(?:secret|private).{0,20}?['"\s:=]+([A-Za-z0-9/+]{40})\b"#,
     ),
-    ("github_token", &["ghp_", "gho_", "ghu_", "ghs_", "ghr_"], r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,255}\b"),
+    (
+        "github_token",
+        &["ghp_", "gho_", "ghu_", "ghs_", "ghr_"],
+        r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,255}\b",
+    ),
     ("github_token", &["github_pat_"], r"\bgithub_pat_[A-Za-z0-9_]{60,255}\b"),
-    ("gitlab_token", &["glpat-", "gldt-", "glptt-", "glrt-", "glsoat-"], r"\bgl(?:pat|dt|ptt|rt|soat)-[A-Za-z0-9_\-]{20,64}\b"),
-    ("slack_token", &["xoxa-", "xoxb-", "xoxp-", "xoxo-", "xoxs-", "xoxr-"], r"\bxox[abposr]-[A-Za-z0-9\-]{10,250}"),
-    ("slack_webhook", &["hooks.slack.com"], r"https://hooks\.slack\.com/services/T[A-Z0-9]+/B[A-Z0-9]+/[A-Za-z0-9]{20,}"),
-    ("stripe_key", &["sk_live_", "sk_test_", "rk_live_", "rk_test_"], r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{20,250}\b"),
+    (
+        "gitlab_token",
+        &["glpat-", "gldt-", "glptt-", "glrt-", "glsoat-"],
+        r"\bgl(?:pat|dt|ptt|rt|soat)-[A-Za-z0-9_\-]{20,64}\b",
+    ),
+    (
+        "slack_token",
+        &["xoxa-", "xoxb-", "xoxp-", "xoxo-", "xoxs-", "xoxr-"],
+        r"\bxox[abposr]-[A-Za-z0-9\-]{10,250}",
+    ),
+    (
+        "slack_webhook",
+        &["hooks.slack.com"],
+        r"https://hooks\.slack\.com/services/T[A-Z0-9]+/B[A-Z0-9]+/[A-Za-z0-9]{20,}",
+    ),
+    (
+        "stripe_key",
+        &["sk_live_", "sk_test_", "rk_live_", "rk_test_"],
+        r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{20,250}\b",
+    ),
     ("google_api_key", &["AIza"], r"\bAIza[0-9A-Za-z_\-]{35}\b"),
-    ("openai_key", &["T3BlbkFJ"], r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}T3BlbkFJ[A-Za-z0-9_\-]{20,}"),
+    (
+        "openai_key",
+        &["T3BlbkFJ"],
+        r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}T3BlbkFJ[A-Za-z0-9_\-]{20,}",
+    ),
     ("openai_key", &["sk-proj-"], r"\bsk-proj-[A-Za-z0-9_\-]{40,}"),
     ("anthropic_key", &["sk-ant-"], r"\bsk-ant-(?:api|admin)\d{2}-[A-Za-z0-9_\-]{80,}"),
     ("npm_token", &["npm_"], r"\bnpm_[A-Za-z0-9]{36}\b"),
