@@ -138,8 +138,13 @@ pub fn recv_until(
 pub struct TempDir(pub PathBuf);
 
 impl TempDir {
+    /// A fresh folder; each call gets its own, even with the same label (tests run in
+    /// parallel, and two calling one helper must not remove each other's files).
     pub fn new(label: &str) -> Self {
-        let p = std::env::temp_dir().join(format!("ringmcp-test-{}-{label}", std::process::id()));
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let p =
+            std::env::temp_dir().join(format!("ringmcp-test-{}-{label}-{n}", std::process::id()));
         let _ = std::fs::remove_dir_all(&p);
         std::fs::create_dir_all(&p).unwrap();
         TempDir(std::fs::canonicalize(&p).unwrap())

@@ -353,6 +353,19 @@ pub(crate) fn pins(args: PinsArgs) -> ExitCode {
         let current = ServerPins::of(&tools, client.server_info().instructions.as_deref());
         client.blocking().shutdown();
         let diff = store.get(&key).unwrap_or_default().diff(&current);
+        // What is about to be trusted, judged as the gate judges it.
+        let findings = ringmcp::policy::poison::scan_listing(&tools, &[]);
+        let flagged: Vec<String> = tools
+            .iter()
+            .zip(&findings)
+            .flat_map(|(t, f)| f.iter().map(move |f| format!("  {}: {f}", t.name)))
+            .collect();
+        if !flagged.is_empty() {
+            eprintln!("the poisoning scan flags {} finding(s) in this listing:", flagged.len());
+            for line in &flagged {
+                eprintln!("{line}");
+            }
+        }
         match args.command {
             PinsCommand::Diff(_) => {
                 if diff.is_empty() {
