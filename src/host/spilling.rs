@@ -59,7 +59,31 @@ impl TailScan {
         let tail = Arc::new(TailScan { state: Mutex::default(), changed: Condvar::new() });
         let scanner = tail.clone();
         let spawned = std::thread::Builder::new().name("ringmcp-scan".into()).spawn(move || {
-            use std::os::unix::fs::FileExt;
+            // Whatever happens, the report is set: a caller waits for it.
+            let scanned = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                scanner.read_through(&file, location)
+            }));
+            let report = scanned.unwrap_or_else(|_| {
+                tracing::error!("the scan of a spilled text failed; it is reported as clean");
+                Report::default()
+            });
+            scanner.lock().report = Some(report);
+            scanner.changed.notify_all();
+        });
+        match spawned {
+            Ok(_) => Some(tail),
+            Err(e) => {
+                tracing::warn!("spilled text not scanned: no thread for the scan ({e})");
+                None
+            }
+        }
+    }
+
+    /// Reads the file as it grows, up to the end the writer announces, and judges it.
+    fn read_through(&self, file: &std::fs::File, location: String) -> Report {
+        use std::os::unix::fs::FileExt;
+        let scanner = self;
+        {
             let mut scan = StreamScan::new(location, true);
             let mut buf = vec![0u8; 256 << 10];
             let mut at = 0u64;
@@ -90,16 +114,7 @@ impl TailScan {
                     break;
                 }
             }
-            let report = scan.finish();
-            scanner.lock().report = Some(report);
-            scanner.changed.notify_all();
-        });
-        match spawned {
-            Ok(_) => Some(tail),
-            Err(e) => {
-                tracing::warn!("spilled text not scanned: no thread for the scan ({e})");
-                None
-            }
+            scan.finish()
         }
     }
 

@@ -566,15 +566,24 @@ fn an_unprivileged_host_sandboxes_and_reports_what_it_cannot_enforce() {
     let bin = dir.0.join("ringmcp");
     std::fs::copy(ringmcp_bin(), &bin).unwrap();
     let run = |profile: &str| {
-        Command::new(setpriv)
-            .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-            .arg(&bin)
-            .args(["sandbox", "run", "--profile", profile, "--", "/bin/sh", "-c"])
-            .arg("id -u; grep -E '^(CapEff|Seccomp|NoNewPrivs):' /proc/self/status")
-            .current_dir("/")
-            .stdin(Stdio::null())
-            .output()
-            .unwrap()
+        // Another test's child, forked while the copy was open for writing, may still hold
+        // it until it execs: the exec then fails with "Text file busy" for a moment.
+        for _ in 0..20 {
+            let out = Command::new(setpriv)
+                .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+                .arg(&bin)
+                .args(["sandbox", "run", "--profile", profile, "--", "/bin/sh", "-c"])
+                .arg("id -u; grep -E '^(CapEff|Seccomp|NoNewPrivs):' /proc/self/status")
+                .current_dir("/")
+                .stdin(Stdio::null())
+                .output()
+                .unwrap();
+            if !String::from_utf8_lossy(&out.stderr).contains("Text file busy") {
+                return out;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        panic!("{} stayed busy (ETXTBSY) for 2 s", bin.display());
     };
     let out = run("standard");
     let (stdout, stderr) =
