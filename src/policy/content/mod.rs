@@ -14,6 +14,7 @@
 mod decode;
 mod judge;
 mod lexicon;
+mod read;
 pub mod secrets;
 mod sentences;
 pub mod stream;
