@@ -104,6 +104,18 @@ const AUTH_WORDS: &[&str] = &[
     "database",
 ];
 
+/// A finding on parameter `name`'s name.
+fn parameter(name: &str, reason: String, score: u32) -> Finding {
+    Finding {
+        location: format!("inputSchema/properties/{name}#name"),
+        signals: vec![Signal::Parameter],
+        excerpt: name.to_owned(),
+        reasons: vec![reason],
+        score,
+        span: 0..0,
+    }
+}
+
 /// The parameters of `tool` whose names ask for what it has no business with.
 fn parameter_findings(tool: &Tool, names: &[String]) -> Vec<Finding> {
     let purpose: Vec<String> = split_identifier(&tool.name)
@@ -148,17 +160,14 @@ fn parameter_findings(tool: &Tool, names: &[String]) -> Vec<Finding> {
                     .any(|w| purpose.iter().any(|q| q == w || q.trim_end_matches('s') == w))
             });
         if let Some(p) = asks_context {
-            out.push(Finding {
-                location: format!("inputSchema/properties/{name}#name"),
-                signals: vec![Signal::Parameter],
-                excerpt: name.clone(),
-                reasons: vec![format!(
+            out.push(parameter(
+                name,
+                format!(
                     "a parameter named for the model's {p}, which a tool named {:?} has no use for",
                     tool.name
-                )],
-                score: 3,
-                span: 0..0,
-            });
+                ),
+                3,
+            ));
             continue;
         }
         let secret = content::secrets::secret_name(name);
@@ -167,17 +176,14 @@ fn parameter_findings(tool: &Tool, names: &[String]) -> Vec<Finding> {
                 .iter()
                 .any(|w| described.contains(w));
         if secret && !auth {
-            out.push(Finding {
-                location: format!("inputSchema/properties/{name}#name"),
-                signals: vec![Signal::Parameter],
-                excerpt: name.clone(),
-                reasons: vec![format!(
+            out.push(parameter(
+                name,
+                format!(
                     "a parameter for a credential in a tool ({:?}) that says nothing of signing in",
                     tool.name
-                )],
-                score: 1,
-                span: 0..0,
-            });
+                ),
+                1,
+            ));
         }
     }
     out
