@@ -189,6 +189,40 @@ fn parameter_findings(tool: &Tool, names: &[String]) -> Vec<Finding> {
     out
 }
 
+/// A tool's model-visible strings, its parameters' names, and the scope it is judged in.
+fn read_tool<'a>(
+    tool: &'a Tool,
+    siblings: &'a [&'a str],
+    foreign: &'a [&'a str],
+) -> (Vec<(String, String)>, Vec<String>, Scope<'a>) {
+    let texts = texts(tool);
+    let mut params = Vec::new();
+    property_names(&tool.input_schema, &mut params);
+    let mut scope = Scope::definition(&tool.name, params.iter().cloned(), siblings, foreign);
+    let all: String = texts.iter().map(|(_, t)| t.as_str()).collect::<Vec<_>>().join(" ");
+    scope.set_latin(content::mostly_latin(&all));
+    (texts, params, scope)
+}
+
+/// Every sentence of a tool's definition with where it is and its features (for fitting the
+/// judge's weights: `ringmcp scan --features`).
+#[doc(hidden)]
+pub fn tool_features(
+    tool: &Tool,
+    siblings: &[&str],
+    foreign: &[&str],
+) -> Vec<(String, String, Vec<String>)> {
+    let (texts, _, scope) = read_tool(tool, siblings, foreign);
+    texts
+        .iter()
+        .flat_map(|(at, text)| {
+            content::sentence_features(at, text, &scope)
+                .into_iter()
+                .map(move |(s, f)| (at.clone(), s, f))
+        })
+        .collect()
+}
+
 /// The findings of one tool definition.
 pub fn scan_tool(tool: &Tool) -> Vec<Finding> {
     scan_tool_among(tool, &[], &[])
@@ -197,12 +231,7 @@ pub fn scan_tool(tool: &Tool) -> Vec<Finding> {
 /// The findings of one tool definition; `siblings` are the names of its server's other tools
 /// (which workflow advice may name), `foreign` the names of other servers' tools.
 pub fn scan_tool_among(tool: &Tool, siblings: &[&str], foreign: &[&str]) -> Vec<Finding> {
-    let texts = texts(tool);
-    let mut params = Vec::new();
-    property_names(&tool.input_schema, &mut params);
-    let mut scope = Scope::definition(&tool.name, params.iter().cloned(), siblings, foreign);
-    let all: String = texts.iter().map(|(_, t)| t.as_str()).collect::<Vec<_>>().join(" ");
-    scope.set_latin(content::mostly_latin(&all));
+    let (texts, params, scope) = read_tool(tool, siblings, foreign);
     let mut weak = parameter_findings(tool, &params);
     for (at, text) in &texts {
         weak.extend(judge_text(at, text, &scope));

@@ -411,6 +411,10 @@ pub(crate) struct ScanArgs {
     /// the gateway does.
     #[arg(long)]
     results: bool,
+    /// Print every sentence with the features the judge weighs (for fitting its weights,
+    /// scripts/poison-train.py).
+    #[arg(long, hide = true)]
+    features: bool,
 }
 
 /// `scan --results`: each result judged as the gate judges what a server returns.
@@ -517,6 +521,18 @@ pub(crate) fn scan(args: ScanArgs) -> ExitCode {
     let names: Vec<&str> = listing.iter().map(|t| t.name.as_str()).collect();
     let mut flagged = 0;
     for (i, (raw, tool)) in tools.iter().zip(&parsed).enumerate() {
+        if args.features {
+            let sentences: Vec<Value> = tool
+                .iter()
+                .flat_map(|t| {
+                    let siblings: &[&str] = if args.each { &[] } else { &names };
+                    ringmcp::policy::poison::tool_features(t, siblings, &[])
+                })
+                .map(|(at, s, f)| serde_json::json!({"location": at, "sentence": s, "features": f}))
+                .collect();
+            println!("{}", serde_json::json!({"index": i, "sentences": sentences}));
+            continue;
+        }
         let findings = match tool {
             Some(tool) if args.each => ringmcp::policy::poison::scan_tool(tool),
             Some(tool) => ringmcp::policy::poison::scan_tool_among(tool, &names, &[]),

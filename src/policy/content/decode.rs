@@ -4,7 +4,7 @@
 
 use std::ops::Range;
 
-use super::Mode;
+use super::{Mode, words};
 
 /// What is invisible in a text.
 #[derive(Debug, Default)]
@@ -128,9 +128,7 @@ pub(crate) fn encoded(text: &str, _mode: Mode) -> Vec<Decoded> {
             continue;
         }
         let start = i;
-        while i < bytes.len() && is_b64(bytes[i]) {
-            i += 1;
-        }
+        i = words::run_end(bytes, i, is_b64);
         let mut end = i;
         while end < bytes.len() && bytes[end] == b'=' && end - i < 2 {
             end += 1;

@@ -20,6 +20,8 @@ mod sentences;
 pub mod stream;
 #[cfg(test)]
 mod tests;
+mod weigh;
+mod words;
 
 use std::collections::HashSet;
 use std::ops::Range;
@@ -61,6 +63,8 @@ pub enum Signal {
     Addressed,
     /// A parameter that asks for the conversation, credentials or the model's instructions.
     Parameter,
+    /// The learned model (`weigh.rs`) reads the sentence as a request to the model.
+    Weighed,
 }
 
 impl Signal {
@@ -80,6 +84,7 @@ impl Signal {
             Signal::OtherLanguage => "other_language",
             Signal::Addressed => "addressed",
             Signal::Parameter => "parameter",
+            Signal::Weighed => "weighed",
         }
     }
 }
@@ -304,6 +309,19 @@ fn judge_into(location: &str, text: &str, scope: &Scope<'_>, depth: u32, out: &m
     for span in sentences::split(visible, scope.mode) {
         let sentence = &visible[span.clone()];
         let mut j = judge::judge(sentence, scope);
+        let weighed = weigh::weigh(&weigh::features(sentence, location, scope, &j));
+        if weighed.flagged && j.score() < THRESHOLD {
+            let weight = THRESHOLD - j.score().min(THRESHOLD - 1);
+            j.signals.push((
+                Signal::Weighed,
+                weight,
+                format!(
+                    "reads as a request to the model (weighed {:.1}: {})",
+                    weighed.score,
+                    weighed.top.join(", ")
+                ),
+            ));
+        }
         if j.signals.is_empty() {
             continue;
         }
@@ -356,6 +374,26 @@ fn judge_into(location: &str, text: &str, scope: &Scope<'_>, depth: u32, out: &m
             out.push(f);
         }
     }
+}
+
+/// Every sentence of `text` with its features, as the judge weighs them (for fitting the
+/// weights: `ringmcp scan --features`).
+#[doc(hidden)]
+pub fn sentence_features(
+    location: &str,
+    text: &str,
+    scope: &Scope<'_>,
+) -> Vec<(String, Vec<String>)> {
+    let hidden = decode::hidden(text);
+    let visible = hidden.visible.as_deref().unwrap_or(text);
+    sentences::split(visible, scope.mode)
+        .into_iter()
+        .map(|span| {
+            let sentence = &visible[span];
+            let j = judge::judge(sentence, scope);
+            (sentence.to_owned(), weigh::features(sentence, location, scope, &j))
+        })
+        .collect()
 }
 
 /// Flagged findings only (score at [`THRESHOLD`] or more), each sentence once.

@@ -38,7 +38,7 @@ fn is_word_char(c: char) -> bool {
 
 /// The words of `s`: runs of letters, digits, `'`, `_`, `-`, each lower-cased with
 /// look-alike letters folded to Latin ones.
-fn words(s: &str) -> impl Iterator<Item = (usize, &str, String)> {
+pub(crate) fn words(s: &str) -> impl Iterator<Item = (usize, &str, String)> {
     let base = s.as_ptr() as usize;
     s.split(|c: char| !is_word_char(c) && c != '’').filter(|w| !w.is_empty()).map(move |w| {
         let lower: String = w

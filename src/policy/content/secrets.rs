@@ -6,9 +6,11 @@
 use std::ops::Range;
 use std::sync::OnceLock;
 
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind};
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind, StartKind};
 use regex::bytes::Regex;
 use serde_json::Value;
+
+use super::words;
 
 /// One credential found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -61,10 +63,9 @@ const KINDS: &[(&str, &[&str], &str)] = &[
     ("google_api_key", &["AIza"], r"\bAIza[0-9A-Za-z_\-]{35}\b"),
     (
         "openai_key",
-        &["T3BlbkFJ"],
-        r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}T3BlbkFJ[A-Za-z0-9_\-]{20,}",
+        &["sk-"],
+        r"\bsk-(?:(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}T3BlbkFJ[A-Za-z0-9_\-]{20,}|proj-[A-Za-z0-9_\-]{40,})",
     ),
-    ("openai_key", &["sk-proj-"], r"\bsk-proj-[A-Za-z0-9_\-]{40,}"),
     ("anthropic_key", &["sk-ant-"], r"\bsk-ant-(?:api|admin)\d{2}-[A-Za-z0-9_\-]{80,}"),
     ("npm_token", &["npm_"], r"\bnpm_[A-Za-z0-9]{36}\b"),
     ("pypi_token", &["pypi-AgEIcHlwaS5vcmc"], r"\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{50,}"),
@@ -107,7 +108,10 @@ fn compiled() -> &'static Compiled {
         Compiled {
             words: AhoCorasickBuilder::new()
                 .ascii_case_insensitive(true)
+                // `sk-ant-` before `sk-`: the longest word at a start names the kind.
+                .match_kind(MatchKind::LeftmostLongest)
                 .kind(Some(AhoCorasickKind::DFA))
+                .start_kind(StartKind::Both)
                 .build(&words)
                 .expect("the secret words build"),
             kind_of,
@@ -137,19 +141,20 @@ fn placeholder(value: &[u8]) -> bool {
         || value.windows(6).any(|w| w.iter().all(|&b| b == w[0]))
 }
 
-/// The credentials in `text`: its literal words found in one pass, each kind's pattern run
-/// around them only.
+/// The credentials in `text`: its literal words found where words start (`words.rs`), each
+/// kind's pattern run around them only.
 pub fn find(text: &[u8]) -> Vec<Secret> {
     let c = compiled();
     let mut out: Vec<Secret> = Vec::new();
     // The windows already searched, per kind (a run of literal words is searched once).
     let mut searched = vec![0usize; KINDS.len()];
-    for m in c.words.find_iter(text) {
+    let longest = KINDS.iter().flat_map(|(_, l, _)| l.iter()).map(|l| l.len()).max().unwrap_or(0);
+    words::find_at_word_starts(&c.words, text, longest, |m| {
         let kind = c.kind_of[m.pattern().as_usize()];
         let start = m.start().saturating_sub(BEFORE).max(searched[kind]);
         let end = (m.end() + AFTER).min(text.len());
         if start >= end {
-            continue;
+            return true;
         }
         searched[kind] = end;
         for caps in c.each[kind].captures_iter(&text[start..end]).take(64) {
@@ -160,10 +165,8 @@ pub fn find(text: &[u8]) -> Vec<Secret> {
             }
             out.push(Secret { kind: KINDS[kind].0, span: start + m.start()..start + m.end() });
         }
-        if out.len() >= 256 {
-            break;
-        }
-    }
+        out.len() < 256
+    });
     out.sort_by_key(|s| s.span.start);
     out.dedup_by(|a, b| a.span.start < b.span.end);
     out

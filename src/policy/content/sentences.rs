@@ -7,10 +7,10 @@
 use std::ops::Range;
 use std::sync::OnceLock;
 
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind, StartKind};
 
-use super::Mode;
 use super::judge::MAX_SENTENCE;
+use super::{Mode, words};
 
 /// Words without which no sentence of a result is an injection (each rule of the judge needs
 /// one of them in result mode).
@@ -109,8 +109,10 @@ fn cues() -> &'static AhoCorasick {
         AhoCorasickBuilder::new()
             .ascii_case_insensitive(true)
             .match_kind(MatchKind::LeftmostFirst)
-            // A full DFA: one table lookup a byte, whatever the text.
+            // A full DFA: one table lookup a byte, whatever the text; anchored searches too
+            // (`words.rs` tries sparse word starts one by one).
             .kind(Some(AhoCorasickKind::DFA))
+            .start_kind(StartKind::Both)
             .build(CUES)
             .expect("the cue words build")
     })
@@ -171,7 +173,13 @@ fn all(text: &str, within: Range<usize>) -> Vec<Range<usize>> {
 fn cued(text: &str) -> Vec<Range<usize>> {
     let bytes = text.as_bytes();
     let mut out: Vec<Range<usize>> = Vec::new();
-    for m in cues().find_iter(text) {
+    let longest = CUES.iter().map(|c| c.len()).max().unwrap_or(0);
+    let mut found = Vec::new();
+    words::find_at_word_starts(cues(), bytes, longest, |m| {
+        found.push(m);
+        true
+    });
+    for m in found {
         if out.last().is_some_and(|r| r.end > m.start()) {
             continue;
         }

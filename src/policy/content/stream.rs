@@ -109,7 +109,9 @@ fn cut_point(buf: &[u8]) -> usize {
     if let Some(i) = memchr::memrchr(b'\n', tail) {
         return half + i + 1;
     }
-    if let Some(i) = tail.windows(2).rposition(|w| matches!(w, [b'.' | b'!' | b'?', b' '])) {
+    if let Some(i) =
+        memchr::memrchr3_iter(b'.', b'!', b'?', tail).find(|&i| tail.get(i + 1) == Some(&b' '))
+    {
         return half + i + 2;
     }
     if let Some(i) = memchr::memrchr(b' ', tail) {

@@ -1,0 +1,271 @@
+//! The learned half of the judge: a linear model over what a sentence is read as (its words,
+//! their classes and the pairs of classes it asks for, what the rules of `judge.rs` found,
+//! and its structure: addressed to the model, naming other tools, addresses, secret files).
+//! The rules explain; the weights catch requests in words the rules do not combine.
+//!
+//! The weights (`weights.bin`, built into the binary) were fitted by `scripts/poison-train.py`
+//! on the project's own written sets and on the dev half of the real servers' tools only; the
+//! public corpus is never used to fit or choose anything. docs/policy.md has the figures.
+//!
+//! Features are strings (so a finding can say which ones weighed most) hashed to 20 bits.
+//! File format (little-endian): magic `RMCPWGT1`, f32 bias, f32 threshold, f32 scale, u32 n,
+//! then n entries of (u32 feature hash, i16 weight / scale), sorted by hash.
+
+use std::sync::OnceLock;
+
+use super::judge::Judged;
+use super::lexicon::{self, Classes};
+use super::read::{self, imperative, looks_like_tool};
+use super::{Mode, Scope};
+
+/// The number of feature buckets (20 bits).
+const BUCKETS: u32 = 1 << 20;
+
+/// The class names, by bit (for features and explanations).
+const CLASS_NAMES: [&str; 32] = [
+    "order",
+    "you",
+    "user",
+    "neg",
+    "tell",
+    "hide",
+    "ignore",
+    "instructions",
+    "prior",
+    "send",
+    "read",
+    "pass",
+    "secret",
+    "convo",
+    "toolword",
+    "call",
+    "change",
+    "argument",
+    "prefer",
+    "self",
+    "timing",
+    "other",
+    "disparage",
+    "data",
+    "marker",
+    "exec",
+    "destroy",
+    "identity",
+    "external",
+    "money",
+    "account",
+    "describe",
+];
+
+/// Classes whose pairs are features (the others are too common to pair usefully).
+const PAIRED: Classes = !(lexicon::NEG | lexicon::DESCRIBE);
+
+/// FNV-1a, folded to [`BUCKETS`].
+pub(crate) fn hash(feature: &str) -> u32 {
+    let mut h: u32 = 0x811c_9dc5;
+    for b in feature.bytes() {
+        h ^= u32::from(b);
+        h = h.wrapping_mul(0x0100_0193);
+    }
+    h % BUCKETS
+}
+
+/// The features of one sentence found at `location` (`description`,
+/// `inputSchema/properties/x/description`, ...), judged by the rules as `judged`.
+pub(crate) fn features(
+    sentence: &str,
+    location: &str,
+    scope: &Scope<'_>,
+    judged: &Judged,
+) -> Vec<String> {
+    let r = read::read(sentence);
+    let mut out = Vec::with_capacity(64);
+    out.push(
+        match scope.mode {
+            Mode::Definition => "mode:definition",
+            Mode::Result => "mode:result",
+        }
+        .to_owned(),
+    );
+    let place = if location == "description" {
+        "description"
+    } else if location.ends_with("#name") {
+        "name"
+    } else if location.contains("/properties/") {
+        "parameter"
+    } else {
+        "other"
+    };
+    out.push(format!("at:{place}"));
+    let words: Vec<String> = read::words(sentence).map(|(_, _, w)| w).collect();
+    out.push(format!("len:{}", (words.len() / 4).min(10)));
+    if let Some(first) = words.first() {
+        out.push(format!("first:{first}"));
+        if imperative(first) {
+            out.push("imperative".into());
+        }
+    }
+    let mut previous = "^";
+    // The word's class (its lowest class bit's name, or `-`), for class bigrams: "must send"
+    // and "should forward" are one pair of classes.
+    let mut previous_class = "^";
+    for w in &words {
+        if w.is_empty() {
+            continue;
+        }
+        // Words of the tool's own name or parameters stand for "its own business".
+        let w = if scope.mode == Mode::Definition && w.len() > 2 && scope.owns(w) {
+            "<own>"
+        } else {
+            w.as_str()
+        };
+        out.push(format!("w:{w}"));
+        out.push(format!("b:{previous} {w}"));
+        let c = lexicon::classes(w);
+        let class = if c == 0 { "-" } else { CLASS_NAMES[c.trailing_zeros() as usize] };
+        if class != "-" || previous_class != "-" {
+            out.push(format!("c:{previous_class} {class}"));
+        }
+        previous = w;
+        previous_class = class;
+    }
+    for (bit, name) in CLASS_NAMES.iter().enumerate() {
+        let c: Classes = 1 << bit;
+        if r.asked & c != 0 {
+            out.push(format!("a:{name}"));
+        }
+        if r.negated & c != 0 {
+            out.push(format!("n:{name}"));
+        }
+    }
+    let asked = r.asked & PAIRED;
+    let named = |bit: usize| asked & (1 << bit) != 0;
+    for (i, a) in CLASS_NAMES.iter().enumerate().filter(|(i, _)| named(*i)) {
+        for (_, b) in CLASS_NAMES.iter().enumerate().skip(i + 1).filter(|(j, _)| named(*j)) {
+            out.push(format!("p:{a}:{b}"));
+        }
+    }
+    for (signal, weight, _) in &judged.signals {
+        out.push(format!("s:{}", signal.name()));
+        out.push(format!("s:{}:{weight}", signal.name()));
+    }
+    if r.other_tools {
+        out.push("other-tools".into());
+    }
+    for i in &r.identifiers {
+        let whose = if scope.is_self(i) {
+            "self"
+        } else if scope.is_sibling(i) {
+            "sibling"
+        } else if scope.is_foreign(i) {
+            "foreign"
+        } else if looks_like_tool(i) {
+            "tool-like"
+        } else {
+            "other"
+        };
+        out.push(format!("id:{whose}"));
+    }
+    for d in &r.destinations {
+        let host = read::host_of(d);
+        out.push(if scope.owns_host(host) { "dest:own" } else { "dest:other" }.into());
+        if d.contains('@') && !d.contains("://") {
+            out.push("dest:mail".into());
+        }
+    }
+    if !r.secret_paths.is_empty() {
+        out.push("secret-path".into());
+    }
+    if !r.commands.is_empty() {
+        out.push("command".into());
+    }
+    if r.fixed_target.is_some() {
+        out.push("fixed-target".into());
+    }
+    if read::sentence_names_ai(&sentence.to_lowercase()) {
+        out.push("names-ai".into());
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// The fitted weights.
+struct Model {
+    bias: f32,
+    threshold: f32,
+    scale: f32,
+    /// (feature hash, weight), sorted by hash.
+    weights: Vec<(u32, i16)>,
+}
+
+const WEIGHTS: &[u8] = include_bytes!("weights.bin");
+
+fn model() -> &'static Model {
+    static MODEL: OnceLock<Model> = OnceLock::new();
+    MODEL.get_or_init(|| parse(WEIGHTS).expect("the built-in weights.bin is well-formed"))
+}
+
+fn parse(b: &[u8]) -> Option<Model> {
+    let f32_at = |i: usize| Some(f32::from_le_bytes(b.get(i..i + 4)?.try_into().ok()?));
+    if b.get(..8)? != b"RMCPWGT1" {
+        return None;
+    }
+    let n = u32::from_le_bytes(b.get(20..24)?.try_into().ok()?) as usize;
+    let mut weights = Vec::with_capacity(n);
+    for k in 0..n {
+        let at = 24 + k * 6;
+        let h = u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?);
+        let w = i16::from_le_bytes(b.get(at + 4..at + 6)?.try_into().ok()?);
+        weights.push((h, w));
+    }
+    Some(Model { bias: f32_at(8)?, threshold: f32_at(12)?, scale: f32_at(16)?, weights })
+}
+
+impl Model {
+    fn weight(&self, feature: &str) -> f32 {
+        let h = hash(feature);
+        self.weights
+            .binary_search_by_key(&h, |(k, _)| *k)
+            .map_or(0.0, |i| f32::from(self.weights[i].1) * self.scale)
+    }
+}
+
+/// What the model makes of a sentence: its score (a log-odds), whether that reaches the
+/// threshold, and the features that weighed most for it.
+pub(crate) struct Weighed {
+    pub(crate) score: f32,
+    pub(crate) flagged: bool,
+    pub(crate) top: Vec<String>,
+}
+
+/// Weighs a sentence's features.
+pub(crate) fn weigh(features: &[String]) -> Weighed {
+    let m = model();
+    let mut parts: Vec<(f32, &String)> = features.iter().map(|f| (m.weight(f), f)).collect();
+    let score = m.bias + parts.iter().map(|(w, _)| w).sum::<f32>();
+    parts.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let top = parts.iter().filter(|(w, _)| *w > 0.0).take(4).map(|(_, f)| explain(f)).collect();
+    Weighed { score, flagged: score >= m.threshold, top }
+}
+
+/// A feature in words.
+fn explain(feature: &str) -> String {
+    let (kind, rest) = feature.split_once(':').unwrap_or((feature, ""));
+    match kind {
+        "w" => format!("the word {rest:?}"),
+        "b" => format!("the words {:?}", rest.trim_start_matches("^ ")),
+        "a" => format!("asks: {rest}"),
+        "n" => format!("negates: {rest}"),
+        "p" => format!("asks {} together", rest.replace(':', " and ")),
+        "s" => format!("rule: {}", rest.replace(':', " weight ")),
+        "first" => format!("opens with {rest:?}"),
+        "c" => {
+            let (a, b) = rest.split_once(' ').unwrap_or((rest, ""));
+            format!("a word of {a} then one of {b}")
+        }
+        "id" => format!("names an identifier ({rest})"),
+        "dest" => format!("names an address ({rest})"),
+        _ => feature.to_owned(),
+    }
+}
