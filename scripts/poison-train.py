@@ -92,13 +92,65 @@ def own_examples(path, tag):
     return examples, tools
 
 
-def real_examples(paths):
+def dev_servers(paths):
+    """The real tools of the dev half, by server."""
     by_server = collections.defaultdict(list)
     for p in paths:
         with open(p) as f:
             for e in json.load(f):
                 if zlib.crc32(e["server"].encode()) % 2 == 0:
                     by_server[e["server"]].append(e["tool"])
+    return by_server
+
+
+def inserted(tool, text, rnd):
+    """`tool` with `text` put into its description (start, end) or a parameter's."""
+    t = json.loads(json.dumps(tool))
+    props = [p for p in (t.get("inputSchema") or {}).get("properties", {}).values()
+             if isinstance(p, dict)]
+    where = rnd.random()
+    if props and where < 0.3:
+        p = rnd.choice(props)
+        p["description"] = (p.get("description", "") + " " + text).strip()
+    elif where < 0.5:
+        t["description"] = text + " " + t.get("description", "")
+    else:
+        t["description"] = (t.get("description", "") + " " + text).strip()
+    return t
+
+
+def written_examples(own, by_server):
+    """Sentences the project wrote on their own (payloads-dev3, benign-dev3), each put into a
+    carrier: a dev-half real tool."""
+    carriers = [t for _, ts in sorted(by_server.items()) for t in ts
+                if len(json.dumps(t)) < 4000 and t.get("description")]
+    rnd = random.Random(31)
+    items = []
+    for name, label in (("payloads-dev3.jsonl", 1), ("benign-dev3.jsonl", 0)):
+        path = os.path.join(own, name)
+        if os.path.exists(path):
+            items += [(label, r["text"]) for r in rows(path)]
+    if not items:
+        return [], []
+    made = [(label, text, inserted(rnd.choice(carriers), text, rnd)) for label, text in items]
+    per = features([t for _, _, t in made], each=True)
+    carrier_sentences = set()
+    for c_sents in features(carriers, each=True):
+        carrier_sentences.update(s for _, s, _ in c_sents)
+    examples, tools = [], []
+    for k, ((label, _, _), sents) in enumerate(zip(made, per)):
+        group = f"dev3:{k}"
+        idx = []
+        for _, s, f in sents:
+            if s in carrier_sentences:
+                continue  # the carrier's own sentence: a negative already
+            idx.append(len(examples))
+            examples.append((group, label, f))
+        tools.append((group, label, idx))
+    return examples, tools
+
+
+def real_examples(by_server):
     examples, tools = [], []
     for server, ts in sorted(by_server.items()):
         per = features(ts, each=False)
@@ -163,10 +215,11 @@ def main():
         off = len(examples)
         examples += e
         tools += [(g, y, [i + off for i in idx]) for g, y, idx in t]
-    e, t = real_examples(real)
-    off = len(examples)
-    examples += e
-    tools += [(g, y, [i + off for i in idx]) for g, y, idx in t]
+    by_server = dev_servers(real)
+    for e, t in (real_examples(by_server), written_examples(a.own, by_server)):
+        off = len(examples)
+        examples += e
+        tools += [(g, y, [i + off for i in idx]) for g, y, idx in t]
     pos = sum(y for _, y, _ in examples)
     print(f"{len(examples)} sentences ({pos} payload), {len(tools)} tools", file=sys.stderr)
 
@@ -184,7 +237,7 @@ def main():
     real_scores = sorted((s for g, y, s in tool_score if g.startswith("real:")), reverse=True)
     allowed = int(a.fp * len(real_scores))
     threshold = real_scores[allowed] + 1e-3 if real_scores else 0.0
-    for tag in ("dev", "dev2"):
+    for tag in ("dev", "dev2", "dev3"):
         p = [s for g, y, s in tool_score if g.startswith(tag + ":") and y]
         n = [s for g, y, s in tool_score if g.startswith(tag + ":") and not y]
         print(f"out-of-fold {tag}: recall {sum(s >= threshold for s in p)}/{len(p)}, "
@@ -195,9 +248,9 @@ def main():
     for fp in (0.002, 0.005, 0.01, 0.02, 0.05):
         t = real_scores[int(fp * len(real_scores))] + 1e-3
         r = [sum(s >= t for g, y, s in tool_score if g.startswith(tag + ":") and y)
-             for tag in ("dev", "dev2")]
-        print(f"  at real-dev FP {fp}: threshold {t:.2f}, recall dev {r[0]}, dev2 {r[1]}",
-              file=sys.stderr)
+             for tag in ("dev", "dev2", "dev3")]
+        print(f"  at real-dev FP {fp}: threshold {t:.2f}, recall dev {r[0]}, dev2 {r[1]}, "
+              f"dev3 {r[2]}", file=sys.stderr)
     if a.show:
         pos = sorted((oof[i], examples[i][2]) for i in range(len(examples)) if examples[i][1])
         for sc, f in pos[: a.show]:
