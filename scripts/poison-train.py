@@ -44,6 +44,14 @@ def fnv(feature):
     return h % BUCKETS
 
 
+DROP = tuple(p for p in os.environ.get("POISON_DROP", "").split(",") if p)
+
+
+def kept(fs):
+    """The features, less the kinds POISON_DROP names (prefixes, for trying without them)."""
+    return [f for f in fs if not f.startswith(DROP)] if DROP else fs
+
+
 def features(tools, each):
     """Per tool, its sentences as (location, sentence, [features])."""
     with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as f:
@@ -60,7 +68,8 @@ def features(tools, each):
         if not line.startswith("{"):
             continue
         row = json.loads(line)
-        per[row["index"]] = [(s["location"], s["sentence"], s["features"]) for s in row["sentences"]]
+        per[row["index"]] = [(s["location"], s["sentence"], kept(s["features"]))
+                             for s in row["sentences"]]
     return per
 
 
