@@ -136,6 +136,9 @@ pub struct Scope<'a> {
     server: Option<&'a str>,
     /// Whether the definition as a whole is written mostly in Latin letters.
     latin: bool,
+    /// The siblings' names as their lower-cased parts run together (`listFollowedProjects`
+    /// and `list_followed_projects` are one), made on first use.
+    sibling_keys: std::sync::OnceLock<HashSet<String>>,
 }
 
 impl<'a> Scope<'a> {
@@ -149,6 +152,7 @@ impl<'a> Scope<'a> {
             foreign: &[],
             server: None,
             latin: true,
+            sibling_keys: std::sync::OnceLock::new(),
         }
     }
 
@@ -175,6 +179,7 @@ impl<'a> Scope<'a> {
             foreign,
             server: None,
             latin: true,
+            sibling_keys: std::sync::OnceLock::new(),
         }
     }
 
@@ -191,10 +196,13 @@ impl<'a> Scope<'a> {
     /// Whether `word` (lower-case) is one of the tool's own.
     pub(crate) fn owns(&self, word: &str) -> bool {
         let w = word.to_lowercase();
+        // A lower-case word of letters and digits is its own only part.
+        let parts = w.contains(|c: char| !c.is_alphanumeric());
         !w.is_empty()
             && (self.own.contains(&w)
                 || self.own.contains(w.trim_end_matches('s'))
-                || split_identifier(&w).iter().any(|p| p.len() > 2 && self.own.contains(p)))
+                || parts
+                    && split_identifier(&w).iter().any(|p| p.len() > 2 && self.own.contains(p)))
     }
 
     pub(crate) fn owns_any(&self, paths: &[&str]) -> bool {
@@ -218,10 +226,11 @@ impl<'a> Scope<'a> {
     }
 
     pub(crate) fn is_sibling(&self, name: &str) -> bool {
-        let key = split_identifier(name).concat();
-        self.siblings
-            .iter()
-            .any(|s| s.eq_ignore_ascii_case(name) || split_identifier(s).concat() == key)
+        let keys = self
+            .sibling_keys
+            .get_or_init(|| self.siblings.iter().map(|s| split_identifier(s).concat()).collect());
+        keys.contains(&split_identifier(name).concat())
+            || self.siblings.iter().any(|s| s.eq_ignore_ascii_case(name))
     }
 
     pub(crate) fn is_foreign(&self, name: &str) -> bool {
@@ -309,7 +318,7 @@ fn judge_into(location: &str, text: &str, scope: &Scope<'_>, depth: u32, out: &m
     for span in sentences::split(visible, scope.mode) {
         let sentence = &visible[span.clone()];
         let mut j = judge::judge(sentence, scope);
-        let weighed = weigh::weigh(&weigh::features(sentence, location, scope, &j));
+        let weighed = weigh::weigh(sentence, location, scope, &j);
         if weighed.flagged && j.score() < THRESHOLD {
             let weight = THRESHOLD - j.score().min(THRESHOLD - 1);
             j.signals.push((

@@ -27,10 +27,18 @@ fn not_words(piece: &[u8]) -> usize {
     piece.chunks(255).map(|c| usize::from(c.iter().fold(0u8, |n, &b| n + u8::from(!word(b))))).sum()
 }
 
-/// The end of the run of bytes `is` holds for, from `from`: 64 bytes at a time while whole
-/// blocks hold (a fold the compiler vectorises), then byte by byte.
+/// The end of the run of bytes `is` holds for, from `from`: byte by byte for a word's length,
+/// then 64 bytes at a time while whole blocks hold (a fold the compiler vectorises), then byte
+/// by byte.
 pub(crate) fn run_end(bytes: &[u8], from: usize, is: impl Fn(u8) -> bool) -> usize {
     let mut i = from;
+    let short = (from + 32).min(bytes.len());
+    while i < short && is(bytes[i]) {
+        i += 1;
+    }
+    if i < short {
+        return i;
+    }
     while i + 64 <= bytes.len() && bytes[i..i + 64].iter().fold(true, |all, &b| all & is(b)) {
         i += 64;
     }
