@@ -487,3 +487,46 @@ fn backends_reach_what_their_allowlist_names_and_the_log_says_what_was_refused()
         "{logged}"
     );
 }
+
+/// A stateless (2026-07-28) `tools/call` POSTed to `ringmcp gateway --http` gets its answer
+/// with the id it was sent with, whatever the answer's text holds (an answer holding `data: `
+/// used to come back with the gateway's own id).
+#[test]
+fn a_stateless_answer_keeps_the_clients_id_whatever_its_text() {
+    use std::io::{Read, Write};
+    let dir = TempDir::new("gw-stateless-id");
+    let config = dir.0.join("gateway.json");
+    let servers = json!({"mcpServers": {"ref": {"command": ringmcp_bin(), "args": ["serve"]}}});
+    std::fs::write(&config, serde_json::to_vec(&servers).unwrap()).unwrap();
+    let gateway = HttpGateway::start(&config, &[]);
+    let address = gateway.url.trim_start_matches("http://").split('/').next().unwrap().to_owned();
+    let token = gateway.token.clone().expect("a token by default");
+    for text in ["plain text", "metadata: 1", "id: 3\ndata: {\"id\":\"h0\"}\n\n"] {
+        let body = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
+            "name": "ref__echo", "arguments": {"text": text},
+            "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                      "io.modelcontextprotocol/clientCapabilities": {}}}})
+        .to_string();
+        let mut stream = std::net::TcpStream::connect(&address).unwrap();
+        stream.set_read_timeout(Some(std::time::Duration::from_secs(60))).unwrap();
+        write!(
+            stream,
+            "POST /mcp HTTP/1.1\r\nHost: {address}\r\nAuthorization: Bearer {token}\r\n\
+             Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+             MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: ref__echo\r\n\
+             Connection: close\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).unwrap();
+        let json_body = answer.split("\r\n\r\n").nth(1).unwrap_or("");
+        // A JSON answer (the answer came first), possibly chunked: its one JSON line.
+        let line = json_body.lines().find(|l| l.starts_with('{')).unwrap_or_else(|| {
+            panic!("no JSON answer for {text:?}: {answer}");
+        });
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert_eq!(v["id"], json!(7), "{text:?}: {answer}");
+        assert!(v["result"].to_string().contains(&json!(text).to_string()[1..5]), "{answer}");
+    }
+}

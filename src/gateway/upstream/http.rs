@@ -905,8 +905,16 @@ fn restore_ids(
 }
 
 fn restore(chunk: &[u8], map: &HashMap<String, Value>) -> Bytes {
-    // An SSE event (`id: N\ndata: LINE\n\n`) or a bare line.
-    let (prefix, line, suffix) = match chunk.windows(6).position(|w| w == b"data: ") {
+    // An SSE event (`id: N\ndata: LINE\n\n`, or `data: LINE\n\n`) or a bare JSON line. Only
+    // a field at a line's start of an event counts: a bare line's text may hold `data: `.
+    let data = if chunk.starts_with(b"data: ") {
+        Some(0)
+    } else if chunk.starts_with(b"id: ") || chunk.starts_with(b"event: ") {
+        chunk.windows(7).position(|w| w == b"\ndata: ").map(|at| at + 1)
+    } else {
+        None
+    };
+    let (prefix, line, suffix) = match data {
         Some(at) => {
             let line_start = at + 6;
             let end = chunk.len() - chunk.iter().rev().take_while(|b| **b == b'\n').count();
@@ -990,5 +998,24 @@ mod tests {
             &map,
         );
         assert!(p.windows(5).any(|w| w == b"\"tok\""));
+    }
+
+    /// A bare answer whose text holds `data: ` is not an SSE event (it used to be cut there,
+    /// fail to parse, and reach the client with the gateway's own id).
+    #[test]
+    fn an_answer_holding_data_colon_gets_its_id_back() {
+        let map = HashMap::from([("h0".to_owned(), json!(7))]);
+        let bare = br#"{"id":"h0","result":{"content":[{"type":"text","text":"metadata: 1"}]}}"#;
+        let v: Value = serde_json::from_slice(&restore(bare, &map)).unwrap();
+        assert_eq!(v["id"], json!(7));
+        assert_eq!(v["result"]["content"][0]["text"], "metadata: 1");
+        let event = [b"id: 4\ndata: ".as_slice(), bare, b"\n\n"].concat();
+        let back = restore(&event, &map);
+        assert!(back.starts_with(b"id: 4\ndata: {") && back.ends_with(b"}\n\n"));
+        let v: Value =
+            serde_json::from_slice(&back[b"id: 4\ndata: ".len()..back.len() - 2]).unwrap();
+        assert_eq!(v["id"], json!(7));
+        let framed = [b"data: ".as_slice(), bare, b"\n\n"].concat();
+        assert!(restore(&framed, &map).starts_with(b"data: {\"id\":7"));
     }
 }
