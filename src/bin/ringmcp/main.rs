@@ -68,6 +68,26 @@ enum Command {
     SandboxProbe(sandbox::ProbeArgs),
 }
 
+/// A report piped into a reader that stops early (`ringmcp scan FILE | head`) ends the
+/// command quietly, as a Unix tool does on SIGPIPE, rather than with a panic: Rust ignores
+/// SIGPIPE, so `println!` panics when stdout's reader has gone.
+fn quiet_on_closed_stdout() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let message = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if message.starts_with("failed printing to stdout") && message.contains("Broken pipe") {
+            // 128 + SIGPIPE, what a shell reports for a tool killed by it.
+            std::process::exit(141);
+        }
+        default(info);
+    }));
+}
+
 fn main() -> ExitCode {
     // The sandbox helper runs before anything else (single-threaded, empty environment).
     if std::env::args_os().nth(1).is_some_and(|a| a == ringmcp::sandbox::HELPER_ARG) {
@@ -77,6 +97,7 @@ fn main() -> ExitCode {
     if let Ok(me) = std::env::current_exe() {
         ringmcp::sandbox::set_helper_path(me);
     }
+    quiet_on_closed_stdout();
     let cli = Cli::parse();
     match &cli.command {
         // The gateway reports its backends' comings and goings (stderr is what desktop
