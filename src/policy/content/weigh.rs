@@ -1,15 +1,17 @@
 //! The learned half of the judge: a linear model over what a sentence is read as (its word
-//! pairs, their classes in sequence and the pairs of classes it asks for, what the rules of `judge.rs` found,
-//! and its structure: addressed to the model, naming other tools, addresses, secret files).
-//! The rules explain; the weights catch requests in words the rules do not combine.
+//! pairs, their classes in sequence, the pairs of classes it asks for, what the rules of
+//! `judge.rs` found, and its structure: addressed to the model, naming other tools,
+//! addresses, secret files). The rules explain; the weights catch requests in words the rules
+//! do not combine.
 //!
 //! The weights (`weights.bin`, built into the binary) were fitted by `scripts/poison-train.py`
 //! on the project's own written sets and on the dev half of the real servers' tools only; the
 //! public corpus is never used to fit or choose anything. docs/policy.md has the figures.
 //!
-//! Features are strings (so a finding can say which ones weighed most) hashed to 20 bits.
-//! File format (little-endian): magic `RMCPWGT1`, f32 bias, f32 threshold, f32 scale, u32 n,
-//! then n entries of (u32 feature hash, i16 weight / scale), sorted by hash.
+//! A feature is a string (so a finding can say which ones weighed most) hashed to 20 bits;
+//! weighing hashes its parts without making the string. File format (little-endian): magic
+//! `RMCPWGT1`, f32 bias, f32 threshold, f32 scale, u32 n, then n entries of (u32 feature hash,
+//! i16 weight / scale), sorted by hash.
 
 use std::sync::OnceLock;
 
