@@ -22,7 +22,8 @@ mod backend;
 pub mod catalog;
 mod dispatch;
 mod handler;
-pub mod names;
+/// Upstream naming (`server__tool`), kept below host/ and gateway/ in `protocol::names`.
+pub use crate::protocol::names;
 mod search;
 mod spilled;
 mod upstream;

@@ -204,7 +204,7 @@ pub fn named(server: &str, tools: &[Tool]) -> Vec<(String, serde_json::Value)> {
     tools
         .iter()
         .map(|t| {
-            let name = crate::gateway::names::upstream_name(Some((server, SEPARATOR)), &t.name);
+            let name = crate::protocol::names::upstream_name(Some((server, SEPARATOR)), &t.name);
             (name, serde_json::to_value(t).expect("a Tool serialises"))
         })
         .collect()

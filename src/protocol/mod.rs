@@ -28,6 +28,7 @@ mod keepalive;
 mod lifecycle;
 mod listen;
 pub mod modern;
+pub mod names;
 mod rounds;
 pub mod server;
 mod transmit;

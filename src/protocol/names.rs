@@ -1,5 +1,6 @@
-//! The gateway's namespace: how a backend's tool or prompt is named upstream, and the table
-//! that takes an upstream name back to its backend (docs/gateway.md, "Names").
+//! The gateway's namespace (here, below host/ and gateway/, which both name tools so): how a
+//! backend's tool or prompt is named upstream, and the table that takes an upstream name back
+//! to its backend (docs/gateway.md, "Names").
 //!
 //! Upstream names are `server` + separator + `tool`, kept within `^[A-Za-z0-9_-]{1,64}$` (what
 //! the model APIs accept): a name with other characters, or longer than 64, is cut and ends
