@@ -318,8 +318,9 @@ fn judge_into(location: &str, text: &str, scope: &Scope<'_>, depth: u32, out: &m
     for span in sentences::split(visible, scope.mode) {
         let sentence = &visible[span.clone()];
         let mut j = judge::judge(sentence, scope);
-        let weighed = weigh::weigh(sentence, location, scope, &j);
-        if weighed.flagged && j.score() < THRESHOLD {
+        // Weighed only when the rules alone do not flag it (it could add nothing then).
+        let weighed = (j.score() < THRESHOLD).then(|| weigh::weigh(sentence, location, scope, &j));
+        if let Some(weighed) = weighed.filter(|w| w.flagged) {
             let weight = THRESHOLD - j.score().min(THRESHOLD - 1);
             j.signals.push((
                 Signal::Weighed,
