@@ -286,6 +286,11 @@ fn the_mcp_inspector_cli() {
     assert!(prompt["messages"][0]["content"]["text"].as_str().unwrap().contains("Ada"), "{prompt}");
 }
 
+/// How many `notifications/tools/list_changed` the client has received.
+fn list_changes(up: &Upstream) -> usize {
+    up.notifications.iter().filter(|n| n["method"] == "notifications/tools/list_changed").count()
+}
+
 /// `--tool-search`: `tools/list` holds the status and `ringmcp__find_tools` only; a search
 /// returns the definitions, which join the list (announced by `list_changed`) and are callable;
 /// `--tool-budget`: the list is cut to the budget, in order, with the finder for the rest.
@@ -310,13 +315,7 @@ fn tool_search_and_token_budget_modes() {
         names(&up.request("tools/list", json!({}))),
         ["ringmcp__status", "ringmcp__find_tools"]
     );
-    let changes = |up: &Upstream| {
-        up.notifications
-            .iter()
-            .filter(|n| n["method"] == "notifications/tools/list_changed")
-            .count()
-    };
-    let before = changes(&up);
+    let before = list_changes(&up);
     let found = up.call("ringmcp__find_tools", json!({"query": "sum of two numbers", "k": 2}));
     let defs = found["result"]["structuredContent"]["tools"].as_array().unwrap().clone();
     let found_names: Vec<&str> = defs.iter().map(|d| d["name"].as_str().unwrap()).collect();
@@ -324,7 +323,7 @@ fn tool_search_and_token_budget_modes() {
     assert!(found_names.iter().all(|n| n.ends_with("__add")), "both servers' add: {found}");
     assert!(defs[0]["inputSchema"]["properties"].is_object(), "whole definitions: {found}");
     // The search's own announcement, not one from before it.
-    assert!(changes(&up) > before, "{:?}", up.notifications);
+    assert!(list_changes(&up) > before, "{:?}", up.notifications);
     let listed = names(&up.request("tools/list", json!({})));
     assert_eq!(listed.len(), 4, "{listed:?}");
     assert!(listed.contains(&"alpha__add".to_owned()) && listed.contains(&"beta__add".to_owned()));
@@ -406,13 +405,7 @@ fn tool_search_indexes_off_the_session_thread() {
     let ping = up.submit("ping", json!({}));
     // `answer` fails on an answer it did not wait for: the search's, if it came.
     assert_eq!(up.answer(ping)["result"], json!({}));
-    let changes = |up: &Upstream| {
-        up.notifications
-            .iter()
-            .filter(|n| n["method"] == "notifications/tools/list_changed")
-            .count()
-    };
-    let before = changes(&up);
+    let before = list_changes(&up);
     let again = up.submit("tools/call", find);
     let found = up.answer(again);
     assert!(
@@ -424,7 +417,7 @@ fn tool_search_indexes_off_the_session_thread() {
     // The second search announces what it adds (the cancelled one added nothing, so there
     // is something left to announce).
     assert!(
-        changes(&up) > before,
+        list_changes(&up) > before,
         "the tools the second search found were added unannounced: {:?}",
         up.notifications
     );

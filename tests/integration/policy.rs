@@ -98,31 +98,26 @@ fn approvals_once_always_and_timeouts() {
             self.1
         }
     }
-    let always = Arc::new(Counting(AtomicUsize::new(0), Approval::Always));
-    let host =
-        host_with(PolicySettings { approver: Some(always.clone()), ..PolicySettings::default() });
-    let spec = faulty("ref").sandbox(None).policy(policy(json!({"tools": {"add": "ask"}})));
-    let client = host.spawn_blocking(spec).unwrap();
-    for _ in 0..3 {
-        assert_eq!(
-            client.blocking().call_tool("add", json!({"a": 1, "b": 2})).unwrap().text(),
-            "3"
-        );
-    }
-    assert_eq!(always.0.load(Ordering::SeqCst), 1, "always: asked once for the session");
+    // Three calls of a tool that asks, answered by `answer` each time asked: how many asks.
+    let asked = |answer: Approval| {
+        let approver = Arc::new(Counting(AtomicUsize::new(0), answer));
+        let host = host_with(PolicySettings {
+            approver: Some(approver.clone()),
+            ..PolicySettings::default()
+        });
+        let spec = faulty("ref").sandbox(None).policy(policy(json!({"tools": {"add": "ask"}})));
+        let client = host.spawn_blocking(spec).unwrap();
+        for _ in 0..3 {
+            assert_eq!(
+                client.blocking().call_tool("add", json!({"a": 1, "b": 2})).unwrap().text(),
+                "3"
+            );
+        }
+        approver.0.load(Ordering::SeqCst)
+    };
+    assert_eq!(asked(Approval::Always), 1, "always: asked once for the session");
     // `Once` allows that call only: the next one asks again.
-    let once = Arc::new(Counting(AtomicUsize::new(0), Approval::Once));
-    let host =
-        host_with(PolicySettings { approver: Some(once.clone()), ..PolicySettings::default() });
-    let spec = faulty("ref").sandbox(None).policy(policy(json!({"tools": {"add": "ask"}})));
-    let client = host.spawn_blocking(spec).unwrap();
-    for _ in 0..3 {
-        assert_eq!(
-            client.blocking().call_tool("add", json!({"a": 1, "b": 2})).unwrap().text(),
-            "3"
-        );
-    }
-    assert_eq!(once.0.load(Ordering::SeqCst), 3, "once: asked for every call");
+    assert_eq!(asked(Approval::Once), 3, "once: asked for every call");
     struct Slow;
     impl Approver for Slow {
         fn approve(&self, _: &ApprovalRequest) -> Approval {
