@@ -314,6 +314,8 @@ fn judge_into(location: &str, text: &str, scope: &Scope<'_>, depth: u32, out: &m
             out.push(f);
         }
     }
+    // Offsets into `text` when nothing invisible was taken out (else the whole text).
+    let in_text = |span: Range<usize>| if hidden.visible.is_none() { span } else { 0..text.len() };
     let latin_text = scope.latin;
     for span in sentences::split(visible, scope.mode) {
         let sentence = &visible[span.clone()];
@@ -340,15 +342,13 @@ fn judge_into(location: &str, text: &str, scope: &Scope<'_>, depth: u32, out: &m
         }
         let score = j.score();
         if score >= 2 {
-            // Offsets into `text` when nothing invisible was taken out (else the whole text).
-            let span = if hidden.visible.is_none() { span } else { 0..text.len() };
             out.push(Finding {
                 location: location.to_owned(),
                 signals: j.signals.iter().map(|(s, _, _)| *s).collect(),
                 excerpt: excerpt(sentence),
                 reasons: j.signals.iter().map(|(_, _, why)| why.clone()).collect(),
                 score,
-                span,
+                span: in_text(span),
             });
         }
     }
@@ -371,7 +371,7 @@ fn judge_into(location: &str, text: &str, scope: &Scope<'_>, depth: u32, out: &m
                 excerpt: excerpt(&decoded.text),
                 reasons: vec![format!("text hidden as {}", decoded.kind)],
                 score: 2,
-                span: decoded.span.clone(),
+                span: in_text(decoded.span.clone()),
             });
         }
         for mut f in inner {
@@ -380,7 +380,7 @@ fn judge_into(location: &str, text: &str, scope: &Scope<'_>, depth: u32, out: &m
                 f.signals.insert(0, Signal::Hidden);
                 f.score += 1;
             }
-            f.span = decoded.span.clone();
+            f.span = in_text(decoded.span.clone());
             out.push(f);
         }
     }
