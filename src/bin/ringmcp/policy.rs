@@ -415,6 +415,9 @@ pub(crate) struct ScanArgs {
     /// scripts/poison-train.py).
     #[arg(long, hide = true)]
     features: bool,
+    /// With `--features`: each sentence's vector from this embedding table or model folder too.
+    #[arg(long, hide = true, requires = "features")]
+    embeddings: Option<PathBuf>,
 }
 
 /// `scan --results`: each result judged as the gate judges what a server returns.
@@ -473,6 +476,49 @@ fn scan_results(args: &ScanArgs, text: &str) -> ExitCode {
     ExitCode::from(if flagged > 0 { 1 } else { exit::OK })
 }
 
+/// `scan --features`: every sentence of every tool with the features the judge weighs, and
+/// with `--embeddings` its vector.
+fn print_features(
+    args: &ScanArgs,
+    parsed: &[Option<ringmcp::protocol::Tool>],
+    names: &[&str],
+) -> ExitCode {
+    let siblings: &[&str] = if args.each { &[] } else { names };
+    let per: Vec<Vec<(String, String, Vec<String>)>> = parsed
+        .iter()
+        .map(|t| {
+            t.iter()
+                .flat_map(|t| ringmcp::policy::poison::tool_features(t, siblings, &[]))
+                .collect()
+        })
+        .collect();
+    let vectors = match &args.embeddings {
+        Some(path) => match ringmcp::host::embedding::open_embedder(path) {
+            Ok(e) => {
+                let texts: Vec<String> = per.iter().flatten().map(|(_, s, _)| s.clone()).collect();
+                e.embed_batch(&texts)
+            }
+            Err(e) => return Failure::usage(format!("{}: {e}", path.display())).report(),
+        },
+        None => Vec::new(),
+    };
+    let mut vectors = vectors.into_iter();
+    for (i, sentences) in per.into_iter().enumerate() {
+        let sentences: Vec<Value> = sentences
+            .into_iter()
+            .map(|(at, s, f)| {
+                let mut row = serde_json::json!({"location": at, "sentence": s, "features": f});
+                if let Some(v) = vectors.next() {
+                    row["vector"] = v.iter().map(|x| (x * 1e4).round() / 1e4).collect();
+                }
+                row
+            })
+            .collect();
+        println!("{}", serde_json::json!({"index": i, "sentences": sentences}));
+    }
+    ExitCode::from(exit::OK)
+}
+
 /// The tools in a file, as `scan` reads them.
 fn tools_in(text: &str) -> Result<Vec<Value>, String> {
     let pick = |v: Value| match v.get("tool") {
@@ -519,20 +565,11 @@ pub(crate) fn scan(args: ScanArgs) -> ExitCode {
         .collect();
     let listing: Vec<ringmcp::protocol::Tool> = parsed.iter().flatten().cloned().collect();
     let names: Vec<&str> = listing.iter().map(|t| t.name.as_str()).collect();
+    if args.features {
+        return print_features(&args, &parsed, &names);
+    }
     let mut flagged = 0;
     for (i, (raw, tool)) in tools.iter().zip(&parsed).enumerate() {
-        if args.features {
-            let sentences: Vec<Value> = tool
-                .iter()
-                .flat_map(|t| {
-                    let siblings: &[&str] = if args.each { &[] } else { &names };
-                    ringmcp::policy::poison::tool_features(t, siblings, &[])
-                })
-                .map(|(at, s, f)| serde_json::json!({"location": at, "sentence": s, "features": f}))
-                .collect();
-            println!("{}", serde_json::json!({"index": i, "sentences": sentences}));
-            continue;
-        }
         let findings = match tool {
             Some(tool) if args.each => ringmcp::policy::poison::scan_tool(tool),
             Some(tool) => ringmcp::policy::poison::scan_tool_among(tool, &names, &[]),

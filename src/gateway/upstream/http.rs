@@ -32,6 +32,10 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use crate::jsonrpc::{ErrorObject, Id, codes};
+use crate::protocol::ProtocolVersion;
+use crate::protocol::modern::{
+    META_PROTOCOL_VERSION as META_VERSION, META_SUBSCRIPTION_ID as SUBSCRIPTION_ID,
+};
 
 use super::super::{Gateway, GatewayError, lock};
 use super::{Inbox, Input, Router, Source, run};
@@ -41,8 +45,6 @@ const VERSION_HEADER: &str = "mcp-protocol-version";
 const METHOD_HEADER: &str = "mcp-method";
 const NAME_HEADER: &str = "mcp-name";
 const LAST_EVENT_HEADER: &str = "last-event-id";
-const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
-const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 
 /// Events kept per session for GET-stream resumption.
 const HISTORY: usize = 1024;
@@ -532,17 +534,21 @@ fn parse(body: &[u8], header_version: Option<&str>) -> Result<Parsed, ErrorObjec
             parsed.tokens.push(t.clone());
         }
         let named = item.pointer(&format!("/params/_meta/{}", META_VERSION.replace('/', "~1")));
-        if named.and_then(Value::as_str).is_some_and(|v| v >= "2026-07-28")
-            || method == Some("server/discover")
+        if named.and_then(Value::as_str).is_some_and(is_modern) || method == Some("server/discover")
         {
             parsed.modern = true;
         }
     }
-    if header_version.is_some_and(|v| v >= "2026-07-28") {
+    if header_version.is_some_and(is_modern) {
         parsed.modern = true;
     }
     parsed.value = value;
     Ok(parsed)
+}
+
+/// Whether a named protocol version is of the 2026-07-28 era (an unknown name is not).
+fn is_modern(version: &str) -> bool {
+    version.parse::<ProtocolVersion>().is_ok_and(ProtocolVersion::is_modern)
 }
 
 async fn post(
@@ -953,6 +959,17 @@ mod tests {
                 && loopback_name("[::1]:9")
         );
         assert!(!loopback_name("evil.example:8080") && !loopback_name("127.0.0.1.evil.example"));
+    }
+
+    #[test]
+    fn the_era_is_read_from_a_known_version_not_from_how_its_text_sorts() {
+        assert!(is_modern("2026-07-28"));
+        assert!(!is_modern("2025-11-25") && !is_modern("2025-03-26"));
+        // Text that sorts after the modern date but names no revision.
+        assert!(!is_modern("2026-07-28x") && !is_modern("9"));
+        let body = br#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-99"}}}"#;
+        assert!(!parse(body, None).unwrap().modern);
+        assert!(parse(body, Some("2026-07-28")).unwrap().modern);
     }
 
     #[test]

@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use crate::jsonrpc::{ErrorObject, Id, codes};
+use crate::protocol::modern::META_SUBSCRIPTION_ID as SUBSCRIPTION_ID;
 use crate::protocol::server::{Incoming, ServerConfig, ServerSession};
 use crate::protocol::{Implementation, ProtocolVersion};
 
@@ -29,9 +30,6 @@ pub(crate) const MAX_FRAME: usize = 64 << 20;
 
 /// How long requests in flight when the upstream input ends still get answered.
 const DRAIN: std::time::Duration = std::time::Duration::from_secs(10);
-
-/// The `_meta` key naming a 2026-07-28 subscription stream.
-const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 
 /// A message for the upstream loop.
 #[derive(Debug)]

@@ -400,9 +400,7 @@ pub(crate) fn write_export(out: &mut impl Write, id: &Id, uri: &str, len: u64) -
     out.write_all(b"\"}]}}\n")
 }
 
-/// Writes a notification line.
-/// `_meta` key tagging a notification with its `subscriptions/listen` stream.
-pub(super) const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
+pub(super) use ringmcp::protocol::modern::META_SUBSCRIPTION_ID as SUBSCRIPTION_ID;
 
 /// The filter a `subscriptions/listen` stream was granted (its `notifications` object).
 #[derive(Debug, Clone)]
