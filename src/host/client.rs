@@ -1,14 +1,10 @@
 //! [`Client`]: one running server, as the application sees it.
 
 use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
 use futures_channel::oneshot;
-use serde::de::DeserializeOwned;
-use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use crate::protocol::{
@@ -16,15 +12,16 @@ use crate::protocol::{
     ReadResourceResult, RequestError, Resource, ServerDetails, Tool,
 };
 
-use crate::jsonrpc::{RawJson, codes};
-use crate::parse::{JsonParser, Parser};
-use crate::queue::{QueueFull, RequestQueue};
+use crate::jsonrpc::codes;
+use crate::parse::JsonParser;
+use crate::queue::RequestQueue;
 use crate::spill::store::SpillStore;
 
 use super::RequestSink;
-use super::driver::{QueuedRequest, Reply, ServerId};
+use super::driver::{QueuedRequest, ServerId};
 use super::error::{Error, Result};
 use super::events::EventStream;
+use super::gate::Request;
 use super::pump::ServerCommand;
 use super::stats::ServerStats;
 
@@ -37,11 +34,14 @@ pub const PROGRESS_BACKLOG: usize = 256;
 mod blocking;
 mod call;
 mod lists;
+mod send;
 mod spilled;
 
 pub use blocking::Blocking;
 pub use call::{CallFuture, TaskMode, ToolCall};
 pub(crate) use lists::ListCache;
+pub(crate) use send::Pass;
+pub use send::ResponseFuture;
 
 fn call_params(name: &str, arguments: Value) -> Result<Value> {
     if arguments.is_object() {
@@ -122,89 +122,6 @@ impl std::ops::Deref for CachedTool {
     }
 }
 
-/// The future of one request's `result` as a `serde_json::Value` (parsed on the thread that
-/// polls it, not on the reactor).
-#[derive(Debug)]
-#[must_use = "futures do nothing unless polled"]
-pub struct ResponseFuture {
-    raw: RawFuture,
-    spilled: Arc<super::spilling::SpillRegistry>,
-    method: Box<str>,
-    parser: JsonParser,
-}
-
-impl Future for ResponseFuture {
-    type Output = Result<Value>;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = &mut *self;
-        Pin::new(&mut this.raw).poll(cx).map(|r| {
-            let mut raw = r?;
-            this.spilled.adopt(raw.take_attachments());
-            Parser::new(this.parser)
-                .result(raw)
-                .map_err(|e| malformed(&this.raw.server, &this.method, e.to_string()))
-        })
-    }
-}
-
-/// The future of one request's raw `result`. Dropping it before the answer cancels the
-/// request: the server is sent `notifications/cancelled` and a late answer is discarded.
-#[derive(Debug)]
-struct RawFuture {
-    state: Waiting,
-    server: Arc<str>,
-}
-
-#[derive(Debug)]
-enum Waiting {
-    /// Sent; the reactor completes the channel.
-    Reply(oneshot::Receiver<Result<RawJson, RequestError>>, CancelOnDrop),
-    /// Refused before sending; taken when polled.
-    Refused(Option<Error>),
-    /// The outcome was delivered.
-    Done,
-}
-
-/// Tells the reactor that the caller of request `seq` stopped waiting.
-#[derive(Debug)]
-struct CancelOnDrop {
-    reactor: Arc<dyn RequestSink>,
-    server: ServerId,
-    seq: u64,
-}
-
-impl Drop for RawFuture {
-    fn drop(&mut self) {
-        if let Waiting::Reply(_, cancel) = &self.state {
-            cancel.reactor.send(cancel.server, ServerCommand::Cancel { seq: cancel.seq });
-        }
-    }
-}
-
-impl Future for RawFuture {
-    type Output = Result<RawJson>;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let server = self.server.clone();
-        match &mut self.state {
-            Waiting::Refused(error) => {
-                Poll::Ready(Err(error.take().unwrap_or(Error::ReactorStopped)))
-            }
-            Waiting::Reply(rx, _) => {
-                let outcome = ready!(Pin::new(rx).poll(cx));
-                self.state = Waiting::Done;
-                Poll::Ready(match outcome {
-                    Ok(Ok(v)) => Ok(v),
-                    Ok(Err(source)) => Err(Error::Server { server, source }),
-                    Err(oneshot::Canceled) => Err(Error::ReactorStopped),
-                })
-            }
-            Waiting::Done => Poll::Ready(Err(Error::ReactorStopped)),
-        }
-    }
-}
-
 fn malformed(server: &Arc<str>, method: &str, reason: String) -> Error {
     Error::Server {
         server: server.clone(),
@@ -253,183 +170,28 @@ impl Client {
         self.inner.events.clone()
     }
 
-    /// Sends any request and returns its raw `result`. `timeout` overrides the default.
-    ///
-    /// # Errors
-    /// [`Error::InvalidArgument`] if `params` is not a JSON object; [`Error::Server`] when the
-    /// server answers with an error, times out, or goes away.
-    pub fn request(
-        &self,
-        method: &str,
-        params: Option<Value>,
-        timeout: Option<Duration>,
-    ) -> ResponseFuture {
-        self.request_via(method, params, timeout, false)
-    }
-
-    /// [`request`](Self::request), `gated` when the gate already decided it.
-    pub(crate) fn request_via(
-        &self,
-        method: &str,
-        params: Option<Value>,
-        timeout: Option<Duration>,
-        gated: bool,
-    ) -> ResponseFuture {
-        let raw = self.send(method, params, timeout, None, gated);
-        let spilled = self.inner.spilled.clone();
-        ResponseFuture { raw, spilled, method: method.into(), parser: self.inner.parser }
-    }
-
-    /// Queues a request; the future yields its raw `result`. Every request of this client goes
-    /// through here, and so past the gate: a `tools/call` already decided by [`ToolCall`]'s
-    /// gate comes with `gated`; one sent raw is decided here against the cached tool list (it
-    /// cannot wait for an approval: that is `Client::call`'s).
-    fn send(
-        &self,
-        method: &str,
-        params: Option<Value>,
-        timeout: Option<Duration>,
-        progress: Option<async_channel::Sender<Progress>>,
-        gated: bool,
-    ) -> RawFuture {
-        let server = self.inner.name.clone();
-        if let Some(gate) = &self.inner.gate
-            && let Err(denial) = self.pass_gate(gate, method, params.as_ref(), gated)
-        {
-            let error = Error::Policy { server: server.clone(), denial };
-            return RawFuture { state: Waiting::Refused(Some(error)), server };
-        }
-        let params = match params.map(|p| serialise_params(&p)).transpose() {
-            Ok(p) => p,
-            Err(e) => return RawFuture { state: Waiting::Refused(Some(e)), server },
-        };
-        let refuse = |source| RawFuture {
-            state: Waiting::Refused(Some(Error::Server { server: server.clone(), source })),
-            server: server.clone(),
-        };
-        // The envelope around the params adds well under 256 bytes.
-        let len = params.as_ref().map_or(0, |p| p.get().len()) + method.len() + 64;
-        if len > self.inner.max_request {
-            return refuse(RequestError::RequestTooLarge { len, max: self.inner.max_request });
-        }
-        let queue = &self.inner.queue;
-        if let Some(reason) = queue.closed() {
-            return refuse(RequestError::Closed(reason.clone()));
-        }
-        let ticket = match queue.admit() {
-            Ok(ticket) => ticket,
-            Err(QueueFull { limit, retry_after }) => {
-                return refuse(RequestError::QueueFull { limit, retry_after });
-            }
-        };
-        let (tx, rx) = oneshot::channel();
-        // Relaxed: the counter only needs to hand out distinct values.
-        let seq = self.inner.next_request_seq.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let reply = Reply { tx, ticket, seq };
-        if queue.push(QueuedRequest { method: method.into(), params, timeout, reply, progress }) {
-            self.inner.reactor.schedule(queue.clone());
-        }
-        let cancel =
-            CancelOnDrop { reactor: self.inner.reactor.clone(), server: self.inner.id, seq };
-        RawFuture { state: Waiting::Reply(rx, cancel), server }
-    }
-
-    /// The gate's decision on a request [`send`](Self::send) is about to queue.
-    fn pass_gate(
-        &self,
-        gate: &super::gate::Gate,
-        method: &str,
-        params: Option<&Value>,
-        gated: bool,
-    ) -> std::result::Result<(), crate::policy::Denial> {
-        use crate::policy::{Denial, DenialKind, Verdict};
-        if method != "tools/call" {
-            return gate.check_request(method, params);
-        }
-        if gated {
-            return Ok(());
-        }
-        let name = params.and_then(|p| p.get("name")).and_then(Value::as_str).unwrap_or_default();
-        let arguments = params.and_then(|p| p.get("arguments")).cloned().unwrap_or(json!({}));
-        let verdict = match self.fresh_cached_tools() {
-            Some(list) => gate.decide(&list, name, &arguments),
-            None => Verdict::Deny(Denial::new(
-                "unlisted",
-                DenialKind::Unlisted,
-                "a raw tools/call is checked against the server's tool list, which was not fetched yet: \
-                 call Client::tools first, or use Client::call",
-            )),
-        };
-        let verdict = match verdict {
-            Verdict::Allow { rule } => match gate.admit(name) {
-                Ok(()) => Verdict::Allow { rule },
-                Err(d) => Verdict::Deny(d),
-            },
-            v => v,
-        };
-        gate.audit_decision(name, &arguments, &verdict, None)?;
-        match verdict {
-            Verdict::Allow { .. } => Ok(()),
-            Verdict::Ask { rule } => Err(Denial::new(
-                rule,
-                DenialKind::NotApproved,
-                format!(
-                    "tool {name:?} needs approval, which a raw request cannot wait for: use Client::call"
-                ),
-            )),
-            Verdict::Deny(d) => Err(d),
-        }
-    }
-
-    /// The cached tool list, if one was fetched and no `list_changed` came since.
-    fn fresh_cached_tools(&self) -> Option<Arc<Vec<Tool>>> {
-        let cache = self.inner.cache.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let cached = cache.tools.as_ref()?;
-        let now = self.inner.lists.tools.load(std::sync::atomic::Ordering::Acquire);
-        (cached.epoch == now).then(|| cached.list.clone())
-    }
-
     /// Replaces the roots this client answers `roots/list` with, and tells the server
     /// (`notifications/roots/list_changed`). Only for hosts built with
     /// [`roots`](super::HostBuilder::roots): without them the capability was not declared and
     /// this does nothing.
-    pub fn set_roots(&self, roots: Vec<crate::protocol::Root>) {
-        self.inner.reactor.send(self.inner.id, ServerCommand::SetRoots { roots });
+    ///
+    /// # Errors
+    /// [`Error::Policy`] (nothing sent) when a root lies outside the roots the server's policy
+    /// confines it to.
+    pub fn set_roots(&self, roots: Vec<crate::protocol::Root>) -> Result<()> {
+        let permit = self.pass(Request::Roots(&roots))?;
+        self.command(ServerCommand::SetRoots { roots }, permit);
+        Ok(())
     }
 
     /// Sends a notification to the server.
-    pub fn notify(&self, method: &str, params: Option<Value>) {
-        let command = ServerCommand::Notify { method: method.into(), params };
-        self.inner.reactor.send(self.inner.id, command);
-    }
-
-    /// Sends now; the returned future parses the raw result straight into `T` on the thread
-    /// that polls it (no intermediate `Value`).
-    fn typed<T: DeserializeOwned>(
-        &self,
-        method: &'static str,
-        params: Result<Value>,
-        timeout: Option<Duration>,
-    ) -> impl Future<Output = Result<T>> + Send + 'static {
-        self.typed_with_progress(method, params, timeout, None, false)
-    }
-
-    fn typed_with_progress<T: DeserializeOwned>(
-        &self,
-        method: &'static str,
-        params: Result<Value>,
-        timeout: Option<Duration>,
-        progress: Option<async_channel::Sender<Progress>>,
-        gated: bool,
-    ) -> impl Future<Output = Result<T>> + Send + 'static {
-        let sent = params.map(|p| self.send(method, Some(p), timeout, progress, gated));
-        let (server, parser) = (self.inner.name.clone(), self.inner.parser);
-        let spilled = self.inner.spilled.clone();
-        async move {
-            let mut raw = sent?.await?;
-            spilled.adopt(raw.take_attachments());
-            Parser::new(parser).result(raw).map_err(|e| malformed(&server, method, e.to_string()))
-        }
+    ///
+    /// # Errors
+    /// [`Error::Policy`] (nothing sent) when the server's policy refuses it.
+    pub fn notify(&self, method: &str, params: Option<Value>) -> Result<()> {
+        let permit = self.pass(Request::Method { method, params: params.as_ref() })?;
+        self.command(ServerCommand::Notify { method: method.into(), params }, permit);
+        Ok(())
     }
 
     /// `tools/call`: [`call`](Self::call)`(name, arguments).send()`. A tool that ran and
@@ -545,13 +307,19 @@ impl Client {
     ) -> impl Future<Output = Result<()>> + Send + 'static {
         use futures::future::Either;
         if self.protocol_version().is_modern() {
+            let params = json!({ "uri": uri });
             let uri = uri.to_owned();
-            let outcome = self.require(&["resources", "subscribe"]).map(|()| {
+            let outcome = self.require(&["resources", "subscribe"]).and_then(|()| {
+                let _permit = self.pass(Request::Method {
+                    method: "resources/subscribe",
+                    params: Some(&params),
+                })?;
                 self.update_listen(|f| {
                     if !f.resource_subscriptions.contains(&uri) {
                         f.resource_subscriptions.push(uri);
                     }
                 });
+                Ok(())
             });
             return Either::Left(std::future::ready(outcome));
         }
@@ -729,11 +497,4 @@ impl Client {
 
 pub(crate) fn block_on<F: Future>(f: F) -> F::Output {
     futures_executor::block_on(f)
-}
-
-fn serialise_params(params: &Value) -> Result<Box<RawValue>> {
-    if !params.is_object() {
-        return Err(Error::InvalidArgument(format!("params must be a JSON object, got {params}")));
-    }
-    Ok(RawValue::from_string(params.to_string()).expect("serde_json output is JSON"))
 }

@@ -101,6 +101,9 @@ impl Error {
             Error::Server { source, .. } => source.fault(),
             Error::Handshake(failure) => failure.source.fault(),
             Error::Spawn { source, .. } => spawn_fault(source),
+            Error::Policy { denial, .. } if denial.kind == crate::policy::DenialKind::Audit => {
+                Fault::Io
+            }
             Error::Policy { .. } => Fault::Policy,
             Error::InvalidArgument(_) | Error::Config(_) => Fault::Caller,
             Error::Spill(_) | Error::Reactor(_) | Error::ReactorStopped | Error::Router(_) => {

@@ -15,15 +15,17 @@ use crate::policy::paths::Resolve;
 
 use super::resolve::HostFs;
 use crate::policy::pins::{PinDiff, ServerPins};
-use crate::policy::results::{self, Found};
+use crate::policy::results;
 use crate::policy::taint::{Taint, TaintSource};
 use crate::policy::{
-    Denial, DenialKind, GlobalPolicy, Policy, PolicyConfig, RateWindow, SecretsAction, ToolTable,
-    Verdict,
+    Denial, DenialKind, GlobalPolicy, Policy, PolicyConfig, RateWindow, ToolTable, Verdict,
 };
-use crate::protocol::Tool;
+use crate::protocol::{Root, Tool};
 
+use super::approval::{Approval, ApprovalRequest, Approver};
 use super::audit::AuditLog;
+
+mod screen;
 use super::pins::PinStore;
 
 /// Each server sees only its own world: a server whose policy names `roots` is offered those
@@ -40,71 +42,6 @@ pub(crate) fn scope_roots(session: &mut crate::protocol::SessionConfig, spec: &s
                 })
                 .collect(),
         );
-    }
-}
-
-/// A person's answer to a call that needs approval.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Approval {
-    /// This call only.
-    Once,
-    /// This tool, for the rest of the session (this client's life).
-    Always,
-    /// Refused.
-    Deny,
-}
-
-/// What the approver is shown.
-#[derive(Debug, Clone)]
-pub struct ApprovalRequest {
-    /// The server.
-    pub server: String,
-    /// The tool.
-    pub tool: String,
-    /// The arguments, as the model produced them.
-    pub arguments: Value,
-    /// The rule that asks (e.g. `tools["write_file"]`, `annotations.destructiveHint`).
-    pub rule: String,
-    /// The tool's description, when it gave one.
-    pub description: Option<String>,
-    /// Why it is asked beyond the rule, when there is more to say (the untrusted content that
-    /// tainted the session, for `afterUntrusted`).
-    pub reason: Option<String>,
-}
-
-/// Decides calls that need a person's approval. Runs on a thread of its own, so it may block
-/// (a prompt, a dialog); an answer that does not come within the host's approval timeout is a
-/// refusal. Approval is only ever this answer: nothing in the model's own arguments counts.
-pub trait Approver: Send + Sync + 'static {
-    /// The answer for one call.
-    fn approve(&self, request: &ApprovalRequest) -> Approval;
-
-    /// Who answered, for the audit trail (e.g. `"terminal"`, `"--approve"`).
-    fn name(&self) -> String {
-        "application".into()
-    }
-}
-
-/// Approves the tools whose names match any of these globs (`*`, `?`), refuses the rest: the
-/// CLI's `--approve TOOL` without a terminal.
-#[derive(Debug, Clone)]
-pub struct ApproveMatching(Vec<String>);
-
-impl ApproveMatching {
-    /// Approves tools matching `globs`.
-    pub fn new(globs: Vec<String>) -> Self {
-        ApproveMatching(globs)
-    }
-}
-
-impl Approver for ApproveMatching {
-    fn approve(&self, request: &ApprovalRequest) -> Approval {
-        let matched = self.0.iter().any(|g| crate::policy::glob_matches(g, &request.tool));
-        if matched { Approval::Once } else { Approval::Deny }
-    }
-
-    fn name(&self) -> String {
-        "--approve".into()
     }
 }
 
@@ -191,6 +128,52 @@ pub(crate) struct Gate {
 impl std::fmt::Debug for Gate {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Gate").field("server", &self.server).finish_non_exhaustive()
+    }
+}
+
+/// A request about to be sent, as the gate decides it ([`Gate::check`]).
+pub(crate) enum Request<'a> {
+    /// A `tools/call`, decided against the server's listing (`None`: none fetched yet, or a
+    /// stale one). Credentials in `arguments` are redacted in place when the policy says so.
+    Call { list: Option<&'a Arc<Vec<Tool>>>, name: &'a str, arguments: &'a mut Value },
+    /// Any other request, or a notification, by method.
+    Method { method: &'a str, params: Option<&'a Value> },
+    /// The roots the client is about to announce (each must lie inside the policy's roots).
+    Roots(&'a [Root]),
+}
+
+/// The gate's answer about a request.
+#[must_use]
+pub(crate) enum Check {
+    /// Send it.
+    Permit(Permit),
+    /// Put it to the approver first ([`Gate::settle`]).
+    Ask(Ticket),
+    /// Refused (and recorded).
+    Deny(Denial),
+}
+
+/// Proof that a request passed its client's gate, or that the client has none: what the
+/// client's `send` takes. Only this module makes one.
+#[derive(Debug)]
+#[must_use]
+pub(crate) struct Permit(());
+
+/// A call waiting for approval.
+#[derive(Debug)]
+#[must_use]
+pub(crate) struct Ticket {
+    request: ApprovalRequest,
+}
+
+/// [`Gate::check`] for a request that cannot wait for approval, of a client that may have no
+/// gate (without one, every request passes): a call that needs approval is refused.
+pub(crate) fn check_now(gate: Option<&Gate>, request: Request<'_>) -> Result<Permit, Denial> {
+    let Some(gate) = gate else { return Ok(Permit(())) };
+    match gate.check(request) {
+        Check::Permit(permit) => Ok(permit),
+        Check::Ask(ticket) => Err(gate.unasked(ticket)),
+        Check::Deny(denial) => Err(denial),
     }
 }
 
@@ -306,131 +289,132 @@ impl Gate {
         lock(&self.taint).source().cloned()
     }
 
-    /// Whether `secret` is a value the user gave this server (in its `env`).
-    fn own_secret(&self, secret: &str) -> bool {
-        self.own_secrets
-            .iter()
-            .any(|v| v.contains(secret) || (v.len() >= 8 && secret.contains(v.as_str())))
-    }
-
-    /// Credentials in a call's arguments: refused (the default), redacted in place, or let
-    /// through, as the policy's `secrets` says; audited by digest.
-    pub(crate) fn screen_arguments(&self, tool: &str, arguments: &mut Value) -> Result<(), Denial> {
-        let found = results::secrets_in_arguments(arguments, &|s| self.own_secret(s));
-        if found.is_empty() {
-            return Ok(());
-        }
-        let action = self.policy.argument_secrets();
-        let kinds: Vec<String> = found
-            .iter()
-            .map(|s| {
-                format!("{} at {}", s.kind, if s.pointer.is_empty() { "/" } else { &s.pointer })
-            })
-            .collect();
-        if let Some(log) = &self.settings.audit {
-            // The trail gets the arguments with the credentials taken out, never in clear.
-            let mut shown = arguments.clone();
-            results::redact_arguments(&mut shown, &found);
-            let mut r = self.record("secrets", tool, &shown);
-            r.insert("direction".into(), "arguments".into());
-            r.insert("action".into(), Value::String(format!("{action:?}").to_lowercase()));
-            let listed: Vec<Value> = found
-                .iter()
-                .map(|s| json!({"location": s.pointer, "kind": s.kind, "sha256": digest_hex(&s.text)}))
-                .collect();
-            r.insert("secrets".into(), Value::Array(listed));
-            let _ = log.record(r);
-        }
-        match action {
-            SecretsAction::Allow => Ok(()),
-            SecretsAction::Redact => {
-                results::redact_arguments(arguments, &found);
-                Ok(())
+    /// Decides a request, in the documented order (docs/policy.md): for a call, the listing,
+    /// the pins and the rules, then credentials in its arguments, then the rate limits, then
+    /// approval, which is the caller's to wait for ([`Gate::settle`]). Every decision on a
+    /// call is recorded here; a call whose record cannot be written is refused
+    /// ([`DenialKind::Audit`]).
+    pub(crate) fn check(&self, request: Request<'_>) -> Check {
+        match request {
+            Request::Call { list, name, arguments } => self.check_call(list, name, arguments),
+            Request::Method { method, params } => match self.check_method(method, params) {
+                Ok(()) => Check::Permit(Permit(())),
+                Err(d) => Check::Deny(self.refused(method, params.unwrap_or(&Value::Null), d)),
+            },
+            Request::Roots(roots) => {
+                let resolver = &*self.settings.resolver;
+                for root in roots {
+                    if let Verdict::Deny(d) = self.policy.check_resource(&root.uri, resolver) {
+                        let params = json!({"roots": [{"uri": root.uri}]});
+                        return Check::Deny(self.refused("roots", &params, d));
+                    }
+                }
+                Check::Permit(Permit(()))
             }
-            SecretsAction::Block => Err(Denial::new(
-                "secrets",
-                DenialKind::Secrets,
-                format!(
-                    "the arguments hold credentials ({}); they are not sent to server {:?}. Pass a reference the server resolves itself (its own env), or set the policy's \"secrets\" to \"redact\" or \"allow\"",
-                    kinds.join(", "),
-                    &*self.server
-                ),
-            )),
         }
     }
 
-    /// Scans what the model is about to read of this server (a tool's result, a resource's
-    /// contents), acts on it as the policy says, marks the session tainted when it is
-    /// untrusted, and audits what was found. `what` is the tool's name or `resources/read URI`;
-    /// `untrusted` whether its source is untrusted whatever it holds (an open-world tool).
-    pub(crate) fn screen(
+    fn check_call(
         &self,
-        what: &str,
-        untrusted: bool,
-        value: &mut Value,
-        spilled: Vec<(String, crate::policy::content::stream::Report)>,
-    ) -> bool {
-        let treatment = self.policy.treatment();
-        let mut found: Found =
-            results::scan(value, treatment.secrets != SecretsAction::Allow, &|s| {
-                self.own_secret(s)
-            });
-        found.spilled = spilled;
-        let digest = if found.injected() || found.has_secrets() || untrusted {
-            digest_hex(canonical(value))
-        } else {
-            String::new()
+        list: Option<&Arc<Vec<Tool>>>,
+        name: &str,
+        arguments: &mut Value,
+    ) -> Check {
+        let Some(list) = list else {
+            let reason = "a raw tools/call is checked against the server's tool list, which was not fetched yet: \
+                          call Client::tools first, or use Client::call";
+            let denial = Denial::new("unlisted", DenialKind::Unlisted, reason);
+            return Check::Deny(self.refused(name, arguments, denial));
         };
-        let mut changed = false;
-        if found.injected() || found.has_secrets() || treatment.delimit {
-            changed = results::apply(value, &found, treatment, &self.server, what).changed;
+        let verdict = self.decide(list, name, arguments);
+        if let Verdict::Deny(d) = verdict {
+            return Check::Deny(self.refused(name, arguments, d));
         }
-        if found.injected() || untrusted {
-            let why = if found.injected() {
-                format!("flagged: {}", found.summary(true))
-            } else {
-                "an open-world or untrusted tool's content".to_owned()
-            };
-            lock(&self.taint).mark(TaintSource {
-                server: self.server.to_string(),
-                tool: what.to_owned(),
-                why,
-                digest: digest.clone(),
-            });
+        // Credentials in the arguments: refused, or redacted before anyone (the approver
+        // included) sees them. The trail never gets them in clear.
+        if let Err(d) = self.screen_arguments(name, arguments) {
+            let mut shown = arguments.clone();
+            let found = results::secrets_in_arguments(&shown, &|_| false);
+            results::redact_arguments(&mut shown, &found);
+            return Check::Deny(self.refused(name, &shown, d));
         }
-        if !(found.injected() || found.has_secrets() || untrusted) {
-            return changed;
+        if let Err(d) = self.admit(name) {
+            return Check::Deny(self.refused(name, arguments, d));
         }
-        if found.injected() {
-            tracing::warn!(
-                server = &*self.server,
-                what,
-                "content reads as instructions to the AI: {}",
-                found.summary(true)
-            );
+        match verdict {
+            Verdict::Ask { rule } => {
+                let description =
+                    list.iter().find(|t| t.name == name).and_then(|t| t.description.clone());
+                let reason =
+                    (rule == "afterUntrusted").then(|| self.taint_source()).flatten().map(|t| {
+                        format!(
+                            "this session has read untrusted content: {t}; the tool is high-impact"
+                        )
+                    });
+                Check::Ask(Ticket {
+                    request: ApprovalRequest {
+                        server: self.server.to_string(),
+                        tool: name.to_owned(),
+                        arguments: arguments.clone(),
+                        rule,
+                        description,
+                        reason,
+                    },
+                })
+            }
+            verdict => match self.permitted(name, arguments, &verdict, None) {
+                Ok(permit) => Check::Permit(permit),
+                Err(d) => Check::Deny(d),
+            },
         }
-        let Some(log) = &self.settings.audit else { return changed };
-        let mut r = self.record("content", what, &Value::Null);
-        r.remove("argsDigest");
-        r.insert("contentDigest".into(), Value::String(digest));
-        r.insert("untrustedSource".into(), Value::Bool(untrusted));
-        r.insert("tainted".into(), Value::Bool(true));
-        if let Some(marker) = value.get("_meta").and_then(|m| m.get(results::META_KEY)) {
-            r.insert("found".into(), marker.clone());
-        }
-        let _ = log.record(r);
-        changed
     }
 
-    /// Whether tool `name`'s results are untrusted whatever they hold (an open-world tool, or
-    /// one the policy lists), by the cached listing.
-    pub(crate) fn untrusted_source(&self, list: Option<&Arc<Vec<Tool>>>, name: &str) -> bool {
-        let table = list.map(|l| self.listing(l).0);
-        self.policy.is_untrusted_source(name, table.as_ref().and_then(|t| t.get(name)))
+    /// Puts a call waiting for approval to the approver; its permit when approved. Recorded
+    /// either way.
+    pub(crate) async fn settle(&self, ticket: Ticket) -> Result<Permit, Denial> {
+        let Ticket { request } = ticket;
+        let (tool, arguments) = (&request.tool, &request.arguments);
+        match self.approve(&request).await {
+            Ok(who) => {
+                let verdict = Verdict::Ask { rule: request.rule.clone() };
+                self.permitted(tool, arguments, &verdict, Some(&who))
+            }
+            Err(d) => Err(self.refused(tool, arguments, d)),
+        }
+    }
+
+    /// A call waiting for approval where nothing can wait for it (a raw request): refused,
+    /// and recorded.
+    fn unasked(&self, ticket: Ticket) -> Denial {
+        let Ticket { request } = ticket;
+        let reason = format!(
+            "tool {:?} needs approval, which a raw request cannot wait for: use Client::call",
+            request.tool
+        );
+        let denial = Denial::new(request.rule.clone(), DenialKind::NotApproved, reason);
+        self.refused(&request.tool, &request.arguments, denial)
+    }
+
+    /// A refusal, recorded (a refusal whose record fails is still a refusal).
+    fn refused(&self, what: &str, arguments: &Value, denial: Denial) -> Denial {
+        let _ = self.audit_decision(what, arguments, &Verdict::Deny(denial.clone()), None);
+        denial
+    }
+
+    /// A call let through: recorded, then its permit; refused when the record cannot be
+    /// written.
+    fn permitted(
+        &self,
+        tool: &str,
+        arguments: &Value,
+        verdict: &Verdict,
+        approver: Option<&str>,
+    ) -> Result<Permit, Denial> {
+        self.audit_decision(tool, arguments, verdict, approver).map(|()| Permit(()))
     }
 
     /// Counts a call against the rate limits.
-    pub(crate) fn admit(&self, name: &str) -> Result<(), Denial> {
+    fn admit(&self, name: &str) -> Result<(), Denial> {
         if !self.policy.has_rate_limits() {
             return Ok(());
         }
@@ -439,23 +423,22 @@ impl Gate {
     }
 
     /// Asks the approver about a call; `Ok(who)` when approved.
-    pub(crate) async fn approve(&self, request: ApprovalRequest) -> Result<String, Denial> {
+    async fn approve(&self, request: &ApprovalRequest) -> Result<String, Denial> {
+        let refused =
+            |why: String| Err(Denial::new(request.rule.clone(), DenialKind::NotApproved, why));
         let Some(approver) = self.settings.approver.clone() else {
-            let reason = format!(
+            return refused(format!(
                 "tool {:?} needs approval ({}) and no approver is set (on the command line: run it on a terminal, or pass --approve {:?})",
                 request.tool, request.rule, request.tool
-            );
-            return Err(Denial::new(request.rule, DenialKind::NotApproved, reason));
+            ));
         };
         let (tx, rx) = futures_channel::oneshot::channel();
         let asked = request.clone();
-        let who = approver.name();
+        let asker = approver.clone();
         let spawned =
             std::thread::Builder::new().name("ringmcp-approver".into()).spawn(move || {
-                let _ = tx.send(approver.approve(&asked));
+                let _ = tx.send(asker.approve(&asked));
             });
-        let refused =
-            |why: String| Err(Denial::new(request.rule.clone(), DenialKind::NotApproved, why));
         if let Err(e) = spawned {
             return refused(format!("the approver could not run: {e}"));
         }
@@ -468,7 +451,7 @@ impl Gate {
             }
         };
         match answer {
-            Approval::Once => Ok(who),
+            Approval::Once => Ok(approver.name()),
             Approval::Always => {
                 let set = if request.rule == "afterUntrusted" {
                     &self.always_tainted
@@ -476,19 +459,15 @@ impl Gate {
                     &self.always
                 };
                 lock(set).insert(request.tool.clone());
-                Ok(who)
+                Ok(approver.name())
             }
-            Approval::Deny if who == "--approve" => refused(format!(
-                "tool {:?} needs approval ({}) and there is no terminal to ask on: pass --approve {:?} to allow it",
-                request.tool, request.rule, request.tool
-            )),
-            Approval::Deny => refused(format!("{who} refused tool {:?}", request.tool)),
+            Approval::Deny => refused(approver.refusal(request)),
         }
     }
 
     /// Decides a request other than `tools/call` (its path and command arguments; a
-    /// `resources/read` of a `file://` URI).
-    pub(crate) fn check_request(&self, method: &str, params: Option<&Value>) -> Result<(), Denial> {
+    /// `resources/read` or `resources/subscribe` of a `file://` URI).
+    fn check_method(&self, method: &str, params: Option<&Value>) -> Result<(), Denial> {
         let resolver = &*self.settings.resolver;
         match (method, params) {
             ("resources/read" | "resources/subscribe", Some(p)) => {
@@ -518,8 +497,9 @@ impl Gate {
         }
     }
 
-    /// Records a decision about a call (`approver`: who approved an asked one).
-    pub(crate) fn audit_decision(
+    /// Records a decision (`approver`: who approved an asked call). `Err` when the trail
+    /// cannot be written.
+    fn audit_decision(
         &self,
         tool: &str,
         arguments: &Value,
@@ -547,9 +527,10 @@ impl Gate {
         // Fail closed: a call whose decision cannot be recorded is not made.
         log.record(r).map_err(|e| {
             let reason = format!(
-                "the audit trail cannot be written ({e}); no call is made without its record"
+                "the audit trail cannot be written ({e}); no call is made without its record: \
+                 free space or fix the trail's permissions, then retry"
             );
-            Denial::new("audit", DenialKind::Rule, reason)
+            Denial::new("audit", DenialKind::Audit, reason)
         })
     }
 

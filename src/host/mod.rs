@@ -17,6 +17,7 @@
 
 #![forbid(unsafe_code)]
 
+mod approval;
 pub mod audit;
 mod builder;
 mod client;
@@ -61,6 +62,7 @@ use crate::queue::{ReadyList, RequestQueue};
 use crate::uring::{BufferPool, Features, Ring, sys};
 
 pub use crate::protocol::Fault;
+pub use approval::{Approval, ApprovalRequest, ApproveMatching, Approver};
 pub use client::{
     Blocking, CallFuture, Client, PROGRESS_BACKLOG, ProgressStream, ResponseFuture, TaskMode,
     ToolCall,
@@ -69,7 +71,7 @@ pub use config::{Config, ConfigError, Endpoint, ServerSpec};
 pub use error::{Error, Result, STDERR_LINE_MAX, STDERR_LINES, StartFailure};
 use events::EventSink;
 pub use events::{EventStream, ServerEvent};
-pub use gate::{Approval, ApprovalRequest, ApproveMatching, Approver, PolicySettings};
+pub use gate::PolicySettings;
 pub use handler::ClientHandler;
 pub use remote::RemoteSpec;
 pub use spilling::SpillConfig;

@@ -102,6 +102,7 @@ impl Client {
         &self,
         name: &str,
         arguments: Value,
+        pass: super::client::Pass,
     ) -> Result<CallToolResult> {
         if !self.supports_tool_tasks() {
             return Err(Error::InvalidArgument(format!(
@@ -118,7 +119,7 @@ impl Client {
         }
         let params = json!({ "name": name, "arguments": arguments, "task": {} });
         // Only reached from `ToolCall::send`, whose gate decided the call already.
-        let created: Value = self.request_via("tools/call", Some(params), None, true).await?;
+        let created: Value = self.request_with("tools/call", Some(params), None, pass).await?;
         let Some(task) = created.get("task") else {
             // The server ran it at once after all: that is the result.
             return serde_json::from_value(created)

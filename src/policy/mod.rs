@@ -113,6 +113,9 @@ pub enum DenialKind {
     RateLimited,
     /// The arguments hold credentials and the policy keeps them from leaving.
     Secrets,
+    /// The audit trail could not be written, and no call is made without its record: an I/O
+    /// failure of the host, not a rule.
+    Audit,
 }
 
 impl Denial {
@@ -130,6 +133,7 @@ impl Denial {
             DenialKind::InvalidArguments | DenialKind::Path | DenialKind::Metacharacters => {
                 crate::jsonrpc::codes::INVALID_PARAMS
             }
+            DenialKind::Audit => crate::jsonrpc::codes::INTERNAL_ERROR,
             _ => POLICY_DENIED,
         }
     }

@@ -216,7 +216,7 @@ fn notifications_are_events_and_server_requests_are_answered() {
     let r = client.blocking().call_tool("ask_roots", json!({})).unwrap();
     assert!(r.text().contains("file:///workspace"), "{}", r.text());
     // New roots are answered from then on (and announced with roots/list_changed).
-    client.set_roots(vec![Root { uri: "file:///elsewhere".into(), name: None }]);
+    client.set_roots(vec![Root { uri: "file:///elsewhere".into(), name: None }]).unwrap();
     let r = client.blocking().call_tool("ask_roots", json!({})).unwrap();
     assert!(
         r.text().contains("file:///elsewhere") && !r.text().contains("workspace"),

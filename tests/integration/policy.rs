@@ -402,6 +402,75 @@ fn each_server_sees_only_its_own_world() {
     assert!(roots_of(&a).contains("/host/shared"));
     let b_roots = roots_of(&b);
     assert!(b_roots.contains("/srv/b-only") && !b_roots.contains("/host/shared"), "{b_roots}");
+    // Roots announced later pass the same gate: none outside the server's own.
+    let outside = b.set_roots(vec![Root { uri: "file:///host/shared".into(), name: None }]);
+    assert_eq!(denial(outside.unwrap_err()).kind, DenialKind::Path);
+    assert!(roots_of(&b).contains("/srv/b-only"), "the refused roots were never announced");
+    b.set_roots(vec![Root { uri: "file:///srv/b-only/sub".into(), name: None }]).unwrap();
+}
+
+/// One gate for every way of sending, in the documented order: the rate limit before the
+/// approval (a call over the limit is not put to a person), credentials screened on a raw
+/// `tools/call` as on `Client::call`, and each refusal recorded.
+#[test]
+fn every_request_passes_one_gate_in_the_documented_order() {
+    let dir = TempDir::new("one-gate");
+    let approver = Arc::new(Scripted { answer: Approval::Once, asked: Mutex::default() });
+    let log = dir.0.join("audit.jsonl");
+    let audit = ringmcp::host::audit::AuditLog::open(
+        serde_json::from_value(json!({"path": log, "fsync": "never"})).unwrap(),
+    )
+    .unwrap();
+    let settings = PolicySettings {
+        approver: Some(approver.clone()),
+        audit: Some(Arc::new(audit)),
+        ..PolicySettings::default()
+    };
+    let host = host_with(settings);
+    let spec = faulty("ref")
+        .sandbox(None)
+        .policy(policy(json!({"tools": {"add": "ask", "blob": "ask"}, "rateLimits": {"add": 1}})));
+    let client = host.spawn_blocking(spec).unwrap();
+    assert_eq!(client.blocking().call_tool("add", json!({"a": 1, "b": 2})).unwrap().text(), "3");
+    let over = denial(client.blocking().call_tool("add", json!({"a": 1, "b": 2})).unwrap_err());
+    assert_eq!(over.kind, DenialKind::RateLimited, "{over}");
+    assert_eq!(
+        approver.asked.lock().unwrap().len(),
+        1,
+        "a call over the limit is not put to anyone"
+    );
+    // A raw tools/call is screened for credentials as Client::call is.
+    client.blocking().tools().unwrap();
+    let key = "ghp_".to_owned() + &"a1B2c3D4e5".repeat(4)[..36];
+    let raw = client.blocking().request(
+        "tools/call",
+        Some(json!({"name": "echo", "arguments": {"text": key}})),
+        None,
+    );
+    assert_eq!(denial(raw.unwrap_err()).kind, DenialKind::Secrets);
+    // A raw call that needs approval cannot wait for it: refused, never asked.
+    let raw = client.blocking().request(
+        "tools/call",
+        Some(json!({"name": "blob", "arguments": {"bytes": 1}})),
+        None,
+    );
+    assert_eq!(denial(raw.unwrap_err()).kind, DenialKind::NotApproved);
+    assert_eq!(approver.asked.lock().unwrap().len(), 1);
+    assert_eq!(trace(&client), ["add", "calls"], "only the approved call reached the server");
+    let text = std::fs::read_to_string(&log).unwrap();
+    let verdicts: Vec<(String, String)> = text
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|r| r["type"] == "decision")
+        .map(|r| {
+            (r["tool"].as_str().unwrap().to_owned(), r["verdict"].as_str().unwrap().to_owned())
+        })
+        .collect();
+    let want =
+        [("add", "ask"), ("add", "deny"), ("echo", "deny"), ("blob", "deny"), ("calls", "allow")];
+    let want: Vec<(String, String)> =
+        want.iter().map(|(t, v)| ((*t).to_owned(), (*v).to_owned())).collect();
+    assert_eq!(verdicts, want, "every decision recorded, in order");
 }
 
 /// `ringmcp inspect --config F` without `--server` shows every server of the file: one line

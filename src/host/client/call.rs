@@ -10,12 +10,11 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::policy::{Denial, Verdict};
 use crate::protocol::{CallToolResult, RequestError};
 
 use super::super::error::{Error, Result};
-use super::super::gate::{ApprovalRequest, Gate};
-use super::{Client, PROGRESS_BACKLOG, ProgressStream, call_params};
+use super::super::gate::{Check, Gate, Permit, Request};
+use super::{Client, PROGRESS_BACKLOG, Pass, ProgressStream, call_params};
 
 /// Whether a call runs as a task (MCP 2025-11-25 tasks: created, polled, its result fetched).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -113,14 +112,14 @@ impl ToolCall {
     /// tool cannot run; otherwise as [`Client::request`].
     pub fn send(self) -> CallFuture {
         match self.client.inner.gate.clone() {
-            None => CallFuture(Box::pin(dispatch(self))),
+            None => CallFuture(Box::pin(dispatch(self, Pass::Check))),
             Some(gate) => CallFuture(Box::pin(async move {
                 let mut this = self;
-                decide(&gate, &this.client, &this.name, &mut this.arguments).await?;
+                let permit = decide(&gate, &this.client, &this.name, &mut this.arguments).await?;
                 let args = gate.audits().then(|| this.arguments.clone());
                 let (name, client) = (this.name.clone(), this.client.clone());
                 let started = std::time::Instant::now();
-                let mut result = dispatch(this).await;
+                let mut result = dispatch(this, Pass::Permitted(permit)).await;
                 if let Ok(r) = &mut result {
                     client.screen_result(&gate, &name, r);
                 }
@@ -149,65 +148,25 @@ impl ToolCall {
     }
 }
 
-/// The gate's decision on a call, with the approval when one is needed; recorded in the
-/// audit trail. `Err` is the refusal: nothing is sent.
-async fn decide(gate: &Gate, client: &Client, name: &str, arguments: &mut Value) -> Result<()> {
-    let server = client.inner.name.clone();
-    let refuse = |denial: Denial, arguments: &Value| {
-        let _ = gate.audit_decision(name, arguments, &Verdict::Deny(denial.clone()), None);
-        Err(Error::Policy { server: server.clone(), denial })
-    };
+/// The gate's decision on a call, with the approval when one is needed (the gate records
+/// it). `Err` is the refusal: nothing is sent.
+async fn decide(gate: &Gate, client: &Client, name: &str, arguments: &mut Value) -> Result<Permit> {
+    let refused = |denial| Error::Policy { server: client.inner.name.clone(), denial };
     // A call is decided against the listing (fetched once, then cached): an unlisted tool is
     // refused, and the definition's schema, annotations and pins count.
     let list = client.tools().await?;
-    let verdict = gate.decide(&list, name, arguments);
-    if let Verdict::Deny(d) = &verdict {
-        return refuse(d.clone(), arguments);
+    match gate.check(Request::Call { list: Some(&list), name, arguments }) {
+        Check::Permit(permit) => Ok(permit),
+        Check::Ask(ticket) => gate.settle(ticket).await.map_err(refused),
+        Check::Deny(denial) => Err(refused(denial)),
     }
-    // Credentials in the arguments: refused, or redacted before anyone (the approver
-    // included) sees them. The trail never gets them in clear.
-    if let Err(d) = gate.screen_arguments(name, arguments) {
-        let mut shown = arguments.clone();
-        let found = crate::policy::results::secrets_in_arguments(&shown, &|_| false);
-        crate::policy::results::redact_arguments(&mut shown, &found);
-        return refuse(d, &shown);
-    }
-    let arguments = &*arguments;
-    let refuse = |denial: Denial| refuse(denial, arguments);
-    let approver =
-        match &verdict {
-            Verdict::Deny(d) => return refuse(d.clone()),
-            Verdict::Allow { .. } => None,
-            Verdict::Ask { rule } => {
-                let description =
-                    list.iter().find(|t| t.name == name).and_then(|t| t.description.clone());
-                let request = ApprovalRequest {
-                server: server.to_string(),
-                tool: name.to_owned(),
-                arguments: arguments.clone(),
-                rule: rule.clone(),
-                description,
-                reason: (rule == "afterUntrusted").then(|| gate.taint_source()).flatten().map(|t| {
-                    format!("this session has read untrusted content: {t}; the tool is high-impact")
-                }),
-            };
-                match gate.approve(request).await {
-                    Ok(who) => Some(who),
-                    Err(d) => return refuse(d),
-                }
-            }
-        };
-    if let Err(d) = gate.admit(name) {
-        return refuse(d);
-    }
-    if let Err(d) = gate.audit_decision(name, arguments, &verdict, approver.as_deref()) {
-        return Err(Error::Policy { server, denial: d });
-    }
-    Ok(())
 }
 
 /// Sends a call (past the gate, if there is one) and checks its structured result.
-fn dispatch(call: ToolCall) -> impl Future<Output = Result<CallToolResult>> + Send + 'static {
+fn dispatch(
+    call: ToolCall,
+    pass: Pass,
+) -> impl Future<Output = Result<CallToolResult>> + Send + 'static {
     let ToolCall { client, name, arguments, timeout, progress, task } = call;
     // The tool's last known definition (never fetched just for this): its taskSupport and
     // outputSchema.
@@ -221,14 +180,14 @@ fn dispatch(call: ToolCall) -> impl Future<Output = Result<CallToolResult>> + Se
     };
     let call: Pin<Box<dyn Future<Output = Result<CallToolResult>> + Send>> = if as_task {
         let (client, name) = (client.clone(), name.clone());
-        Box::pin(async move { client.run_as_task(&name, arguments, timeout).await })
+        Box::pin(async move { client.run_as_task(&name, arguments, timeout, pass).await })
     } else {
         Box::pin(client.typed_with_progress(
             "tools/call",
             call_params(&name, arguments),
             timeout,
             progress,
-            true,
+            pass,
         ))
     };
     async move {
@@ -269,9 +228,10 @@ impl Client {
         name: &str,
         arguments: Value,
         timeout: Option<Duration>,
+        pass: Pass,
     ) -> Result<CallToolResult> {
         use futures::future::{Either, select};
-        let run = Box::pin(self.call_as_task(name, arguments));
+        let run = Box::pin(self.call_as_task(name, arguments, pass));
         let Some(after) = timeout else { return run.await };
         match select(run, futures_timer::Delay::new(after)).await {
             Either::Left((result, _)) => result,

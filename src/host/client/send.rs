@@ -1,0 +1,301 @@
+//! The one road of every request a [`Client`] sends: past the gate (a [`Permit`]), the size
+//! bound, the queue's admission, then the reactor; and the futures that wait for the answer
+//! (dropping one cancels its request).
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, ready};
+use std::time::Duration;
+
+use futures_channel::oneshot;
+use serde::de::DeserializeOwned;
+use serde_json::value::RawValue;
+use serde_json::{Value, json};
+
+use crate::jsonrpc::RawJson;
+use crate::parse::{JsonParser, Parser};
+use crate::protocol::{Progress, RequestError, Tool};
+use crate::queue::QueueFull;
+
+use super::super::RequestSink;
+use super::super::driver::{QueuedRequest, Reply, ServerId};
+use super::super::error::{Error, Result};
+use super::super::gate::{self, Permit, Request};
+use super::super::pump::ServerCommand;
+use super::{Client, malformed};
+
+/// How a request gets past its client's gate: decided when it is sent, or decided before
+/// (a call's permit, after any approval it needed).
+pub(crate) enum Pass {
+    /// Decide it now (it cannot wait for an approval).
+    Check,
+    /// Already decided.
+    Permitted(Permit),
+}
+
+/// The future of one request's `result` as a `serde_json::Value` (parsed on the thread that
+/// polls it, not on the reactor).
+#[derive(Debug)]
+#[must_use = "futures do nothing unless polled"]
+pub struct ResponseFuture {
+    raw: RawFuture,
+    spilled: Arc<super::super::spilling::SpillRegistry>,
+    method: Box<str>,
+    parser: JsonParser,
+}
+
+impl Future for ResponseFuture {
+    type Output = Result<Value>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = &mut *self;
+        Pin::new(&mut this.raw).poll(cx).map(|r| {
+            let mut raw = r?;
+            this.spilled.adopt(raw.take_attachments());
+            Parser::new(this.parser)
+                .result(raw)
+                .map_err(|e| malformed(&this.raw.server, &this.method, e.to_string()))
+        })
+    }
+}
+
+/// The future of one request's raw `result`. Dropping it before the answer cancels the
+/// request: the server is sent `notifications/cancelled` and a late answer is discarded.
+#[derive(Debug)]
+struct RawFuture {
+    state: Waiting,
+    server: Arc<str>,
+}
+
+#[derive(Debug)]
+enum Waiting {
+    /// Sent; the reactor completes the channel.
+    Reply(oneshot::Receiver<Result<RawJson, RequestError>>, CancelOnDrop),
+    /// Refused before sending; taken when polled.
+    Refused(Option<Error>),
+    /// The outcome was delivered.
+    Done,
+}
+
+/// Tells the reactor that the caller of request `seq` stopped waiting.
+#[derive(Debug)]
+struct CancelOnDrop {
+    reactor: Arc<dyn RequestSink>,
+    server: ServerId,
+    seq: u64,
+}
+
+impl Drop for RawFuture {
+    fn drop(&mut self) {
+        if let Waiting::Reply(_, cancel) = &self.state {
+            cancel.reactor.send(cancel.server, ServerCommand::Cancel { seq: cancel.seq });
+        }
+    }
+}
+
+impl Future for RawFuture {
+    type Output = Result<RawJson>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let server = self.server.clone();
+        match &mut self.state {
+            Waiting::Refused(error) => {
+                Poll::Ready(Err(error.take().unwrap_or(Error::ReactorStopped)))
+            }
+            Waiting::Reply(rx, _) => {
+                let outcome = ready!(Pin::new(rx).poll(cx));
+                self.state = Waiting::Done;
+                Poll::Ready(match outcome {
+                    Ok(Ok(v)) => Ok(v),
+                    Ok(Err(source)) => Err(Error::Server { server, source }),
+                    Err(oneshot::Canceled) => Err(Error::ReactorStopped),
+                })
+            }
+            Waiting::Done => Poll::Ready(Err(Error::ReactorStopped)),
+        }
+    }
+}
+
+impl Client {
+    /// Sends any request and returns its raw `result`. `timeout` overrides the default.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] if `params` is not a JSON object; [`Error::Server`] when the
+    /// server answers with an error, times out, or goes away.
+    pub fn request(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        timeout: Option<Duration>,
+    ) -> ResponseFuture {
+        self.request_with(method, params, timeout, Pass::Check)
+    }
+
+    /// [`request`](Self::request), past the gate as `pass` says.
+    pub(crate) fn request_with(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        timeout: Option<Duration>,
+        pass: Pass,
+    ) -> ResponseFuture {
+        let raw = self.send(method, params, timeout, None, pass);
+        let spilled = self.inner.spilled.clone();
+        ResponseFuture { raw, spilled, method: method.into(), parser: self.inner.parser }
+    }
+
+    /// Queues a request; the future yields its raw `result`. Every request of this client goes
+    /// through here, and so past the gate: a `tools/call` already decided by [`ToolCall`]
+    /// (which waits for approval when one is needed) comes with its permit; any other request
+    /// is decided here, a raw `tools/call` against the cached tool list (it cannot wait for an
+    /// approval: that is `Client::call`'s).
+    fn send(
+        &self,
+        method: &str,
+        mut params: Option<Value>,
+        timeout: Option<Duration>,
+        progress: Option<async_channel::Sender<Progress>>,
+        pass: Pass,
+    ) -> RawFuture {
+        let server = self.inner.name.clone();
+        let permit = match pass {
+            Pass::Permitted(permit) => permit,
+            Pass::Check => match self.pass_gate(method, &mut params) {
+                Ok(permit) => permit,
+                Err(denial) => {
+                    let error = Error::Policy { server: server.clone(), denial };
+                    return RawFuture { state: Waiting::Refused(Some(error)), server };
+                }
+            },
+        };
+        self.queue(method, params, timeout, progress, permit)
+    }
+
+    /// Queues a request the gate let through.
+    fn queue(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        timeout: Option<Duration>,
+        progress: Option<async_channel::Sender<Progress>>,
+        _permit: Permit,
+    ) -> RawFuture {
+        let server = self.inner.name.clone();
+        let params = match params.map(|p| serialise_params(&p)).transpose() {
+            Ok(p) => p,
+            Err(e) => return RawFuture { state: Waiting::Refused(Some(e)), server },
+        };
+        let refuse = |source| RawFuture {
+            state: Waiting::Refused(Some(Error::Server { server: server.clone(), source })),
+            server: server.clone(),
+        };
+        // The envelope around the params adds well under 256 bytes.
+        let len = params.as_ref().map_or(0, |p| p.get().len()) + method.len() + 64;
+        if len > self.inner.max_request {
+            return refuse(RequestError::RequestTooLarge { len, max: self.inner.max_request });
+        }
+        let queue = &self.inner.queue;
+        if let Some(reason) = queue.closed() {
+            return refuse(RequestError::Closed(reason.clone()));
+        }
+        let ticket = match queue.admit() {
+            Ok(ticket) => ticket,
+            Err(QueueFull { limit, retry_after }) => {
+                return refuse(RequestError::QueueFull { limit, retry_after });
+            }
+        };
+        let (tx, rx) = oneshot::channel();
+        // Relaxed: the counter only needs to hand out distinct values.
+        let seq = self.inner.next_request_seq.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let reply = Reply { tx, ticket, seq };
+        if queue.push(QueuedRequest { method: method.into(), params, timeout, reply, progress }) {
+            self.inner.reactor.schedule(queue.clone());
+        }
+        let cancel =
+            CancelOnDrop { reactor: self.inner.reactor.clone(), server: self.inner.id, seq };
+        RawFuture { state: Waiting::Reply(rx, cancel), server }
+    }
+
+    /// The gate's decision on a request [`send`](Self::send) is about to queue (credentials
+    /// in a call's arguments redacted in place when the policy says so).
+    fn pass_gate(
+        &self,
+        method: &str,
+        params: &mut Option<Value>,
+    ) -> std::result::Result<Permit, crate::policy::Denial> {
+        let gate = self.inner.gate.as_deref();
+        if method != "tools/call" || gate.is_none() {
+            return gate::check_now(gate, Request::Method { method, params: params.as_ref() });
+        }
+        let list = self.fresh_cached_tools();
+        let mut call = params.as_mut().and_then(Value::as_object_mut);
+        let name = call.as_ref().and_then(|p| p.get("name")).and_then(Value::as_str);
+        let name = name.unwrap_or_default().to_owned();
+        let given = call.as_mut().and_then(|p| p.get_mut("arguments"));
+        let mut arguments = given.map_or_else(|| json!({}), Value::take);
+        let request = Request::Call { list: list.as_ref(), name: &name, arguments: &mut arguments };
+        let decided = gate::check_now(gate, request);
+        if let Some(call) = call
+            && call.contains_key("arguments")
+        {
+            call.insert("arguments".into(), arguments);
+        }
+        decided
+    }
+
+    /// The cached tool list, if one was fetched and no `list_changed` came since.
+    fn fresh_cached_tools(&self) -> Option<Arc<Vec<Tool>>> {
+        let cache = self.inner.cache.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let cached = cache.tools.as_ref()?;
+        let now = self.inner.lists.tools.load(std::sync::atomic::Ordering::Acquire);
+        (cached.epoch == now).then(|| cached.list.clone())
+    }
+
+    /// The gate's permit for a request that never waits for approval.
+    pub(super) fn pass(&self, request: Request<'_>) -> Result<Permit> {
+        gate::check_now(self.inner.gate.as_deref(), request)
+            .map_err(|denial| Error::Policy { server: self.inner.name.clone(), denial })
+    }
+
+    /// Hands the reactor a command the gate let through.
+    pub(super) fn command(&self, command: ServerCommand, _permit: Permit) {
+        self.inner.reactor.send(self.inner.id, command);
+    }
+
+    /// Sends now; the returned future parses the raw result straight into `T` on the thread
+    /// that polls it (no intermediate `Value`).
+    pub(super) fn typed<T: DeserializeOwned>(
+        &self,
+        method: &'static str,
+        params: Result<Value>,
+        timeout: Option<Duration>,
+    ) -> impl Future<Output = Result<T>> + Send + 'static {
+        self.typed_with_progress(method, params, timeout, None, Pass::Check)
+    }
+
+    pub(super) fn typed_with_progress<T: DeserializeOwned>(
+        &self,
+        method: &'static str,
+        params: Result<Value>,
+        timeout: Option<Duration>,
+        progress: Option<async_channel::Sender<Progress>>,
+        pass: Pass,
+    ) -> impl Future<Output = Result<T>> + Send + 'static {
+        let sent = params.map(|p| self.send(method, Some(p), timeout, progress, pass));
+        let (server, parser) = (self.inner.name.clone(), self.inner.parser);
+        let spilled = self.inner.spilled.clone();
+        async move {
+            let mut raw = sent?.await?;
+            spilled.adopt(raw.take_attachments());
+            Parser::new(parser).result(raw).map_err(|e| malformed(&server, method, e.to_string()))
+        }
+    }
+}
+
+fn serialise_params(params: &Value) -> Result<Box<RawValue>> {
+    if !params.is_object() {
+        return Err(Error::InvalidArgument(format!("params must be a JSON object, got {params}")));
+    }
+    Ok(RawValue::from_string(params.to_string()).expect("serde_json output is JSON"))
+}
