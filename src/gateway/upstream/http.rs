@@ -38,6 +38,7 @@ use crate::protocol::modern::{
 };
 
 use super::super::{Gateway, GatewayError, lock};
+use super::lane::{LaneTx, Lines, Refused, lane};
 use super::{Inbox, Input, Router, Source, run};
 
 const SESSION_HEADER: &str = "mcp-session-id";
@@ -48,6 +49,8 @@ const LAST_EVENT_HEADER: &str = "last-event-id";
 
 /// Events kept per session for GET-stream resumption.
 const HISTORY: usize = 1024;
+/// Bytes of events the history keeps at most.
+const HISTORY_BYTES: usize = 32 << 20;
 
 /// The reconnection delay SSE streams announce.
 const RETRY_MS: u64 = 1000;
@@ -98,24 +101,26 @@ pub(crate) enum PostMode {
 /// A stream attached to a session's router.
 pub(crate) enum Attach {
     /// A POST's answer stream: the ids of its requests and their progress tokens.
-    Post { ids: Vec<Id>, tokens: Vec<Value>, mode: PostMode, tx: mpsc::UnboundedSender<Bytes> },
+    Post { ids: Vec<Id>, tokens: Vec<Value>, mode: PostMode, tx: LaneTx },
     /// The session's GET stream, resuming after `last` when given.
-    Get { last: Option<u64>, tx: mpsc::UnboundedSender<Bytes> },
+    Get { last: Option<u64>, tx: LaneTx },
 }
 
 struct Post {
     ids: HashSet<Id>,
     tokens: Vec<Value>,
     mode: PostMode,
-    tx: mpsc::UnboundedSender<Bytes>,
+    tx: LaneTx,
 }
 
 /// Where a session's lines go: each answer to the POST that asked, progress along with it,
 /// the rest to the GET stream (kept in a bounded history for `Last-Event-ID`).
 pub(crate) struct Streams {
     posts: Vec<Post>,
-    get: Option<mpsc::UnboundedSender<Bytes>>,
+    get: Option<LaneTx>,
     history: VecDeque<(u64, Bytes)>,
+    /// The bytes `history` holds.
+    history_bytes: usize,
     next_event: u64,
 }
 
@@ -137,7 +142,13 @@ struct PeekParams {
 
 impl Streams {
     fn new() -> Self {
-        Streams { posts: Vec::new(), get: None, history: VecDeque::new(), next_event: 0 }
+        Streams {
+            posts: Vec::new(),
+            get: None,
+            history: VecDeque::new(),
+            history_bytes: 0,
+            next_event: 0,
+        }
     }
 
     /// Wraps a line as one SSE event.
@@ -199,7 +210,17 @@ impl Streams {
             let post = &self.posts[i];
             let body = if post.mode == PostMode::Sse { self.event(&line).1 } else { line.clone() };
             let post = &mut self.posts[i];
-            let sent = post.tx.send(body).is_ok();
+            let sent = match post.tx.send(body) {
+                Ok(()) => true,
+                Err(full) => {
+                    if full == Refused::Behind {
+                        tracing::warn!(
+                            "dropped a POST's answer stream: its client read too slowly (what is left goes to the GET stream)"
+                        );
+                    }
+                    false
+                }
+            };
             if let (Some(id), None) = (&id, &method) {
                 post.ids.remove(id);
             }
@@ -216,13 +237,20 @@ impl Streams {
 
     fn onto_get(&mut self, line: &[u8]) {
         let (id, event) = self.event(line);
-        if self.history.len() == HISTORY {
-            self.history.pop_front();
+        while self.history.len() == HISTORY || self.history_bytes + event.len() > HISTORY_BYTES {
+            let Some((_, old)) = self.history.pop_front() else { break };
+            self.history_bytes -= old.len();
         }
+        self.history_bytes += event.len();
         self.history.push_back((id, event.clone()));
         if let Some(get) = &self.get
-            && get.send(event).is_err()
+            && let Err(full) = get.send(event)
         {
+            if full == Refused::Behind {
+                tracing::warn!(
+                    "dropped the GET stream: its client read too slowly (it may reconnect with Last-Event-ID)"
+                );
+            }
             self.get = None;
         }
     }
@@ -466,10 +494,9 @@ async fn handle(server: &Arc<Server>, req: Request<Incoming>) -> Response<Body> 
     }
 }
 
-fn sse_response(rx: mpsc::UnboundedReceiver<Bytes>) -> Response<Body> {
-    let stream = futures::stream::unfold(rx, |mut rx| async move {
-        rx.recv().await.map(|b| (Ok::<_, Infallible>(Frame::data(b)), rx))
-    });
+fn sse_response(rx: Lines) -> Response<Body> {
+    use futures::StreamExt;
+    let stream = rx.map(|b| Ok::<_, Infallible>(Frame::data(b)));
     let mut r = Response::new(BodyExt::boxed(StreamBody::new(stream)));
     let h = r.headers_mut();
     h.insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
@@ -499,7 +526,7 @@ async fn get(
         .get(LAST_EVENT_HEADER)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse::<u64>().ok());
-    let (tx, rx) = mpsc::unbounded_channel();
+    let (tx, rx) = lane();
     if input.send(Input::Attach(Attach::Get { last, tx })).await.is_err() {
         return rpc_error(StatusCode::NOT_FOUND, None, codes::INVALID_REQUEST, "Session ended");
     }
@@ -633,7 +660,7 @@ async fn post(
         *r.status_mut() = StatusCode::ACCEPTED;
         return r;
     }
-    let (tx, rx) = mpsc::unbounded_channel();
+    let (tx, rx) = lane();
     let count = ids.len();
     let mode = match (sse, rewrite && !batch) {
         (true, true) => PostMode::Raw,
@@ -666,8 +693,9 @@ async fn post(
 
 /// A stateless request's answer: JSON when the answer comes first (an error gets the HTTP
 /// status 2026-07-28 gives it), else an SSE stream of what comes (progress, then the answer).
-async fn auto_response(mut rx: mpsc::UnboundedReceiver<Bytes>) -> Response<Body> {
-    let Some(first) = rx.recv().await else {
+async fn auto_response(mut rx: Lines) -> Response<Body> {
+    use futures::StreamExt;
+    let Some(first) = rx.next().await else {
         return rpc_error(
             StatusCode::INTERNAL_SERVER_ERROR,
             None,
@@ -686,20 +714,11 @@ async fn auto_response(mut rx: mpsc::UnboundedReceiver<Bytes>) -> Response<Body>
         r.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         return r;
     }
-    let (tx, out) = mpsc::unbounded_channel();
-    let frame = |line: &[u8]| -> Bytes {
-        let line = line.strip_suffix(b"\n").unwrap_or(line);
+    let frame = |line: Bytes| -> Bytes {
+        let line = line.strip_suffix(b"\n").unwrap_or(&line);
         [b"data: ".as_slice(), line, b"\n\n"].concat().into()
     };
-    let _ = tx.send(frame(&first));
-    tokio::spawn(async move {
-        while let Some(line) = rx.recv().await {
-            if tx.send(frame(&line)).is_err() {
-                break;
-            }
-        }
-    });
-    sse_response(out)
+    sse_response(Box::pin(futures::stream::once(async move { first }).chain(rx).map(frame)))
 }
 
 /// The HTTP status of a 2026-07-28 error answer.
@@ -768,14 +787,11 @@ fn check_headers(
 }
 
 /// Waits for `count` answers and returns them as one JSON body (an array for a batch).
-async fn json_response(
-    mut rx: mpsc::UnboundedReceiver<Bytes>,
-    count: usize,
-    batch: bool,
-) -> Response<Body> {
+async fn json_response(mut rx: Lines, count: usize, batch: bool) -> Response<Body> {
+    use futures::StreamExt;
     let mut answers = Vec::with_capacity(count);
     while answers.len() < count {
-        match rx.recv().await {
+        match rx.next().await {
             Some(line) => answers.push(line),
             None => break,
         }
@@ -895,19 +911,9 @@ fn internal_ids(server: &Server, mut value: Value) -> (Bytes, Vec<Id>, HashMap<S
 }
 
 /// Puts the client's ids (and progress tokens, and subscription ids) back into what goes out.
-fn restore_ids(
-    mut rx: mpsc::UnboundedReceiver<Bytes>,
-    map: HashMap<String, Value>,
-) -> mpsc::UnboundedReceiver<Bytes> {
-    let (tx, out) = mpsc::unbounded_channel();
-    tokio::spawn(async move {
-        while let Some(chunk) = rx.recv().await {
-            if tx.send(restore(&chunk, &map)).is_err() {
-                break;
-            }
-        }
-    });
-    out
+fn restore_ids(rx: Lines, map: HashMap<String, Value>) -> Lines {
+    use futures::StreamExt;
+    Box::pin(rx.map(move |chunk| restore(&chunk, &map)))
 }
 
 fn restore(chunk: &[u8], map: &HashMap<String, Value>) -> Bytes {
@@ -972,11 +978,54 @@ mod tests {
         assert!(parse(body, Some("2026-07-28")).unwrap().modern);
     }
 
+    /// The next line of a lane if one is there now.
+    fn now(lines: &mut Lines) -> Option<Bytes> {
+        use futures::{FutureExt, StreamExt};
+        lines.next().now_or_never().flatten()
+    }
+
+    #[test]
+    fn a_stream_whose_client_reads_too_slowly_is_dropped_and_the_session_carries_on() {
+        let mut s = Streams::new();
+        let (get_tx, mut get_rx) = super::super::lane::lane_of(8, 1 << 20);
+        s.attach(Attach::Get { last: None, tx: get_tx });
+        let note =
+            Bytes::from_static(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\"}\n");
+        for _ in 0..100 {
+            s.line(note.clone());
+        }
+        assert!(s.get.is_none(), "the GET stream was dropped once 8 lines were unread");
+        let mut read = 0;
+        while now(&mut get_rx).is_some() {
+            read += 1;
+        }
+        assert_eq!(read, 8, "what it held is still read, then it ends");
+        assert!(s.history.len() <= HISTORY && s.history_bytes <= HISTORY_BYTES);
+        // A POST's answer still reaches it.
+        let (post_tx, mut post_rx) = lane();
+        s.attach(Attach::Post {
+            ids: vec![Id::Number(1)],
+            tokens: vec![],
+            mode: PostMode::Json,
+            tx: post_tx,
+        });
+        s.line(Bytes::from_static(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n"));
+        assert!(now(&mut post_rx).is_some());
+        // The client reconnects and is replayed what it missed, from the history.
+        let (again, mut again_rx) = lane();
+        s.attach(Attach::Get { last: Some(5), tx: again });
+        let mut replayed = 0;
+        while now(&mut again_rx).is_some() {
+            replayed += 1;
+        }
+        assert!(replayed > 90, "{replayed}");
+    }
+
     #[test]
     fn answers_go_to_their_post_and_the_rest_to_the_get_stream() {
         let mut s = Streams::new();
-        let (post_tx, mut post_rx) = mpsc::unbounded_channel();
-        let (get_tx, mut get_rx) = mpsc::unbounded_channel();
+        let (post_tx, mut post_rx) = lane();
+        let (get_tx, mut get_rx) = lane();
         s.attach(Attach::Post {
             ids: vec![Id::Number(1)],
             tokens: vec![json!("p")],
@@ -990,19 +1039,19 @@ mod tests {
         ));
         s.line(Bytes::from_static(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n"));
         // Each stream opens with a priming event: an id, a retry delay, no data.
-        let priming = post_rx.try_recv().unwrap();
+        let priming = now(&mut post_rx).unwrap();
         assert!(priming.starts_with(b"id: 1\nretry: ") && priming.ends_with(b"data: \n\n"));
-        assert!(get_rx.try_recv().unwrap().starts_with(b"id: 2\nretry: "));
-        let progress = post_rx.try_recv().unwrap();
+        assert!(now(&mut get_rx).unwrap().starts_with(b"id: 2\nretry: "));
+        let progress = now(&mut post_rx).unwrap();
         assert!(progress.starts_with(b"id: 3\ndata: {") && progress.ends_with(b"}\n\n"));
-        assert!(post_rx.try_recv().unwrap().windows(6).any(|w| w == b"\"id\":1"));
-        assert!(post_rx.try_recv().is_err(), "the stream ends after its answer");
-        assert!(get_rx.try_recv().unwrap().windows(12).any(|w| w == b"list_changed"));
+        assert!(now(&mut post_rx).unwrap().windows(6).any(|w| w == b"\"id\":1"));
+        assert!(now(&mut post_rx).is_none(), "the stream ends after its answer");
+        assert!(now(&mut get_rx).unwrap().windows(12).any(|w| w == b"list_changed"));
         // Resumption replays what the GET stream was sent after the given event.
-        let (again, mut again_rx) = mpsc::unbounded_channel();
+        let (again, mut again_rx) = lane();
         s.attach(Attach::Get { last: Some(3), tx: again });
-        assert!(again_rx.try_recv().unwrap().starts_with(b"id: 6\nretry: "), "its own priming");
-        assert!(again_rx.try_recv().unwrap().starts_with(b"id: 4\n"), "then the replay");
+        assert!(now(&mut again_rx).unwrap().starts_with(b"id: 6\nretry: "), "its own priming");
+        assert!(now(&mut again_rx).unwrap().starts_with(b"id: 4\n"), "then the replay");
     }
 
     #[test]

@@ -20,6 +20,7 @@ use crate::protocol::{Implementation, ProtocolVersion};
 use super::{Core, dispatch};
 
 mod http;
+mod lane;
 mod stdio;
 
 pub use http::{Factory, HttpOptions, serve_http};
