@@ -11,8 +11,7 @@
 use std::collections::VecDeque;
 use std::io::{BufWriter, Read, Write};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 
 use nix::fcntl::{FcntlArg, OFlag, fcntl};
 
@@ -27,6 +26,95 @@ use super::{Inbox, Input, MAX_FRAME, Router, Source, run};
 
 /// Bytes asked for per read of stdin.
 const READ_CHUNK: usize = 256 << 10;
+
+/// Lines handed to a stdout writer thread and not yet written, at most.
+const BEHIND_LINES: usize = 4096;
+/// Bytes handed to a stdout writer thread and not yet written, at most (one longer line still
+/// goes when nothing else waits).
+const BEHIND_BYTES: usize = 64 << 20;
+
+/// The session's hand-over of lines to a stdout writer thread: bounded in lines and bytes.
+/// Past the bound the session's thread waits for the writer. That is the back-pressure a
+/// stdio gateway wants: its client is its only client, nothing it asked for can reach it
+/// before what it has not read yet, and the backends' own bounded queues push back in turn
+/// (docs/gateway.md, "Buffers").
+pub(crate) struct Handover {
+    tx: std::sync::mpsc::SyncSender<Bytes>,
+    backlog: Arc<Backlog>,
+}
+
+/// The bytes a writer has yet to write, and whether it is gone.
+#[derive(Default)]
+struct Backlog {
+    state: Mutex<(usize, bool)>,
+    drained: Condvar,
+}
+
+impl Backlog {
+    /// Waits until `len` more bytes fit; `false` when the writer is gone.
+    fn reserve(&self, len: usize) -> bool {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        while !state.1 && state.0 > 0 && state.0 + len > BEHIND_BYTES {
+            state = self.drained.wait(state).unwrap_or_else(PoisonError::into_inner);
+        }
+        state.0 += len;
+        !state.1
+    }
+
+    fn release(&self, len: usize) {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        state.0 -= len;
+        self.drained.notify_all();
+    }
+
+    fn close(&self) {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner).1 = true;
+        self.drained.notify_all();
+    }
+
+    fn idle(&self) -> bool {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner).0 == 0
+    }
+}
+
+impl Handover {
+    /// Starts the writer thread: `write` gets each line in order (and may take what else is
+    /// waiting from the iterator it is given); an `Err` ends it.
+    fn start(
+        write: impl FnMut(Bytes, &mut dyn Iterator<Item = Bytes>) -> std::io::Result<()>
+        + Send
+        + 'static,
+    ) -> std::io::Result<(Handover, std::thread::JoinHandle<()>)> {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Bytes>(BEHIND_LINES);
+        let backlog = Arc::new(Backlog::default());
+        let done = backlog.clone();
+        let mut write = write;
+        let writer =
+            std::thread::Builder::new().name("gateway-stdout".into()).spawn(move || {
+                while let Ok(line) = rx.recv() {
+                    let mut taken = line.len();
+                    let mut more = std::iter::from_fn(|| {
+                        let next = rx.try_recv().ok()?;
+                        taken += next.len();
+                        Some(next)
+                    });
+                    let written = write(line, &mut more);
+                    done.release(taken);
+                    if let Err(e) = written {
+                        tracing::warn!("the upstream client stopped reading stdout: {e}");
+                        break;
+                    }
+                }
+                done.close();
+            })?;
+        Ok((Handover { tx, backlog }, writer))
+    }
+
+    /// Hands a line over, waiting while the writer is too far behind; `false` when it is gone.
+    pub(crate) fn send(&self, line: Bytes) -> bool {
+        self.backlog.reserve(line.len()) && self.tx.send(line).is_ok()
+    }
+}
 
 /// Serves the gateway on this process's stdin and stdout until stdin ends.
 ///
@@ -176,36 +264,25 @@ fn framed(event: FrameEvent) -> Option<Input> {
 }
 
 /// stdout, written on the session's thread; what a full pipe does not take goes, in order, to
-/// a writer thread that waits for the pipe to drain.
+/// a writer thread that waits for the pipe to drain (a bounded [`Handover`]).
 pub(crate) struct StdoutSink {
     fd: Arc<OwnedFd>,
-    /// Lines handed to the writer thread and not yet written.
-    behind: Arc<AtomicUsize>,
-    tx: std::sync::mpsc::Sender<Bytes>,
+    /// What the writer thread has yet to write.
+    behind: Handover,
 }
 
 impl StdoutSink {
     fn new(fd: OwnedFd) -> std::io::Result<Self> {
         let fd = Arc::new(fd);
-        let behind = Arc::new(AtomicUsize::new(0));
-        let (tx, rx) = std::sync::mpsc::channel::<Bytes>();
-        let (wfd, wbehind) = (fd.clone(), behind.clone());
-        std::thread::Builder::new().name("gateway-stdout".into()).spawn(move || {
-            while let Ok(rest) = rx.recv() {
-                if let Err(e) = write_all_waiting(&wfd, &rest) {
-                    tracing::warn!("the upstream client stopped reading stdout: {e}");
-                    return;
-                }
-                wbehind.fetch_sub(1, Ordering::AcqRel);
-            }
-        })?;
-        Ok(StdoutSink { fd, behind, tx })
+        let wfd = fd.clone();
+        let (behind, _writer) = Handover::start(move |rest, _| write_all_waiting(&wfd, &rest))?;
+        Ok(StdoutSink { fd, behind })
     }
 
     /// Writes one line; `false` when stdout is gone.
     pub(crate) fn line(&mut self, line: Bytes) -> bool {
         let mut written = 0;
-        if self.behind.load(Ordering::Acquire) == 0 {
+        if self.behind.backlog.idle() {
             while written < line.len() {
                 match nix::unistd::write(&*self.fd, &line[written..]) {
                     Ok(n) => written += n,
@@ -221,8 +298,7 @@ impl StdoutSink {
                 return true;
             }
         }
-        self.behind.fetch_add(1, Ordering::AcqRel);
-        self.tx.send(line.slice(written..)).is_ok()
+        self.behind.send(line.slice(written..))
     }
 }
 
@@ -260,14 +336,18 @@ where
     std::thread::Builder::new()
         .name("gateway-stdin".into())
         .spawn(move || read(input, frames_tx))?;
-    let (lines_tx, lines) = std::sync::mpsc::channel::<Bytes>();
-    let writer = std::thread::Builder::new()
-        .name("gateway-stdout".into())
-        .spawn(move || write(output, lines))?;
+    let mut out = BufWriter::with_capacity(256 << 10, output);
+    let (lines, writer) = Handover::start(move |line, more| {
+        out.write_all(&line)?;
+        for line in more {
+            out.write_all(&line)?;
+        }
+        out.flush()
+    })?;
     let core = gateway.core;
     runtime.block_on(async {
         core.start();
-        run(core, inbox.0, Source::Channel(frames), Router::Stdio(lines_tx)).await;
+        run(core, inbox.0, Source::Channel(frames), Router::Stdio(lines)).await;
     });
     // The runtime's tasks are dropped with it, an indexing still running on the blocking pool
     // (tool search) is not waited for; the backends stop when the host does.
@@ -299,18 +379,49 @@ fn read<R: Read>(mut input: R, frames: mpsc::Sender<Input>) {
     }
 }
 
-fn write<W: Write>(output: W, lines: std::sync::mpsc::Receiver<Bytes>) {
-    let mut out = BufWriter::with_capacity(256 << 10, output);
-    while let Ok(line) = lines.recv() {
-        let mut written = out.write_all(&line);
-        while written.is_ok()
-            && let Ok(more) = lines.try_recv()
-        {
-            written = out.write_all(&more);
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::Duration;
+
+    #[test]
+    fn a_writer_too_far_behind_holds_the_session_back_and_a_gone_one_ends_it() {
+        let backlog = Arc::new(Backlog::default());
+        assert!(backlog.reserve(BEHIND_BYTES + 5), "an idle writer takes any one line");
+        let passed = Arc::new(AtomicBool::new(false));
+        let (b, p) = (backlog.clone(), passed.clone());
+        let waiter = std::thread::spawn(move || {
+            let ok = b.reserve(1);
+            p.store(true, Ordering::SeqCst);
+            ok
+        });
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(!passed.load(Ordering::SeqCst), "held back while the writer is behind");
+        backlog.release(BEHIND_BYTES + 5);
+        assert!(waiter.join().unwrap(), "let through once the writer caught up");
+        backlog.close();
+        assert!(!backlog.reserve(1), "the writer is gone");
+    }
+
+    #[test]
+    fn handed_over_lines_are_written_in_order() {
+        let written = Arc::new(Mutex::new(Vec::new()));
+        let w = written.clone();
+        let (handover, writer) = Handover::start(move |line, more| {
+            let mut w = w.lock().unwrap();
+            w.push(line);
+            w.extend(more);
+            Ok(())
+        })
+        .unwrap();
+        for i in 0..100u8 {
+            assert!(handover.send(Bytes::from(vec![i; 1000])));
         }
-        if let Err(e) = written.and_then(|()| out.flush()) {
-            tracing::warn!("the upstream client stopped reading stdout: {e}");
-            return;
-        }
+        drop(handover);
+        writer.join().unwrap();
+        let written = written.lock().unwrap();
+        assert_eq!(written.len(), 100);
+        assert!(written.iter().enumerate().all(|(i, l)| l[0] == i as u8));
     }
 }
