@@ -92,6 +92,9 @@ pub(crate) enum ReactorCommand {
         queue: Arc<RequestQueue<QueuedRequest>>,
         events: EventSink,
         reply: oneshot::Sender<Result<ServerDetails, Error>>,
+        /// The handler of this server's requests, when it is not the host's own (the host's
+        /// behind the server's gate).
+        handler: Option<Arc<dyn super::handler::ClientHandler>>,
     },
     /// A command for server `id`.
     Server { id: ServerId, command: ServerCommand },
@@ -357,8 +360,8 @@ impl Driver {
 
     fn on_command(&mut self, command: ReactorCommand, now: Instant) {
         match command {
-            ReactorCommand::Spawn { id, spec, spawned, queue, events, reply } => {
-                self.spawn(id, *spec, *spawned, queue, events, reply, now);
+            ReactorCommand::Spawn { id, spec, spawned, queue, events, reply, handler } => {
+                self.spawn(id, *spec, *spawned, queue, events, reply, handler, now);
             }
             ReactorCommand::Server { id, command } => match self.conns.get_mut(&id) {
                 Some(conn) => {
@@ -385,6 +388,7 @@ impl Driver {
         queue: Arc<RequestQueue<QueuedRequest>>,
         events: EventSink,
         reply: oneshot::Sender<Result<ServerDetails, Error>>,
+        handler: Option<Arc<dyn super::handler::ClientHandler>>,
         now: Instant,
     ) {
         let name: Arc<str> = spec.name.as_str().into();
@@ -444,7 +448,12 @@ impl Driver {
             queue,
             events,
             init_reply: reply,
-            handler: self.config.handler.clone(),
+            handler: self.config.handler.clone().map(|mut slot| {
+                if let Some(handler) = handler {
+                    slot.handler = handler;
+                }
+                slot
+            }),
         };
         match Conn::start(parts, &mut self.ring, now) {
             Ok(conn) => {

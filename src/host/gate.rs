@@ -25,8 +25,11 @@ use crate::protocol::{Root, Tool};
 use super::approval::{Approval, ApprovalRequest, Approver};
 use super::audit::AuditLog;
 
+mod sampling;
 mod screen;
+
 use super::pins::PinStore;
+pub(crate) use sampling::{GateSlot, Gated};
 
 /// Each server sees only its own world: a server whose policy names `roots` is offered those
 /// (in `roots/list`) instead of the host's, when the host declares roots at all.
@@ -140,7 +143,13 @@ pub(crate) enum Request<'a> {
     Method { method: &'a str, params: Option<&'a Value> },
     /// The roots the client is about to announce (each must lie inside the policy's roots).
     Roots(&'a [Root]),
+    /// A server's `sampling/createMessage` request, about to reach the application's handler
+    /// (its `maxTokens` lowered in place to the policy's cap).
+    Sampling(&'a mut Value),
 }
+
+/// What a sampling request is called in approvals and the audit trail.
+pub(crate) const SAMPLING: &str = "sampling/createMessage";
 
 /// The gate's answer about a request.
 #[must_use]
@@ -311,6 +320,36 @@ impl Gate {
                 }
                 Check::Permit(Permit(()))
             }
+            Request::Sampling(params) => self.check_sampling(params),
+        }
+    }
+
+    fn check_sampling(&self, params: &mut Value) -> Check {
+        let verdict = match self.policy.check_sampling(params) {
+            Verdict::Ask { .. } if lock(&self.always).contains(SAMPLING) => {
+                Verdict::Allow { rule: "sampling approved for the session".into() }
+            }
+            v => v,
+        };
+        match verdict {
+            Verdict::Deny(d) => Check::Deny(self.refused(SAMPLING, params, d)),
+            Verdict::Ask { rule } => Check::Ask(Ticket {
+                request: ApprovalRequest {
+                    server: self.server.to_string(),
+                    tool: SAMPLING.into(),
+                    arguments: params.clone(),
+                    rule,
+                    description: Some(
+                        "the server asks your model to write a message (its messages, system prompt and maxTokens are the arguments)"
+                            .into(),
+                    ),
+                    reason: None,
+                },
+            }),
+            verdict => match self.permitted(SAMPLING, params, &verdict, None) {
+                Ok(permit) => Check::Permit(permit),
+                Err(d) => Check::Deny(d),
+            },
         }
     }
 

@@ -266,6 +266,15 @@ impl Host {
             error::sandbox_hint(&command.join(" "), &network)
         });
         let registry = Arc::new(spilling::SpillRegistry::default());
+        // With a policy, the server's sampling requests pass its gate before the handler.
+        let gate_slot: Option<gate::GateSlot> = self.policy.as_ref().map(|_| Arc::default());
+        let handler = self.handler.as_ref().map(|shared| match &gate_slot {
+            Some(slot) => {
+                let gated = gate::Gated { inner: shared.0.clone(), gate: slot.clone() };
+                Arc::new(gated) as Arc<dyn ClientHandler>
+            }
+            None => shared.0.clone(),
+        });
         let backend: Arc<dyn RequestSink> = match spec.remote().cloned() {
             Some(remote) => {
                 // Declares what the handler answers, as for stdio servers; the connection's
@@ -284,11 +293,18 @@ impl Host {
                     queue: queue.clone(),
                     events: events_tx,
                     reply: tx,
-                    handler: self.handler.as_ref().map(|shared| shared.0.clone()),
+                    handler,
                 })
             }
             None => {
-                let job = SpawnJob { id, spec, queue: queue.clone(), events: events_tx, reply: tx };
+                let job = SpawnJob {
+                    id,
+                    spec,
+                    queue: queue.clone(),
+                    events: events_tx,
+                    reply: tx,
+                    handler,
+                };
                 if let Some((jobs, _)) = &self.spawner {
                     // If the spawner is gone the job (and its reply sender) is dropped: the
                     // caller sees `ReactorStopped`.
@@ -343,6 +359,9 @@ impl Host {
                     },
                 ))
             });
+            if let (Some(slot), Some(gate)) = (&gate_slot, &gate) {
+                let _ = slot.set(gate.clone());
+            }
             let client = Client::new(ClientInner {
                 id,
                 queue,

@@ -78,6 +78,14 @@ pub struct PolicyConfig {
     /// content: `ask` (the default), `deny`, or `allow`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub after_untrusted: Option<Action>,
+    /// What this server's `sampling/createMessage` requests (the server asking the user's
+    /// model to write) get: `ask` (the default), `allow` or `deny`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sampling: Option<Action>,
+    /// The most tokens a sampling request of this server may ask for: a larger `maxTokens`
+    /// is lowered to it (default 4096).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sampling_max_tokens: Option<u64>,
     /// Tools (names or globs) that are high-impact besides destructive and open-world writes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub high_impact: Vec<String>,
@@ -145,6 +153,9 @@ pub struct GlobalPolicy {
     /// The default `afterUntrusted` of every server.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub after_untrusted: Option<Action>,
+    /// The default `sampling` of every server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sampling: Option<Action>,
 }
 
 /// The top-level `"audit"` object.

@@ -77,6 +77,9 @@ impl Verdict {
     }
 }
 
+/// The most tokens a server's sampling request may ask for unless its policy says otherwise.
+pub const DEFAULT_SAMPLING_MAX_TOKENS: u64 = 4096;
+
 /// A refusal: the rule, and what the caller is told.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("denied by policy ({rule}): {reason}")]
@@ -238,6 +241,8 @@ pub struct Policy {
     treatment: results::Treatment,
     argument_secrets: SecretsAction,
     after_untrusted: Action,
+    sampling: Action,
+    sampling_max_tokens: u64,
     high_impact: Vec<glob::Pattern>,
     untrusted: Vec<glob::Pattern>,
     digest: String,
@@ -297,6 +302,8 @@ impl Policy {
                 .after_untrusted
                 .or(global.after_untrusted)
                 .unwrap_or(Action::Ask),
+            sampling: config.sampling.or(global.sampling).unwrap_or(Action::Ask),
+            sampling_max_tokens: config.sampling_max_tokens.unwrap_or(DEFAULT_SAMPLING_MAX_TOKENS),
             high_impact: config.high_impact.iter().map(|p| glob::Pattern::new(p)).collect(),
             untrusted: config.untrusted.iter().map(|p| glob::Pattern::new(p)).collect(),
             digest: audit::digest_hex(audit::canonical(&in_force)),
@@ -497,6 +504,27 @@ impl Policy {
                     self.server
                 );
                 Some(Verdict::Deny(Denial::new("afterUntrusted", DenialKind::Rule, reason)))
+            }
+        }
+    }
+
+    /// The verdict on a `sampling/createMessage` request of this server (`sampling`), with
+    /// its `maxTokens` lowered in place to the policy's cap (`samplingMaxTokens`).
+    pub fn check_sampling(&self, params: &mut serde_json::Value) -> Verdict {
+        if let Some(asked) = params.get("maxTokens").and_then(serde_json::Value::as_u64)
+            && asked > self.sampling_max_tokens
+        {
+            params["maxTokens"] = self.sampling_max_tokens.into();
+        }
+        match self.sampling {
+            Action::Allow => Verdict::Allow { rule: "sampling".into() },
+            Action::Ask => Verdict::Ask { rule: "sampling".into() },
+            Action::Deny => {
+                let reason = format!(
+                    "server {:?} asked the model to write a message (sampling/createMessage) and its policy's sampling denies it",
+                    self.server
+                );
+                Verdict::Deny(Denial::new("sampling", DenialKind::Rule, reason))
             }
         }
     }

@@ -141,6 +141,71 @@ fn sampling_and_elicitation_go_to_the_host_handler() {
     assert!(r.text().to_lowercase().contains("decline"), "{}", r.text());
 }
 
+/// With a policy, a server's sampling request passes its gate before the handler: `ask` puts
+/// it to the approver (a refusal never reaches the handler), `deny` refuses it, `allow` lets
+/// it through with `maxTokens` lowered to `samplingMaxTokens`; each decision is recorded.
+#[test]
+fn sampling_requests_pass_the_servers_policy_first() {
+    use ringmcp::host::{Approval, ApprovalRequest, Approver, ClientHandler, PolicySettings};
+    use ringmcp::jsonrpc::ErrorObject;
+    use ringmcp::protocol::ClientFeatures;
+    use std::sync::{Arc, Mutex};
+    #[derive(Default)]
+    struct Recording(Mutex<Vec<u64>>);
+    impl ClientHandler for Recording {
+        fn features(&self) -> ClientFeatures {
+            ClientFeatures { sampling: true, ..ClientFeatures::default() }
+        }
+        fn create_message(
+            &self,
+            _: &str,
+            params: serde_json::Value,
+        ) -> Result<serde_json::Value, ErrorObject> {
+            self.0.lock().unwrap().push(params["maxTokens"].as_u64().unwrap_or(0));
+            Ok(json!({"role": "assistant", "model": "canned-1", "stopReason": "endTurn",
+                      "content": {"type": "text", "text": "canned"}}))
+        }
+    }
+    #[derive(Default)]
+    struct Refusing(Mutex<Vec<(String, String)>>);
+    impl Approver for Refusing {
+        fn approve(&self, request: &ApprovalRequest) -> Approval {
+            self.0.lock().unwrap().push((request.tool.clone(), request.rule.clone()));
+            if request.tool == "sampling/createMessage" { Approval::Deny } else { Approval::Once }
+        }
+    }
+    let Some(spec) = everything() else { return };
+    let sample = |rule: serde_json::Value| {
+        let handler = Arc::new(Recording::default());
+        let approver = Arc::new(Refusing::default());
+        let settings =
+            PolicySettings { approver: Some(approver.clone()), ..PolicySettings::default() };
+        let host = Host::builder().handler(handler.clone()).policy(settings).build().unwrap();
+        let mut rule = rule;
+        rule["tools"] = json!({"trigger-sampling-request": "allow"});
+        let spec = spec.clone().policy(serde_json::from_value(rule).unwrap());
+        let client = host.spawn_blocking(spec).unwrap();
+        let args = json!({"prompt": "2+2?", "maxTokens": 10});
+        let text = match client.blocking().call_tool("trigger-sampling-request", args) {
+            Ok(r) => r.text(),
+            Err(e) => e.to_string(),
+        };
+        let handled = handler.0.lock().unwrap().clone();
+        let asked = approver.0.lock().unwrap().clone();
+        assert!(
+            asked.iter().all(|(tool, rule)| tool == "sampling/createMessage" && rule == "sampling")
+        );
+        (text, handled, asked.len())
+    };
+    let (_, handled, asked) = sample(json!({}));
+    assert_eq!((handled.len(), asked), (0, 1), "by default a sampling request is asked about");
+    let (_, handled, asked) = sample(json!({"sampling": "deny"}));
+    assert_eq!((handled.len(), asked), (0, 0), "denied without asking, never handled");
+    let (text, handled, asked) = sample(json!({"sampling": "allow", "samplingMaxTokens": 5}));
+    assert_eq!((handled, asked), (vec![5], 0), "allowed, its maxTokens lowered to the cap");
+    assert!(text.contains("canned"), "{text}");
+}
+
 /// Tasks (2025-11-25; docs/protocol.md, "Tools"): `simulate-research-query` says
 /// `taskSupport: "required"`, so `call_tool` makes it a task: created, polled with `tasks/get`,
 /// its result fetched with `tasks/result`; an ambiguous query pauses the task for an

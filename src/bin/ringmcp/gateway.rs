@@ -120,7 +120,11 @@ fn start(args: &Args) -> Result<(), Failure> {
         backends.push(BackendSpec { spec, filter });
     }
     // One audit trail and one pin store for every session.
-    let policy = args.policy.settings(&servers)?;
+    let mut policy = args.policy.settings(&servers)?;
+    // A backend's sampling request is forwarded to the upstream client, whose own person in
+    // the loop answers it (MCP asks clients to let the user review and deny it): the gateway
+    // does not ask a second time unless the config says so (docs/gateway.md, "Forwarding").
+    policy.global.sampling.get_or_insert(ringmcp::policy::Action::Allow);
     let globs = args.policy.approve_globs();
     let prefix = !args.no_prefix;
     let count = backends.len();
