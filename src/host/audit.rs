@@ -5,12 +5,14 @@
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Instant, SystemTime};
 
 use serde_json::{Map, Value};
 
-use crate::policy::audit::{Chain, verify};
+use ring::signature::{Ed25519KeyPair, KeyPair};
+
+use crate::policy::audit::{Chain, Sign, verify_signed};
 use crate::policy::{AuditConfig, FsyncPolicy};
 
 /// An open audit trail.
@@ -28,6 +30,8 @@ struct Inner {
     bytes: u64,
     since_checkpoint: u64,
     last_sync: Instant,
+    /// Signs checkpoints and the head (`signingKey`).
+    signer: Option<Arc<Ed25519KeyPair>>,
 }
 
 /// Why the trail cannot be used.
@@ -50,6 +54,14 @@ pub enum AuditError {
         /// The file.
         path: PathBuf,
     },
+    /// The signing key cannot be read or is not an Ed25519 key.
+    #[error("audit signing key {path}: {reason}")]
+    Key {
+        /// The key file.
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
     /// The existing file does not verify: new records would not chain to it.
     #[error(
         "audit log {path} does not verify ({problem}); move it aside or check it with `ringmcp audit verify`"
@@ -60,6 +72,38 @@ pub enum AuditError {
         /// The first bad line.
         problem: crate::policy::audit::Tampered,
     },
+}
+
+/// Reads an Ed25519 signing key (PKCS#8, as [`generate_key`] writes it).
+fn load_key(path: &Path) -> Result<Ed25519KeyPair, AuditError> {
+    let bad = |reason: String| AuditError::Key { path: path.to_owned(), reason };
+    let bytes = std::fs::read(path).map_err(|e| bad(e.to_string()))?;
+    Ed25519KeyPair::from_pkcs8(&bytes).map_err(|e| {
+        bad(format!("not an Ed25519 PKCS#8 key ({e}); make one with `ringmcp audit keygen`"))
+    })
+}
+
+/// Makes a new Ed25519 signing key at `path` (PKCS#8, readable by its owner only; never
+/// overwrites) and returns its public key as hex, for `ringmcp audit verify --key`.
+///
+/// # Errors
+/// [`AuditError::Key`] when the file exists or cannot be written.
+pub fn generate_key(path: &Path) -> Result<String, AuditError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let bad = |reason: String| AuditError::Key { path: path.to_owned(), reason };
+    let rng = ring::rand::SystemRandom::new();
+    let pkcs8 = Ed25519KeyPair::generate_pkcs8(&rng).map_err(|e| bad(e.to_string()))?;
+    let key = Ed25519KeyPair::from_pkcs8(pkcs8.as_ref()).map_err(|e| bad(e.to_string()))?;
+    let mut file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(|e| bad(e.to_string()))?;
+    file.write_all(pkcs8.as_ref())
+        .and_then(|()| file.sync_all())
+        .map_err(|e| bad(e.to_string()))?;
+    Ok(key.public_key().as_ref().iter().map(|b| format!("{b:02x}")).collect())
 }
 
 /// The head file beside `log`.
@@ -116,18 +160,26 @@ impl AuditLog {
             OpenOptions::new().read(true).append(true).create(true).open(&path).map_err(io)?;
         let mut file = nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusiveNonblock)
             .map_err(|_| AuditError::Busy { path: path.clone() })?;
+        let signer = config.signing_key.as_deref().map(load_key).transpose()?.map(Arc::new);
         let mut existing = Vec::new();
         file.read_to_end(&mut existing).map_err(io)?;
         let inner = if existing.is_empty() {
             let (chain, genesis) = Chain::genesis(&random_hex(16), &now_rfc3339());
             let head = chain.clone();
-            let mut inner =
-                Inner { file, chain, bytes: 0, since_checkpoint: 0, last_sync: Instant::now() };
+            let mut inner = Inner {
+                file,
+                chain,
+                bytes: 0,
+                since_checkpoint: 0,
+                last_sync: Instant::now(),
+                signer,
+            };
             write_line(&mut inner, &path, &genesis, true, &head).map_err(io)?;
             inner
         } else {
             let head = std::fs::read(head_path(&path)).ok();
-            let verified = verify(&existing, head.as_deref(), None)
+            let key = signer.as_ref().map(|k| k.public_key().as_ref().to_vec());
+            let verified = verify_signed(&existing, head.as_deref(), None, key.as_deref())
                 .map_err(|problem| AuditError::Tampered { path: path.clone(), problem })?;
             let complete = existing.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
             if complete < existing.len() {
@@ -141,6 +193,7 @@ impl AuditLog {
                 bytes: complete as u64,
                 since_checkpoint: 0,
                 last_sync: Instant::now(),
+                signer,
             }
         };
         Ok(AuditLog { config, inner: Mutex::new(inner) })
@@ -177,7 +230,7 @@ impl AuditLog {
             FsyncPolicy::Interval => inner.last_sync.elapsed().as_secs() >= 1,
             FsyncPolicy::Never => false,
         };
-        commit(inner, path, record, sync)?;
+        commit(inner, path, record, sync, false)?;
         inner.since_checkpoint += 1;
         if inner.since_checkpoint >= self.config.checkpoint_every.unwrap_or(100) {
             inner.since_checkpoint = 0;
@@ -185,7 +238,7 @@ impl AuditLog {
             c.insert("type".into(), "checkpoint".into());
             c.insert("records".into(), Value::from(inner.chain.next_seq));
             c.insert("time".into(), Value::String(now_rfc3339()));
-            commit(inner, path, c, true)?;
+            commit(inner, path, c, true, true)?;
         }
         Ok(())
     }
@@ -213,7 +266,7 @@ impl AuditLog {
             ),
         );
         c.insert("time".into(), Value::String(now_rfc3339()));
-        commit(inner, path, c, true)
+        commit(inner, path, c, true, false)
     }
 }
 
@@ -224,9 +277,13 @@ fn commit(
     path: &Path,
     record: Map<String, Value>,
     sync: bool,
+    checkpoint: bool,
 ) -> std::io::Result<()> {
     let mut next = inner.chain.clone();
-    let line = next.seal(record);
+    let line = match &inner.signer {
+        Some(key) if checkpoint => next.seal_signed(record, &**key),
+        _ => next.seal(record),
+    };
     let before = inner.bytes;
     match write_line(inner, path, &line, sync, &next) {
         Ok(()) => {
@@ -268,7 +325,8 @@ fn write_line(
         PathBuf::from(t)
     };
     let mut f = File::create(&tmp)?;
-    f.write_all(chain.head_text().as_bytes())?;
+    let sign = inner.signer.as_deref().map(|k| k as &dyn Sign);
+    f.write_all(chain.head_text(sign).as_bytes())?;
     f.sync_data()?;
     std::fs::rename(&tmp, &head)?;
     Ok(())
@@ -277,6 +335,7 @@ fn write_line(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policy::audit::{public_key_from_hex, verify};
 
     fn temp(name: &str) -> PathBuf {
         let dir = std::env::temp_dir().join(format!("ringmcp-audit-{name}-{}", std::process::id()));
@@ -344,6 +403,74 @@ mod tests {
         std::fs::write(&path, text).unwrap();
         let e = AuditLog::open(config).unwrap_err();
         assert!(matches!(e, AuditError::Tampered { ref problem, .. } if problem.line == 3), "{e}");
+        std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
+    }
+
+    /// With a signing key, checkpoints and the head are signed: the trail verifies with the
+    /// public key; a rewritten log with a recomputed chain and head (what anyone who can write
+    /// both could do) does not, nor does a missing head or another key.
+    #[test]
+    fn a_signed_trail_cannot_be_rewritten_without_the_key() {
+        let path = temp("signed");
+        let key_file = path.with_file_name("audit.key");
+        let public = public_key_from_hex(&generate_key(&key_file).unwrap()).unwrap();
+        assert!(generate_key(&key_file).is_err(), "a key is never overwritten");
+        let config = AuditConfig {
+            path: path.clone(),
+            checkpoint_every: Some(2),
+            signing_key: Some(key_file.clone()),
+            ..AuditConfig::default()
+        };
+        let log = AuditLog::open(config.clone()).unwrap();
+        for n in 0..5 {
+            log.record(rec(n)).unwrap();
+        }
+        drop(log);
+        let read = |p: &Path| std::fs::read(p).unwrap();
+        let v = verify_signed(&read(&path), Some(&read(&head_path(&path))), None, Some(&public))
+            .unwrap();
+        assert_eq!(v.records, 8, "genesis, 5 records, 2 checkpoints");
+        // Reopening with the key checks the signatures and goes on.
+        AuditLog::open(config.clone()).unwrap().record(rec(5)).unwrap();
+        // A forger rewrites record 1 and recomputes every hash after it and the head, as an
+        // unsigned trail would let them.
+        let text = String::from_utf8(read(&path)).unwrap();
+        let mut lines = text.lines().map(|l| serde_json::from_str::<Value>(l).unwrap());
+        let mut chain = Chain { next_seq: 0, head: crate::policy::audit::ZERO_HASH.into() };
+        let mut forged = Vec::new();
+        for mut r in lines.by_ref() {
+            let m = r.as_object_mut().unwrap();
+            m.remove("seq");
+            m.remove("prev");
+            if m.get("n") == Some(&Value::from(1)) {
+                m.insert("n".into(), Value::from(7));
+            }
+            forged.push(chain.seal(m.clone()));
+        }
+        let forged_log = forged.join("\n") + "\n";
+        let unsigned_head = chain.head_text(None);
+        assert!(verify(forged_log.as_bytes(), Some(unsigned_head.as_bytes()), None).is_ok());
+        let e = verify_signed(
+            forged_log.as_bytes(),
+            Some(unsigned_head.as_bytes()),
+            None,
+            Some(&public),
+        )
+        .unwrap_err();
+        assert!(e.reason.contains("signature") || e.reason.contains("not signed"), "{e}");
+        // No head, or another key: refused.
+        let e = verify_signed(&read(&path), None, None, Some(&public)).unwrap_err();
+        assert!(e.reason.contains("no head file"), "{e}");
+        let other =
+            public_key_from_hex(&generate_key(&path.with_file_name("other.key")).unwrap()).unwrap();
+        assert!(
+            verify_signed(&read(&path), Some(&read(&head_path(&path))), None, Some(&other))
+                .is_err()
+        );
+        // A bad key file is a clear error.
+        std::fs::write(path.with_file_name("bad.key"), b"not a key").unwrap();
+        let bad = AuditConfig { signing_key: Some(path.with_file_name("bad.key")), ..config };
+        assert!(matches!(AuditLog::open(bad), Err(AuditError::Key { .. })));
         std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
     }
 

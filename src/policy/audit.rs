@@ -115,11 +115,76 @@ impl Chain {
         (chain, line)
     }
 
-    /// The head file's text for this chain.
-    pub fn head_text(&self) -> String {
-        let seq = self.next_seq.saturating_sub(1);
-        canonical(&serde_json::json!({"seq": seq, "hash": self.head}))
+    /// Seals `record` as [`seal`](Self::seal) does, with `sig`: `sign` of the sealed line
+    /// without it (a signed checkpoint: it vouches for every line up to it).
+    pub fn seal_signed(&mut self, mut record: Map<String, Value>, sign: &dyn Sign) -> String {
+        record.insert("seq".into(), Value::from(self.next_seq));
+        record.insert("prev".into(), Value::String(self.head.clone()));
+        let signature = sign.sign(canonical(&Value::Object(record.clone())).as_bytes());
+        record.remove("seq");
+        record.remove("prev");
+        record.insert("sig".into(), Value::String(hex(&signature)));
+        self.seal(record)
     }
+
+    /// The head file's text for this chain, signed when `sign` is given.
+    pub fn head_text(&self, sign: Option<&dyn Sign>) -> String {
+        let seq = self.next_seq.saturating_sub(1);
+        let mut head = serde_json::json!({"seq": seq, "hash": self.head});
+        if let Some(sign) = sign {
+            head["sig"] = Value::String(hex(&sign.sign(canonical(&head).as_bytes())));
+        }
+        canonical(&head)
+    }
+}
+
+/// Signs checkpoints and heads (the host's Ed25519 key; kept outside the log).
+pub trait Sign {
+    /// The signature of `message`.
+    fn sign(&self, message: &[u8]) -> Vec<u8>;
+}
+
+impl Sign for ring::signature::Ed25519KeyPair {
+    fn sign(&self, message: &[u8]) -> Vec<u8> {
+        ring::signature::Ed25519KeyPair::sign(self, message).as_ref().to_vec()
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn unhex(text: &str) -> Option<Vec<u8>> {
+    if !text.len().is_multiple_of(2) || !text.is_ascii() {
+        return None;
+    }
+    (0..text.len()).step_by(2).map(|i| u8::from_str_radix(&text[i..i + 2], 16).ok()).collect()
+}
+
+/// An Ed25519 public key as hex (64 characters), as `ringmcp audit keygen` prints it.
+///
+/// # Errors
+/// When `text` is not 32 bytes of hex.
+pub fn public_key_from_hex(text: &str) -> Result<Vec<u8>, String> {
+    match unhex(text.trim()) {
+        Some(key) if key.len() == 32 => Ok(key),
+        _ => Err("an Ed25519 public key is 64 hex characters".into()),
+    }
+}
+
+/// Whether `value` (a record or head, with its `sig`) is signed by `key` over its canonical
+/// form without `sig`.
+fn signed_by(value: &Value, key: &[u8]) -> Result<(), String> {
+    let sig = value.get("sig").and_then(Value::as_str).ok_or("it is not signed")?;
+    let sig = unhex(sig).ok_or("its sig is not hex")?;
+    let mut unsigned = value.clone();
+    if let Some(m) = unsigned.as_object_mut() {
+        m.remove("sig");
+    }
+    let message = canonical(&unsigned);
+    ring::signature::UnparsedPublicKey::new(&ring::signature::ED25519, key)
+        .verify(message.as_bytes(), &sig)
+        .map_err(|_| "its signature does not match the key".to_owned())
 }
 
 /// What [`verify`] found in an intact log.
@@ -154,6 +219,20 @@ pub fn verify(
     log: &[u8],
     head: Option<&[u8]>,
     previous: Option<&Chain>,
+) -> Result<Verified, Tampered> {
+    verify_signed(log, head, previous, None)
+}
+
+/// [`verify`], and with `key` (an Ed25519 public key) every checkpoint and the head must be
+/// signed by it: a missing head, an unsigned one, or a bad signature is a failure.
+///
+/// # Errors
+/// As [`verify`], and the first checkpoint (or the head) not signed by `key`.
+pub fn verify_signed(
+    log: &[u8],
+    head: Option<&[u8]>,
+    previous: Option<&Chain>,
+    key: Option<&[u8]>,
 ) -> Result<Verified, Tampered> {
     let mut warnings = Vec::new();
     let mut chain: Option<Chain> = previous.cloned();
@@ -218,6 +297,11 @@ pub fn verify(
                 }
             }
         }
+        if let Some(key) = key
+            && kind == "checkpoint"
+        {
+            signed_by(&value, key).map_err(|why| bad(format!("a checkpoint, but {why}")))?;
+        }
         let next_seq = seq.checked_add(1).ok_or_else(|| bad("seq out of range".into()))?;
         chain = Some(Chain { next_seq, head: digest_hex(line) });
         records += 1;
@@ -226,12 +310,24 @@ pub fn verify(
         return Err(Tampered { line: 1, reason: "the log is empty".into() });
     };
     match head {
+        None if key.is_some() => {
+            return Err(Tampered {
+                line: line_no,
+                reason: "no head file, and a signed trail must have its signed head".into(),
+            });
+        }
         None => warnings.push("no head file: a truncation at the end could not be detected".into()),
         Some(head) => {
             let h: Value = serde_json::from_slice(head).map_err(|e| Tampered {
                 line: line_no,
                 reason: format!("the head file is unreadable: {e}"),
             })?;
+            if let Some(key) = key {
+                signed_by(&h, key).map_err(|why| Tampered {
+                    line: line_no,
+                    reason: format!("the head file names the last record, but {why}"),
+                })?;
+            }
             let (seq, hash) =
                 (h.get("seq").and_then(Value::as_u64), h.get("hash").and_then(Value::as_str));
             let last = chain.next_seq - 1;
@@ -289,7 +385,7 @@ mod tests {
     #[test]
     fn an_intact_log_verifies() {
         let (lines, chain) = trail(5);
-        let v = verify(&bytes(&lines), Some(chain.head_text().as_bytes()), None).unwrap();
+        let v = verify(&bytes(&lines), Some(chain.head_text(None).as_bytes()), None).unwrap();
         assert_eq!((v.records, v.warnings.len()), (6, 0));
         assert_eq!(v.chain, chain);
         let canonical_text = canonical(&json!({"b": 1, "a": {"d": [1, {"f": 0, "e": 1}], "c": 2}}));
@@ -299,7 +395,7 @@ mod tests {
     #[test]
     fn every_kind_of_tampering_is_caught_at_its_line() {
         let (lines, chain) = trail(5);
-        let head = chain.head_text();
+        let head = chain.head_text(None);
         let check = |lines: &[String]| {
             verify(&bytes(lines), Some(head.as_bytes()), None).map(|_| ()).unwrap_err().line
         };
@@ -334,7 +430,7 @@ mod tests {
         let (lines, chain) = trail(3);
         let mut b = bytes(&lines);
         b.extend_from_slice(br#"{"seq":4,"ty"#);
-        let v = verify(&b, Some(chain.head_text().as_bytes()), None).unwrap();
+        let v = verify(&b, Some(chain.head_text(None).as_bytes()), None).unwrap();
         assert_eq!(v.records, 4);
         assert!(v.warnings[0].contains("cut short"), "{:?}", v.warnings);
         let v = verify(&bytes(&lines), None, None).unwrap();
@@ -348,7 +444,8 @@ mod tests {
         r.insert("type".into(), "continued".into());
         let second = vec![chain.seal(r), chain.seal(record(9))];
         let (_, before) = trail(2);
-        let v = verify(&bytes(&second), Some(chain.head_text().as_bytes()), Some(&before)).unwrap();
+        let v =
+            verify(&bytes(&second), Some(chain.head_text(None).as_bytes()), Some(&before)).unwrap();
         assert_eq!(v.records, 2);
         assert!(verify(&bytes(&second), None, None).unwrap().warnings[0].contains("continues"));
         assert!(verify(&bytes(&first), None, None).is_ok());

@@ -178,6 +178,11 @@ pub struct AuditConfig {
     /// A checkpoint record every this many records (default 100).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checkpoint_every: Option<u64>,
+    /// An Ed25519 key (PKCS#8 file, `ringmcp audit keygen`), kept outside the log, that signs
+    /// every checkpoint and the head file: then whoever can write the log and its head cannot
+    /// rewrite them unseen (`ringmcp audit verify --key`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signing_key: Option<PathBuf>,
 }
 
 /// When audit records are synced to the disk.

@@ -357,6 +357,45 @@ fn the_cli_refuses_with_exit_4_and_keeps_a_verifiable_trail() {
     assert!(String::from_utf8_lossy(&show.stdout).contains("ref/fail  deny"));
 }
 
+/// A signed trail from the command line: `audit keygen`, `"signingKey"` in the config, and
+/// `audit verify --key` (hex or the .pub file); a head taken away fails only with the key.
+#[test]
+fn the_cli_signs_a_trail_and_verifies_it_with_the_public_key() {
+    let dir = TempDir::new("cli-signed");
+    let bin = ringmcp_bin();
+    let run = |args: &[&str]| std::process::Command::new(&bin).args(args).output().unwrap();
+    let key = dir.0.join("audit.key");
+    let out = run(&["audit", "keygen", key.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let public = String::from_utf8(out.stdout).unwrap().trim().to_owned();
+    assert_eq!(public.len(), 64, "{public}");
+    let audit = dir.0.join("audit.jsonl");
+    let config = dir.0.join("mcp.json");
+    std::fs::write(
+        &config,
+        json!({"audit": {"path": audit, "signingKey": key, "checkpointEvery": 1},
+               "mcpServers": {"ref": {"command": bin, "args": ["serve"],
+                                      "sandbox": {"profile": "off"}}}})
+        .to_string(),
+    )
+    .unwrap();
+    let args = ["call", "--config", config.to_str().unwrap(), "--server", "ref", "echo"];
+    let out = run(&[&args[..], &[r#"{"text":"hi"}"#]].concat());
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let log = audit.to_str().unwrap();
+    let pub_file = format!("{}.pub", key.display());
+    for k in [public.as_str(), pub_file.as_str()] {
+        let out = run(&["audit", "verify", log, "--key", k]);
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(String::from_utf8_lossy(&out.stdout).contains("intact and signed"));
+    }
+    std::fs::remove_file(format!("{log}.head")).unwrap();
+    assert_eq!(run(&["audit", "verify", log]).status.code(), Some(0), "unsigned: a warning");
+    let out = run(&["audit", "verify", log, "--key", &public]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no head file"));
+}
+
 /// No confused deputy: one server's spilled payload is not readable through another's client
 /// (nor sent to that server to read), and a server whose policy names roots is offered only
 /// those in `roots/list`, not the host's.

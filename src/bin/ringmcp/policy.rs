@@ -10,7 +10,7 @@ use ringmcp::host::audit::{AuditLog, head_path};
 use ringmcp::host::pins::{PinMode, PinStore};
 use ringmcp::host::{Approval, ApprovalRequest, ApproveMatching, Approver, Config, PolicySettings};
 use ringmcp::policy::AuditConfig;
-use ringmcp::policy::audit::verify;
+use ringmcp::policy::audit::verify_signed;
 use ringmcp::policy::pins::ServerPins;
 use serde_json::Value;
 
@@ -153,6 +153,18 @@ enum AuditCommand {
     Verify {
         /// The log file.
         file: PathBuf,
+        /// The trail's Ed25519 public key (64 hex characters, or a file holding them, as
+        /// `audit keygen` prints and writes them): every checkpoint and the head file must
+        /// then be signed by it, and a missing or unsigned head fails.
+        #[arg(long, value_name = "HEX|FILE")]
+        key: Option<String>,
+    },
+    /// Make an Ed25519 signing key for a trail (`"audit": {"signingKey": FILE}`): writes the
+    /// private key to FILE (owner-only; never overwritten) and its public key to FILE.pub,
+    /// and prints the public key.
+    Keygen {
+        /// Where the private key goes: keep it outside the log's folder.
+        file: PathBuf,
     },
     /// Print a trail readably.
     Show {
@@ -169,18 +181,35 @@ enum AuditCommand {
 
 pub(crate) fn audit(args: AuditArgs) -> ExitCode {
     match args.command {
-        AuditCommand::Verify { file } => {
+        AuditCommand::Keygen { file } => match ringmcp::host::audit::generate_key(&file) {
+            Ok(public) => {
+                let mut pub_path = file.clone().into_os_string();
+                pub_path.push(".pub");
+                if let Err(e) = std::fs::write(&pub_path, format!("{public}\n")) {
+                    return Failure::usage(format!("writing {}: {e}", pub_path.display())).report();
+                }
+                println!("{public}");
+                ExitCode::from(exit::OK)
+            }
+            Err(e) => Failure::usage(e.to_string()).report(),
+        },
+        AuditCommand::Verify { file, key } => {
             if !file.exists() {
                 return Failure::usage(format!("{}: no such file", file.display())).report();
             }
-            match verify_file(&file, 0) {
+            let key = match key.as_deref().map(read_public_key).transpose() {
+                Ok(k) => k,
+                Err(e) => return Failure::usage(e).report(),
+            };
+            match verify_file(&file, key.as_deref(), 0) {
                 Ok(v) => {
                     for w in &v.warnings {
                         eprintln!("ringmcp: note: {w}");
                     }
                     println!(
-                        "{}: intact, {} records, head {}",
+                        "{}: intact{}, {} records, head {}",
                         file.display(),
+                        if key.is_some() { " and signed" } else { "" },
                         v.records,
                         v.chain.head
                     );
@@ -221,7 +250,23 @@ fn short(digest: &str) -> String {
 
 /// Verifies `file`; when it continues a rotated trail whose earlier file (`from`) is beside
 /// it, that file first, so the chain is checked across the rotation.
-fn verify_file(file: &Path, depth: usize) -> Result<ringmcp::policy::audit::Verified, String> {
+/// A public key given as hex, or as a file holding it.
+fn read_public_key(given: &str) -> Result<Vec<u8>, String> {
+    use ringmcp::policy::audit::public_key_from_hex;
+    if let Ok(key) = public_key_from_hex(given) {
+        return Ok(key);
+    }
+    let text = std::fs::read_to_string(given).map_err(|e| {
+        format!("--key {given}: neither 64 hex characters nor a readable file ({e})")
+    })?;
+    public_key_from_hex(&text).map_err(|e| format!("--key {given}: {e}"))
+}
+
+fn verify_file(
+    file: &Path,
+    key: Option<&[u8]>,
+    depth: usize,
+) -> Result<ringmcp::policy::audit::Verified, String> {
     let log = std::fs::read(file).map_err(|e| format!("reading {}: {e}", file.display()))?;
     let first: Option<Value> =
         log.split(|&b| b == b'\n').next().and_then(|l| serde_json::from_slice(l).ok());
@@ -232,12 +277,13 @@ fn verify_file(file: &Path, depth: usize) -> Result<ringmcp::policy::audit::Veri
         .map(|name| file.with_file_name(name));
     let previous = match from {
         Some(earlier) if depth < 1000 && earlier.exists() => {
-            Some(verify_file(&earlier, depth + 1)?.chain)
+            Some(verify_file(&earlier, key, depth + 1)?.chain)
         }
         _ => None,
     };
     let head = std::fs::read(head_path(file)).ok();
-    verify(&log, head.as_deref(), previous.as_ref()).map_err(|t| format!("{}: {t}", file.display()))
+    verify_signed(&log, head.as_deref(), previous.as_ref(), key)
+        .map_err(|t| format!("{}: {t}", file.display()))
 }
 
 /// One record as one line of text.
