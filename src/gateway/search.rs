@@ -112,10 +112,9 @@ pub(crate) struct Search {
 
 #[derive(Debug, Default)]
 struct Index {
+    /// Brought up to date with [`Router::sync`]: a rebuilt catalog re-indexes only the
+    /// backends whose tools changed.
     router: Option<Router>,
-    /// Per backend: the tool definitions it was indexed from (compact JSON), so that a
-    /// rebuilt catalog re-indexes only the backends whose tools changed.
-    indexed: HashMap<String, String>,
     /// The lists the router was last brought up to date with: searching them again needs no
     /// look at the backends' definitions.
     synced: Weak<Catalog>,
@@ -183,21 +182,7 @@ impl Search {
             own["name"] = Value::from(target.name.as_str());
             by.entry(server).or_default().push((name.to_owned(), own));
         }
-        index.indexed.retain(|server, _| {
-            let keep = by.contains_key(server.as_str());
-            if !keep {
-                router.remove_server(server);
-            }
-            keep
-        });
-        for (server, tools) in by {
-            let text = serde_json::to_string(&tools).expect("JSON");
-            if index.indexed.get(server) == Some(&text) {
-                continue;
-            }
-            router.replace_server(server, tools);
-            index.indexed.insert(server.to_owned(), text);
-        }
+        router.sync(by.into_iter().map(|(server, tools)| (server.to_owned(), tools)).collect());
         index.synced = Arc::downgrade(catalog);
     }
 

@@ -157,38 +157,27 @@ impl HostRouter {
 impl State {
     /// Whether `lists` (each live server's tools) differ from what was indexed. A list fetched
     /// anew with the same tools (a 2026-07-28 server without `ttlMs` is asked every time) is
-    /// replaced by the indexed one, so it costs one comparison and no indexing.
+    /// replaced by the indexed one, so it costs one comparison of its JSON text (the router's
+    /// own, [`Router::holds`]) and no indexing.
     fn stale(&self, lists: &mut [(String, Arc<Vec<Tool>>)]) -> bool {
         let mut stale = self.indexed.len() != lists.len();
         for (server, tools) in lists.iter_mut() {
             match self.indexed.get(server) {
                 Some(old) if Arc::ptr_eq(old, tools) => {}
-                Some(old) if **old == **tools => *tools = old.clone(),
+                Some(old) if self.router.holds(server, &named(server, tools)) => {
+                    *tools = old.clone();
+                }
                 _ => stale = true,
             }
         }
         stale
     }
 
-    /// Indexes `lists`: a server gone is dropped, one whose list changed is re-indexed.
+    /// Indexes `lists` ([`Router::sync`]: a server gone is dropped, one whose list changed is
+    /// re-indexed).
     fn update(&mut self, lists: &[(String, Arc<Vec<Tool>>)], refresh: u64) {
-        let State { router, indexed, .. } = self;
-        let now: HashMap<&str, &Arc<Vec<Tool>>> =
-            lists.iter().map(|(n, t)| (n.as_str(), t)).collect();
-        indexed.retain(|server, _| {
-            let keep = now.contains_key(server.as_str());
-            if !keep {
-                router.remove_server(server);
-            }
-            keep
-        });
-        for (server, tools) in lists {
-            if indexed.get(server).is_some_and(|old| Arc::ptr_eq(old, tools)) {
-                continue;
-            }
-            router.replace_server(server, named(server, tools));
-            indexed.insert(server.clone(), tools.clone());
-        }
+        self.router.sync(lists.iter().map(|(s, tools)| (s.clone(), named(s, tools))).collect());
+        self.indexed = lists.iter().map(|(s, tools)| (s.clone(), tools.clone())).collect();
         self.refresh = refresh;
     }
 }

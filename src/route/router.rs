@@ -240,6 +240,8 @@ pub struct Router {
     embedder: Option<Arc<dyn Embedder>>,
     weights: Weights,
     all_tokens: usize,
+    /// Per server, the JSON text of the tools [`sync`](Router::sync) last indexed it from.
+    synced: HashMap<String, String>,
 }
 
 impl Router {
@@ -304,6 +306,7 @@ impl Router {
     /// it only the tools whose definitions changed (an unchanged tool keeps its slot, terms,
     /// vector and token count).
     pub fn replace_server(&mut self, server: &str, tools: Vec<(String, Value)>) {
+        self.synced.remove(server);
         let old = self.by_server.remove(server).unwrap_or_default();
         let mut old_by_name: HashMap<&str, u32> =
             old.iter().map(|&slot| (self.entry(slot).name.as_str(), slot)).collect();
@@ -389,8 +392,40 @@ impl Router {
         self.by_server.insert(server.to_owned(), kept);
     }
 
+    /// Brings the index to `lists` (every server's tools, as [`replace_server`] takes
+    /// them): a server not among them is dropped, one whose tools changed is replaced (and of
+    /// it only the changed tools indexed again), the others are left as they are. Tools are
+    /// compared by their JSON text, so `0.0` and `-0.0`, or a reordered list, count as changes.
+    ///
+    /// [`replace_server`]: Router::replace_server
+    pub fn sync(&mut self, lists: Vec<(String, Vec<(String, Value)>)>) {
+        let wanted: std::collections::HashSet<&str> =
+            lists.iter().map(|(server, _)| server.as_str()).collect();
+        let gone: Vec<String> =
+            self.by_server.keys().filter(|s| !wanted.contains(s.as_str())).cloned().collect();
+        for server in gone {
+            self.remove_server(&server);
+        }
+        for (server, tools) in lists {
+            let text = serde_json::to_string(&tools).expect("JSON");
+            if self.synced.get(&server) == Some(&text) {
+                continue;
+            }
+            self.replace_server(&server, tools);
+            self.synced.insert(server, text);
+        }
+    }
+
+    /// Whether [`sync`](Router::sync) would leave `server` as it is for `tools`.
+    pub fn holds(&self, server: &str, tools: &[(String, Value)]) -> bool {
+        self.synced
+            .get(server)
+            .is_some_and(|text| serde_json::to_string(tools).is_ok_and(|t| &t == text))
+    }
+
     /// Removes every tool of `server`.
     pub fn remove_server(&mut self, server: &str) {
+        self.synced.remove(server);
         for slot in self.by_server.remove(server).unwrap_or_default() {
             if let Some(e) = self.slots[slot as usize].take() {
                 self.all_tokens -= e.tokens;
@@ -455,37 +490,7 @@ impl Router {
             values::Kinds::default()
         };
         if ranker == Ranker::Fused {
-            let q_set: HashSet<&str> = q_terms.iter().map(String::as_str).collect();
-            for (server, terms) in &self.server_terms {
-                if !terms.is_empty() && terms.iter().all(|t| q_set.contains(t.as_str())) {
-                    named_servers.insert(server.as_str());
-                    for &slot in &self.by_server[server] {
-                        score[slot as usize] += w.server_named;
-                        named[slot as usize] |= 1;
-                    }
-                }
-            }
-            let q_lower = query.to_lowercase();
-            let asked = values::Asked::of(query);
-            for (slot, entry) in self.slots.iter().enumerate() {
-                let Some(e) = entry else { continue };
-                let whole = e.own_lower.len() > 3 && contains_word(&q_lower, &e.own_lower);
-                if whole || (e.name_words.len() > 1 && asked.names(&e.name_words)) {
-                    score[slot] += w.tool_named;
-                    named[slot] |= 2;
-                }
-            }
-            if !wanted.is_empty() && w.values > 0.0 {
-                let per_kind = w.values / wanted.len() as f32;
-                for (slot, entry) in self.slots.iter().enumerate() {
-                    let Some(e) = entry else { continue };
-                    let fit = wanted.and(e.takes).len();
-                    if fit > 0 {
-                        score[slot] += per_kind * fit as f32;
-                        named[slot] |= 4;
-                    }
-                }
-            }
+            named_servers = self.boost_named(query, &q_terms, wanted, &mut score, &mut named);
         }
         // Only the head can be returned (diversity reorders within k * 3).
         let head =
@@ -514,16 +519,7 @@ impl Router {
                 } else {
                     Vec::new()
                 };
-                if named[i] & 1 != 0 {
-                    matched.push(format!("server:{}", e.server));
-                }
-                if named[i] & 2 != 0 {
-                    matched.push("name".to_owned());
-                }
-                if named[i] & 4 != 0 {
-                    let kinds = wanted.and(e.takes);
-                    matched.extend(kinds.names().into_iter().map(|k| format!("takes:{k}")));
-                }
+                matched.extend(reasons(named[i], &e.server, wanted.and(e.takes)));
                 Routed {
                     name: e.name.clone(),
                     server: e.server.clone(),
@@ -548,6 +544,48 @@ impl Router {
         }
     }
 
+    /// The fused ranking's boosts: a server the query names (every term of its name), a tool
+    /// it names (its whole name, or the words people use for it), and the kinds of values it
+    /// holds that a tool takes. Marks them in `named` (bits 1, 2, 4); returns the servers named.
+    fn boost_named(
+        &self,
+        query: &str,
+        q_terms: &[String],
+        wanted: values::Kinds,
+        score: &mut [f32],
+        named: &mut [u8],
+    ) -> HashSet<&str> {
+        let w = self.weights;
+        let mut named_servers = HashSet::new();
+        let q_set: HashSet<&str> = q_terms.iter().map(String::as_str).collect();
+        for (server, terms) in &self.server_terms {
+            if !terms.is_empty() && terms.iter().all(|t| q_set.contains(t.as_str())) {
+                named_servers.insert(server.as_str());
+                for &slot in &self.by_server[server] {
+                    score[slot as usize] += w.server_named;
+                    named[slot as usize] |= 1;
+                }
+            }
+        }
+        let q_lower = query.to_lowercase();
+        let asked = values::Asked::of(query);
+        let per_kind = w.values / wanted.len().max(1) as f32;
+        for (slot, entry) in self.slots.iter().enumerate() {
+            let Some(e) = entry else { continue };
+            let whole = e.own_lower.len() > 3 && contains_word(&q_lower, &e.own_lower);
+            if whole || (e.name_words.len() > 1 && asked.names(&e.name_words)) {
+                score[slot] += w.tool_named;
+                named[slot] |= 2;
+            }
+            let fit = wanted.and(e.takes).len();
+            if fit > 0 && w.values > 0.0 {
+                score[slot] += per_kind * fit as f32;
+                named[slot] |= 4;
+            }
+        }
+        named_servers
+    }
+
     /// Bytes the catalog and its indexes hold, counted from their contents (definitions,
     /// postings, vectors); the embedder's own table is not included.
     pub fn memory_bytes(&self) -> usize {
@@ -563,6 +601,22 @@ impl Router {
 
 /// Greedy pick of `k` from `ranked` (best first) where each further tool of one server costs
 /// `penalty` times the number already taken from it, but for servers the query named.
+/// Why a tool was boosted, in words: `server:NAME`, `name`, `takes:KIND` (`named` as
+/// [`Router::boost_named`] marks it).
+fn reasons(named: u8, server: &str, takes: values::Kinds) -> Vec<String> {
+    let mut out = Vec::new();
+    if named & 1 != 0 {
+        out.push(format!("server:{server}"));
+    }
+    if named & 2 != 0 {
+        out.push("name".to_owned());
+    }
+    if named & 4 != 0 {
+        out.extend(takes.names().into_iter().map(|k| format!("takes:{k}")));
+    }
+    out
+}
+
 fn diversify(
     mut ranked: Vec<Routed>,
     k: usize,
@@ -590,326 +644,9 @@ fn diversify(
     out
 }
 
-/// Whether `needle` occurs in `haystack` as a whole word: not inside a longer identifier
-/// ("remove" does not hold the tool `move`, "thread" not `read`).
-fn contains_word(haystack: &str, needle: &str) -> bool {
-    let ident = |c: char| c.is_alphanumeric() || c == '_';
-    haystack.match_indices(needle).any(|(at, _)| {
-        !haystack[..at].chars().next_back().is_some_and(ident)
-            && !haystack[at + needle.len()..].chars().next().is_some_and(ident)
-    })
-}
+mod text;
 
-/// The terms of a server's name ("github-enterprise" → github, enterprise, …).
-fn server_terms(server: &str) -> Vec<String> {
-    let mut t = lexical::terms(&server.replace(['-', '_', '.'], " "));
-    t.sort();
-    t.dedup();
-    t
-}
-
-/// The text BM25 indexes: the server, the name (twice: a name match counts most), the words
-/// people ask for what the name says ([`values::asked_as`]), the title, the description, and
-/// every parameter's name and description.
-fn lexical_text(server: &str, tool: &Value, asked: &str) -> String {
-    let mut s = String::with_capacity(1024);
-    let name = tool.get("name").and_then(Value::as_str).unwrap_or_default();
-    for part in [server, name, name, asked] {
-        s.push_str(part);
-        s.push(' ');
-    }
-    for key in ["title", "description"] {
-        if let Some(t) = tool.get(key).and_then(Value::as_str) {
-            s.push_str(t);
-            s.push(' ');
-        }
-    }
-    if let Some(a) = tool.get("annotations").and_then(|a| a.get("title")).and_then(Value::as_str) {
-        s.push_str(a);
-        s.push(' ');
-    }
-    params(tool, &mut |name, desc| {
-        s.push_str(name);
-        s.push(' ');
-        s.push_str(desc);
-        s.push(' ');
-    });
-    s
-}
-
-/// The text the embedder sees: the name in words, the title, the description's first part, the
-/// parameters' names (their descriptions drown the tool's purpose), and the words people ask
-/// for what the name says ([`values::asked_as`]).
-fn semantic_text(tool: &Value, asked: &str) -> String {
-    let mut s = String::with_capacity(1024);
-    let name = tool.get("name").and_then(Value::as_str).unwrap_or_default();
-    s.push_str(&name.replace(['_', '-', '.'], " "));
-    s.push_str(". ");
-    if let Some(t) = tool.get("title").and_then(Value::as_str) {
-        s.push_str(t);
-        s.push_str(". ");
-    }
-    if let Some(d) = tool.get("description").and_then(Value::as_str) {
-        let cut = d.char_indices().nth(600).map_or(d.len(), |(i, _)| i);
-        s.push_str(&d[..cut]);
-        s.push(' ');
-    }
-    params(tool, &mut |name, _| {
-        s.push_str(name);
-        s.push(' ');
-    });
-    s.push_str(asked);
-    s
-}
-
-/// Calls `f(name, description)` for each top-level parameter of the tool's input schema.
-fn params(tool: &Value, f: &mut dyn FnMut(&str, &str)) {
-    if let Some(props) = tool.pointer("/inputSchema/properties").and_then(Value::as_object) {
-        for (name, schema) in props {
-            f(name, schema.get("description").and_then(Value::as_str).unwrap_or_default());
-        }
-    }
-}
+use text::{contains_word, lexical_text, semantic_text, server_terms};
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn tool(name: &str, desc: &str, params: &[&str]) -> Value {
-        let props: serde_json::Map<String, Value> =
-            params.iter().map(|p| (p.to_string(), json!({"type": "string"}))).collect();
-        json!({"name": name, "description": desc, "inputSchema": {"type": "object", "properties": props}})
-    }
-
-    fn catalog() -> Router {
-        let mut r = Router::new();
-        r.replace_server(
-            "github",
-            vec![
-                (
-                    "github__create_issue".into(),
-                    tool(
-                        "create_issue",
-                        "Create a new issue in a repository",
-                        &["owner", "repo", "title"],
-                    ),
-                ),
-                (
-                    "github__search_code".into(),
-                    tool("search_code", "Search code across repositories", &["q"]),
-                ),
-            ],
-        );
-        r.replace_server(
-            "gitlab",
-            vec![(
-                "gitlab__create_issue".into(),
-                tool("create_issue", "Create a new issue in a project", &["project_id", "title"]),
-            )],
-        );
-        r.replace_server(
-            "filesystem",
-            vec![
-                (
-                    "filesystem__read_file".into(),
-                    tool("read_file", "Read the complete contents of a file", &["path"]),
-                ),
-                (
-                    "filesystem__list_directory".into(),
-                    tool("list_directory", "List the entries of a directory", &["path"]),
-                ),
-            ],
-        );
-        r
-    }
-
-    #[test]
-    fn a_named_server_wins_and_reasons_are_given() {
-        let r = catalog();
-        let got = r.route("open an issue on gitlab", 2);
-        assert_eq!(got.tools[0].name, "gitlab__create_issue");
-        assert!(got.tools[0].matched.iter().any(|m| m == "server:gitlab"), "{:?}", got.tools[0]);
-        let got = r.route("file an issue in github", 1);
-        assert_eq!(got.tools[0].name, "github__create_issue");
-        assert_eq!(got.catalog, 5);
-        assert_eq!(got.tokens, got.tools[0].tokens);
-        assert!(got.all_tokens > got.tokens && got.tokens > 10);
-    }
-
-    #[test]
-    fn ambiguous_queries_see_both_servers() {
-        let r = catalog();
-        let got = r.route("create issue", 2);
-        let servers: HashSet<&str> = got.tools.iter().map(|t| t.server.as_str()).collect();
-        assert_eq!(servers.len(), 2, "{:?}", got.tools);
-    }
-
-    #[test]
-    fn names_match_whole_words_only() {
-        assert!(contains_word("run read_file on x", "read_file"));
-        assert!(contains_word("read_file", "read_file"));
-        assert!(!contains_word("a thread dump", "read"));
-        assert!(!contains_word("remove it", "move"));
-        assert!(contains_word("move: it", "move"));
-        assert!(contains_word("é move", "move"));
-    }
-
-    #[test]
-    fn a_tool_named_in_the_query_comes_first() {
-        let r = catalog();
-        let got = r.route("run read_file on notes.txt", 3);
-        assert_eq!(got.tools[0].name, "filesystem__read_file");
-        assert!(got.tools[0].matched.contains(&"name".to_owned()));
-    }
-
-    #[test]
-    fn a_name_is_named_by_every_word_or_the_words_people_use_for_it() {
-        let mut r = Router::new();
-        let tools = [
-            tool("get_pull_request", "Get details of a specific pull request", &["number"]),
-            tool("create_pull_request", "Create a new pull request", &["title", "head"]),
-            tool("listIssues", "List issues in a repository", &["state"]),
-            tool("list_k8s_pods", "Pods of a cluster", &["namespace"]),
-            tool("create_file", "Make a file", &["path"]),
-        ];
-        r.replace_server(
-            "github",
-            tools
-                .iter()
-                .map(|t| (format!("github__{}", t["name"].as_str().unwrap()), t.clone()))
-                .collect(),
-        );
-        let named = |q: &str| -> Vec<String> {
-            r.route(q, 3)
-                .tools
-                .into_iter()
-                .filter(|t| t.matched.contains(&"name".to_owned()))
-                .map(|t| t.name)
-                .collect()
-        };
-        // "get" is a stop word: mentioning a pull request alone does not name get_pull_request.
-        assert_eq!(named("open a pull request"), ["github__create_pull_request"]);
-        assert_eq!(named("show me the details of pull request 7"), ["github__get_pull_request"]);
-        assert_eq!(named("the pull request"), Vec::<String>::new());
-        // camelCase names are named by their words too, and names with digits in a word.
-        assert_eq!(named("show all open issues"), ["github__listIssues"]);
-        assert_eq!(named("list k8s pods"), ["github__list_k8s_pods"]);
-        // One word of the request does not stand for two of the name.
-        assert_eq!(named("read the file notes.txt"), Vec::<String>::new());
-        assert_eq!(named("file a new doc"), ["github__create_file"]);
-    }
-
-    #[test]
-    fn a_catalog_groups_by_server_in_first_seen_order() {
-        let entry = |server: &str, name: &str| CatalogEntry {
-            server: server.into(),
-            tool: serde_json::from_value(tool(name, "", &[])).unwrap(),
-        };
-        let entries = vec![entry("b", "x"), entry("a", "y"), entry("b", "z")];
-        let got: Vec<(String, Vec<String>)> = CatalogEntry::by_server(entries)
-            .into_iter()
-            .map(|(s, t)| (s, t.into_iter().map(|t| t.name).collect()))
-            .collect();
-        assert_eq!(
-            got,
-            [("b".into(), vec!["x".into(), "z".into()]), ("a".into(), vec!["y".into()])]
-        );
-    }
-
-    #[test]
-    fn a_name_listed_twice_keeps_its_first_definition() {
-        let mut r = Router::new();
-        let old = tool("read_file", "Read a file", &["path"]);
-        let new = tool("read_file", "Read a file's text", &["path"]);
-        r.replace_server("fs", vec![("fs__read_file".into(), old.clone())]);
-        // The first copy is a new version, the second the unchanged old one: the first counts.
-        r.replace_server(
-            "fs",
-            vec![("fs__read_file".into(), new.clone()), ("fs__read_file".into(), old)],
-        );
-        assert_eq!(r.len(), 1);
-        assert_eq!(r.tool("fs__read_file").map(|(_, t)| t), Some(&new));
-        assert_eq!(r.all_tokens(), tokens::count(&new.to_string()));
-    }
-
-    #[test]
-    fn one_server_is_replaced_alone_and_tokens_follow() {
-        let mut r = catalog();
-        let before = r.all_tokens();
-        r.replace_server(
-            "filesystem",
-            vec![("filesystem__read_file".into(), tool("read_file", "Read a file", &["path"]))],
-        );
-        assert_eq!(r.len(), 4);
-        assert!(r.all_tokens() < before);
-        assert!(
-            r.route("list the entries of a directory", 5)
-                .tools
-                .iter()
-                .all(|t| t.name != "filesystem__list_directory")
-        );
-        r.remove_server("github");
-        r.remove_server("gitlab");
-        r.remove_server("filesystem");
-        assert_eq!((r.len(), r.all_tokens()), (0, 0));
-        assert!(r.route("anything", 5).tools.is_empty());
-    }
-
-    /// Embeds by counting: each text gets a vector, and the calls are counted.
-    #[derive(Debug, Default)]
-    struct Counting(std::sync::atomic::AtomicUsize);
-
-    impl Embedder for Counting {
-        fn dim(&self) -> usize {
-            2
-        }
-        fn embed(&self, text: &str) -> Vec<f32> {
-            self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-            let mut v = vec![text.len() as f32, 1.0];
-            super::super::embed::normalize(&mut v);
-            v
-        }
-        fn name(&self) -> &str {
-            "counting"
-        }
-    }
-
-    #[test]
-    fn a_list_change_reindexes_only_the_tools_that_changed() {
-        let counting = Arc::new(Counting::default());
-        let mut r = Router::new().with_embedder(counting.clone());
-        let defs = |desc: &str| {
-            vec![
-                ("fs__read_file".to_owned(), tool("read_file", "Read a file", &["path"])),
-                ("fs__move_file".to_owned(), tool("move_file", desc, &["from", "to"])),
-                ("fs__stat".to_owned(), tool("stat", "File metadata", &["path"])),
-            ]
-        };
-        r.replace_server("fs", defs("Move a file"));
-        let calls = || counting.0.load(std::sync::atomic::Ordering::SeqCst);
-        assert_eq!(calls(), 3);
-        let before = r.all_tokens();
-        // The same list again (a server restart): nothing re-embedded.
-        r.replace_server("fs", defs("Move a file"));
-        assert_eq!((calls(), r.all_tokens()), (3, before));
-        // One description changed, one tool dropped: one embedding, the rest kept.
-        let mut changed = defs("Move or rename a file or a directory");
-        changed.remove(2);
-        r.replace_server("fs", changed);
-        assert_eq!(calls(), 4);
-        assert_eq!(r.len(), 2);
-        assert!(r.tool("fs__stat").is_none());
-        let got = r.route_with("rename a directory", 2, Ranker::Lexical);
-        assert_eq!(got.tools[0].name, "fs__move_file");
-        assert!(got.tools[0].matched.contains(&"renam".to_owned()), "{:?}", got.tools[0]);
-        assert!(r.route_with("metadata", 2, Ranker::Lexical).tools.is_empty());
-        // The freed slot is reused by the next tool, and its old vector is not.
-        r.replace_server("other", vec![("other__x".into(), tool("x", "Something else", &[]))]);
-        // (Min-max scaling leaves the least similar tool at 0: two of the three come back.)
-        let semantic = r.route_with("something", 3, Ranker::Semantic);
-        assert_eq!(semantic.tools.len(), 2);
-        assert!(semantic.tools.iter().all(|t| r.tool(&t.name).is_some()));
-        assert_eq!(r.route_with("something", 1, Ranker::Lexical).tools[0].name, "other__x");
-    }
-}
+mod tests;
