@@ -108,6 +108,64 @@ pub(crate) struct SessionTrust {
     pub(crate) instructions: Option<String>,
 }
 
+/// What a server's gate is made of, gathered when the server is started; the gate itself is
+/// made once its handshake has told its `instructions` ([`GateInputs::build`]).
+pub(crate) struct GateInputs {
+    settings: PolicySettings,
+    pin_key: String,
+    policy: Option<PolicyConfig>,
+    roots: Vec<PathBuf>,
+    cwd: Option<PathBuf>,
+    taint: Arc<Mutex<Taint>>,
+    own_secrets: Vec<String>,
+}
+
+impl GateInputs {
+    /// `roots`: the host's (`file://` URIs); `taint`: the session's, shared by every gate.
+    pub(crate) fn of(
+        spec: &super::ServerSpec,
+        settings: PolicySettings,
+        roots: &[Root],
+        taint: Arc<Mutex<Taint>>,
+    ) -> GateInputs {
+        let roots = roots
+            .iter()
+            .filter_map(|r| r.uri.strip_prefix("file://"))
+            .map(|p| percent_encoding::percent_decode_str(p).decode_utf8_lossy().into_owned())
+            .map(PathBuf::from)
+            .collect();
+        // Values the user gave the server: credentials among them are its own to receive.
+        let own_secrets = spec
+            .launch()
+            .map(|l| l.env.iter().map(|(_, v)| v.to_string_lossy().into_owned()).collect())
+            .unwrap_or_default();
+        // Where the server resolves relative paths (the policy checks them against it too).
+        let cwd = spec.launch().and_then(|l| {
+            l.cwd.clone().or_else(|| match &l.sandbox {
+                Some(s) => Some(s.workspace.clone().unwrap_or_else(|| "/tmp".into())),
+                None => std::env::current_dir().ok(),
+            })
+        });
+        GateInputs {
+            settings,
+            pin_key: spec.identity(),
+            policy: spec.policy.clone(),
+            roots,
+            cwd,
+            taint,
+            own_secrets,
+        }
+    }
+
+    /// The gate of server `server`, whose handshake gave `instructions`.
+    pub(crate) fn build(self, server: Arc<str>, instructions: Option<String>) -> Arc<Gate> {
+        let GateInputs { settings, pin_key, policy, roots, cwd, taint, own_secrets } = self;
+        let own_secrets = own_secrets.into_iter().filter(|v| v.len() >= 8).collect();
+        let trust = SessionTrust { taint, own_secrets, instructions };
+        Arc::new(Gate::new(server, pin_key, policy.as_ref(), &roots, cwd, settings, trust))
+    }
+}
+
 /// One client's gate.
 pub(crate) struct Gate {
     server: Arc<str>,

@@ -235,19 +235,9 @@ impl Host {
         // A server known to be legacy skips the probe; a modern one is probed anyway (the
         // probe is its first request), with the fallback, in case it changed.
         let identity = spec.identity();
-        let (pin_key, policy) = (identity.clone(), spec.policy.clone());
-        // Values the user gave the server: credentials among them are its own to receive.
-        let own_secrets: Vec<String> = spec
-            .launch()
-            .map(|l| l.env.iter().map(|(_, v)| v.to_string_lossy().into_owned()).collect())
-            .unwrap_or_default();
-        let taint = self.taint.clone();
-        // Where the server resolves relative paths (the policy checks them against it too).
-        let cwd = spec.launch().and_then(|l| {
-            l.cwd.clone().or_else(|| match &l.sandbox {
-                Some(s) => Some(s.workspace.clone().unwrap_or_else(|| "/tmp".into())),
-                None => std::env::current_dir().ok(),
-            })
+        let gate = self.policy.clone().map(|settings| {
+            let roots = self.session.roots.as_deref().unwrap_or_default();
+            gate::GateInputs::of(&spec, settings, roots, self.taint.clone())
         });
         let eras = self.eras.clone();
         let live = self.live.clone();
@@ -275,59 +265,11 @@ impl Host {
             }
             None => shared.0.clone(),
         });
-        let backend: Arc<dyn RequestSink> = match spec.remote().cloned() {
-            Some(remote) => {
-                // Declares what the handler answers, as for stdio servers; the connection's
-                // thread runs the handler.
-                let mut session = self.session.clone();
-                if let Some(t) = spec.request_timeout {
-                    session.request_timeout = t;
-                }
-                session.era = era;
-                gate::scope_roots(&mut session, &spec);
-                remote::start(remote::RemoteParts {
-                    id,
-                    name: name.clone(),
-                    spec: remote,
-                    session,
-                    queue: queue.clone(),
-                    events: events_tx,
-                    reply: tx,
-                    handler,
-                })
-            }
-            None => {
-                let job = SpawnJob {
-                    id,
-                    spec,
-                    queue: queue.clone(),
-                    events: events_tx,
-                    reply: tx,
-                    handler,
-                };
-                if let Some((jobs, _)) = &self.spawner {
-                    // If the spawner is gone the job (and its reply sender) is dropped: the
-                    // caller sees `ReactorStopped`.
-                    let _ = jobs.send(job);
-                }
-                self.reactor.clone()
-            }
-        };
-        let reactor = backend;
+        let job =
+            SpawnJob { id, spec, queue: queue.clone(), events: events_tx, reply: tx, handler };
+        let reactor = self.start_backend(job);
         let parser = self.parser;
         let store = self.spill_store.clone();
-        let gate = self.policy.clone().map(|settings| {
-            let roots: Vec<std::path::PathBuf> = self
-                .session
-                .roots
-                .iter()
-                .flatten()
-                .filter_map(|r| r.uri.strip_prefix("file://"))
-                .map(|p| percent_encoding::percent_decode_str(p).decode_utf8_lossy().into_owned())
-                .map(std::path::PathBuf::from)
-                .collect();
-            (settings, pin_key, policy, roots, cwd, taint, own_secrets)
-        });
         Either::Right(async move {
             let details = rx.await.map_err(|_| Error::ReactorStopped)?;
             let mut eras = eras.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -343,22 +285,7 @@ impl Host {
                 }
                 e
             })?;
-            let gate = gate.map(|(settings, pin_key, policy, roots, cwd, taint, own_secrets)| {
-                let instructions = details.init.instructions.clone();
-                Arc::new(gate::Gate::new(
-                    name.clone(),
-                    pin_key,
-                    policy.as_ref(),
-                    &roots,
-                    cwd,
-                    settings,
-                    gate::SessionTrust {
-                        taint,
-                        own_secrets: own_secrets.into_iter().filter(|v| v.len() >= 8).collect(),
-                        instructions,
-                    },
-                ))
-            });
+            let gate = gate.map(|g| g.build(name.clone(), details.init.instructions.clone()));
             if let (Some(slot), Some(gate)) = (&gate_slot, &gate) {
                 let _ = slot.set(gate.clone());
             }
@@ -381,6 +308,39 @@ impl Host {
             });
             live.add(&client);
             Ok(client)
+        })
+    }
+
+    /// Hands a server to its connection: an HTTP server to a thread of its own, a stdio one
+    /// to the spawner thread and then the reactor. Returns where its requests go.
+    fn start_backend(&self, job: SpawnJob) -> Arc<dyn RequestSink> {
+        let Some(remote) = job.spec.remote().cloned() else {
+            if let Some((jobs, _)) = &self.spawner {
+                // If the spawner is gone the job (and its reply sender) is dropped: the
+                // caller sees `ReactorStopped`.
+                let _ = jobs.send(job);
+            }
+            return self.reactor.clone();
+        };
+        let SpawnJob { id, spec, queue, events, reply, handler } = job;
+        // Declares what the handler answers, as for stdio servers; the connection's thread
+        // runs the handler.
+        let mut session = self.session.clone();
+        if let Some(t) = spec.request_timeout {
+            session.request_timeout = t;
+        }
+        session.era = spec.era.unwrap_or(session.era);
+        gate::scope_roots(&mut session, &spec);
+        let name = spec.name.as_str().into();
+        remote::start(remote::RemoteParts {
+            id,
+            name,
+            spec: remote,
+            session,
+            queue,
+            events,
+            reply,
+            handler,
         })
     }
 

@@ -309,6 +309,20 @@ pub fn verify_signed(
     let Some(chain) = chain else {
         return Err(Tampered { line: 1, reason: "the log is empty".into() });
     };
+    check_head(head, key, &chain, line_no, &mut warnings)?;
+    Ok(Verified { records, chain, warnings })
+}
+
+/// Checks the head file against the chain the log ends with (`line_no`: the log's last line):
+/// a head past the log is a truncation, one naming another last record an edit; with `key`,
+/// it must be there and signed.
+fn check_head(
+    head: Option<&[u8]>,
+    key: Option<&[u8]>,
+    chain: &Chain,
+    line_no: usize,
+    warnings: &mut Vec<String>,
+) -> Result<(), Tampered> {
     match head {
         None if key.is_some() => {
             return Err(Tampered {
@@ -354,7 +368,7 @@ pub fn verify_signed(
             }
         }
     }
-    Ok(Verified { records, chain, warnings })
+    Ok(())
 }
 
 #[cfg(test)]
