@@ -97,6 +97,119 @@ impl std::fmt::Debug for BertEmbedder {
     }
 }
 
+/// `config.json`, checked: a BERT encoder with GELU and plausible sizes.
+fn checked_config(config: &[u8]) -> Result<Config, ModelError> {
+    let cfg: Config =
+        serde_json::from_slice(config).map_err(|e| ModelError::Config(e.to_string()))?;
+    if cfg.model_type.as_deref().is_some_and(|t| t != "bert") {
+        return Err(ModelError::Config(format!(
+            "model_type {:?}: only BERT encoders are supported",
+            cfg.model_type.as_deref().unwrap_or_default()
+        )));
+    }
+    if cfg.hidden_act.as_deref().is_some_and(|a| a != "gelu") {
+        return Err(ModelError::Config("hidden_act: only gelu is supported".into()));
+    }
+    if cfg.hidden_size == 0
+        || cfg.hidden_size > 8192
+        || cfg.intermediate_size == 0
+        || cfg.num_hidden_layers == 0
+        || cfg.num_hidden_layers > 128
+        || cfg.max_position_embeddings < 3
+    {
+        return Err(ModelError::Config(
+            "implausible sizes (hidden_size, intermediate_size, num_hidden_layers, \
+                 max_position_embeddings)"
+                .into(),
+        ));
+    }
+    if cfg.num_attention_heads == 0 || !cfg.hidden_size.is_multiple_of(cfg.num_attention_heads) {
+        return Err(ModelError::Config(
+            "hidden_size is not a multiple of num_attention_heads".into(),
+        ));
+    }
+    Ok(cfg)
+}
+
+/// A model's tensors, read as the shapes the encoder wants (f32; a `bert.` prefix accepted).
+struct Tensors<'a>(&'a SafeTensors<'a>);
+
+impl Tensors<'_> {
+    fn tensor(&self, name: &str, shape: &[usize]) -> Result<Vec<f32>, ModelError> {
+        let st = self.0;
+        let t = st
+            .tensor(name)
+            .or_else(|_| st.tensor(&format!("bert.{name}")))
+            .map_err(|_| ModelError::Weights(format!("no tensor {name}")))?;
+        if t.dtype() != Dtype::F32 {
+            return Err(ModelError::Weights(format!("{name}: {:?}, want F32", t.dtype())));
+        }
+        if t.shape() != shape {
+            return Err(ModelError::Weights(format!(
+                "{name}: shape {:?}, want {shape:?}",
+                t.shape()
+            )));
+        }
+        Ok(t.data().chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect())
+    }
+
+    fn vector(&self, name: &str, n: usize) -> Result<Array1<f32>, ModelError> {
+        self.tensor(name, &[n]).map(Array1::from)
+    }
+
+    fn matrix(&self, name: &str, rows: usize, cols: usize) -> Result<Array2<f32>, ModelError> {
+        self.tensor(name, &[rows, cols])
+            .map(|v| Array2::from_shape_vec((rows, cols), v).expect("shape checked"))
+    }
+
+    /// A linear layer stored as PyTorch does (out × in), turned for `x · W`.
+    fn linear(
+        &self,
+        name: &str,
+        inp: usize,
+        out: usize,
+    ) -> Result<(Array2<f32>, Array1<f32>), ModelError> {
+        let w = self.matrix(&format!("{name}.weight"), out, inp)?;
+        Ok((
+            w.reversed_axes().as_standard_layout().to_owned(),
+            self.vector(&format!("{name}.bias"), out)?,
+        ))
+    }
+
+    fn norm(&self, name: &str, h: usize) -> Result<Norm, ModelError> {
+        Ok(Norm {
+            w: self.vector(&format!("{name}.weight"), h)?,
+            b: self.vector(&format!("{name}.bias"), h)?,
+        })
+    }
+
+    /// Encoder layer `p` (`encoder.layer.N`): attention (query, key and value fused), its
+    /// output and norm, the feed-forward pair and its norm.
+    fn layer(&self, p: &str, h: usize, intermediate: usize) -> Result<Layer, ModelError> {
+        let (q, qb) = self.linear(&format!("{p}.attention.self.query"), h, h)?;
+        let (k, kb) = self.linear(&format!("{p}.attention.self.key"), h, h)?;
+        let (v, vb) = self.linear(&format!("{p}.attention.self.value"), h, h)?;
+        let qkv =
+            ndarray::concatenate(Axis(1), &[q.view(), k.view(), v.view()]).expect("same rows");
+        let qkv_b = ndarray::concatenate(Axis(0), &[qb.view(), kb.view(), vb.view()]).expect("1-d");
+        let (out, out_b) = self.linear(&format!("{p}.attention.output.dense"), h, h)?;
+        let (up, up_b) = self.linear(&format!("{p}.intermediate.dense"), h, intermediate)?;
+        let (down, down_b) = self.linear(&format!("{p}.output.dense"), intermediate, h)?;
+        Ok(Layer {
+            qkv,
+            qkv_b,
+            out,
+            out_b,
+            attn_norm: self.norm(&format!("{p}.attention.output.LayerNorm"), h)?,
+            up,
+            up_b,
+            down,
+            down_b,
+            ffn_norm: self.norm(&format!("{p}.output.LayerNorm"), h)?,
+        })
+    }
+}
+
 impl BertEmbedder {
     /// Builds the encoder from a model folder's files: `config.json`, `model.safetensors` (f32)
     /// and `vocab.txt` (one WordPiece token per line, in id order). `name` is what reports
@@ -108,86 +221,18 @@ impl BertEmbedder {
         weights: &[u8],
         vocab: &str,
     ) -> Result<Self, ModelError> {
-        let cfg: Config =
-            serde_json::from_slice(config).map_err(|e| ModelError::Config(e.to_string()))?;
-        if cfg.model_type.as_deref().is_some_and(|t| t != "bert") {
-            return Err(ModelError::Config(format!(
-                "model_type {:?}: only BERT encoders are supported",
-                cfg.model_type.as_deref().unwrap_or_default()
-            )));
-        }
-        if cfg.hidden_act.as_deref().is_some_and(|a| a != "gelu") {
-            return Err(ModelError::Config("hidden_act: only gelu is supported".into()));
-        }
-        if cfg.hidden_size == 0
-            || cfg.hidden_size > 8192
-            || cfg.intermediate_size == 0
-            || cfg.num_hidden_layers == 0
-            || cfg.num_hidden_layers > 128
-            || cfg.max_position_embeddings < 3
-        {
-            return Err(ModelError::Config(
-                "implausible sizes (hidden_size, intermediate_size, num_hidden_layers, \
-                 max_position_embeddings)"
-                    .into(),
-            ));
-        }
-        if cfg.num_attention_heads == 0 || !cfg.hidden_size.is_multiple_of(cfg.num_attention_heads)
-        {
-            return Err(ModelError::Config(
-                "hidden_size is not a multiple of num_attention_heads".into(),
-            ));
-        }
+        let cfg = checked_config(config)?;
         let st =
             SafeTensors::deserialize(weights).map_err(|e| ModelError::Weights(e.to_string()))?;
         let h = cfg.hidden_size;
-        let tensor = |name: &str, shape: &[usize]| -> Result<Vec<f32>, ModelError> {
-            let t = st
-                .tensor(name)
-                .or_else(|_| st.tensor(&format!("bert.{name}")))
-                .map_err(|_| ModelError::Weights(format!("no tensor {name}")))?;
-            if t.dtype() != Dtype::F32 {
-                return Err(ModelError::Weights(format!("{name}: {:?}, want F32", t.dtype())));
-            }
-            if t.shape() != shape {
-                return Err(ModelError::Weights(format!(
-                    "{name}: shape {:?}, want {shape:?}",
-                    t.shape()
-                )));
-            }
-            Ok(t.data()
-                .chunks_exact(4)
-                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-                .collect())
-        };
-        let vector = |name: &str, n: usize| tensor(name, &[n]).map(Array1::from);
-        let matrix = |name: &str, rows: usize, cols: usize| {
-            tensor(name, &[rows, cols])
-                .map(|v| Array2::from_shape_vec((rows, cols), v).expect("shape checked"))
-        };
-        // A linear layer stored as PyTorch does (out × in), turned for `x · W`.
-        let linear = |name: &str, inp: usize, out: usize| {
-            Ok::<_, ModelError>((
-                matrix(&format!("{name}.weight"), out, inp)?
-                    .reversed_axes()
-                    .as_standard_layout()
-                    .to_owned(),
-                vector(&format!("{name}.bias"), out)?,
-            ))
-        };
-        let norm = |name: &str| {
-            Ok::<_, ModelError>(Norm {
-                w: vector(&format!("{name}.weight"), h)?,
-                b: vector(&format!("{name}.bias"), h)?,
-            })
-        };
+        let t = Tensors(&st);
         let tokens: Vec<String> = vocab.lines().map(str::to_owned).collect();
         let vocab_rows = tokens.len();
-        let word = matrix("embeddings.word_embeddings.weight", vocab_rows, h).map_err(|e| {
+        let word = t.matrix("embeddings.word_embeddings.weight", vocab_rows, h).map_err(|e| {
             ModelError::Vocab(format!("{} tokens do not fit the weights ({e})", vocab_rows))
         })?;
         let position =
-            matrix("embeddings.position_embeddings.weight", cfg.max_position_embeddings, h)?;
+            t.matrix("embeddings.position_embeddings.weight", cfg.max_position_embeddings, h)?;
         let types = st
             .tensor("embeddings.token_type_embeddings.weight")
             .or_else(|_| st.tensor("bert.embeddings.token_type_embeddings.weight"))
@@ -196,34 +241,11 @@ impl BertEmbedder {
             .filter(|n| *n > 0)
             .unwrap_or(2);
         let token_type =
-            matrix("embeddings.token_type_embeddings.weight", types, h)?.row(0).to_owned();
-        let emb_norm = norm("embeddings.LayerNorm")?;
-        let mut layers = Vec::new();
-        for i in 0..cfg.num_hidden_layers {
-            let p = format!("encoder.layer.{i}");
-            let (q, qb) = linear(&format!("{p}.attention.self.query"), h, h)?;
-            let (k, kb) = linear(&format!("{p}.attention.self.key"), h, h)?;
-            let (v, vb) = linear(&format!("{p}.attention.self.value"), h, h)?;
-            let qkv =
-                ndarray::concatenate(Axis(1), &[q.view(), k.view(), v.view()]).expect("same rows");
-            let qkv_b =
-                ndarray::concatenate(Axis(0), &[qb.view(), kb.view(), vb.view()]).expect("1-d");
-            let (out, out_b) = linear(&format!("{p}.attention.output.dense"), h, h)?;
-            let (up, up_b) = linear(&format!("{p}.intermediate.dense"), h, cfg.intermediate_size)?;
-            let (down, down_b) = linear(&format!("{p}.output.dense"), cfg.intermediate_size, h)?;
-            layers.push(Layer {
-                qkv,
-                qkv_b,
-                out,
-                out_b,
-                attn_norm: norm(&format!("{p}.attention.output.LayerNorm"))?,
-                up,
-                up_b,
-                down,
-                down_b,
-                ffn_norm: norm(&format!("{p}.output.LayerNorm"))?,
-            });
-        }
+            t.matrix("embeddings.token_type_embeddings.weight", types, h)?.row(0).to_owned();
+        let emb_norm = t.norm("embeddings.LayerNorm", h)?;
+        let layers = (0..cfg.num_hidden_layers)
+            .map(|i| t.layer(&format!("encoder.layer.{i}"), h, cfg.intermediate_size))
+            .collect::<Result<Vec<_>, _>>()?;
         let special = |t: &str| t.starts_with('[') && t.ends_with(']'); // [CLS], [unused0], …
         let lowercase =
             !tokens.iter().any(|t| !special(t) && t.bytes().any(|b| b.is_ascii_uppercase()));
