@@ -12,7 +12,7 @@ use crate::host::{Client, ServerEvent, ServerSpec};
 use crate::protocol::{Prompt, Resource, Tool};
 
 use super::catalog::{Lists, ToolFilter};
-use super::upstream::Out;
+use super::outbox::Out;
 use super::{BackendSpec, Core, lock};
 
 /// A backend stays up this long before its back-off starts again from the first delay.

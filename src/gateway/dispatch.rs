@@ -10,7 +10,7 @@ use crate::jsonrpc::{ErrorObject, codes};
 use crate::spill::store::is_spill_uri;
 
 use super::catalog::{OWN, page};
-use super::upstream::Out;
+use super::outbox::Out;
 use super::{Core, spilled};
 
 /// The gateway's own tool.

@@ -11,7 +11,7 @@ use crate::host::{Approval, ApprovalRequest, ApproveMatching, Approver, ClientHa
 use crate::jsonrpc::{ErrorObject, codes};
 use crate::protocol::ClientFeatures;
 
-use super::upstream::{Out, Outbox};
+use super::outbox::{Out, Outbox};
 
 /// Forwards `sampling/createMessage` and `elicitation/create` from a backend to the upstream
 /// client, when that client declared the capability; otherwise the backend gets an error

@@ -22,6 +22,7 @@ mod backend;
 pub mod catalog;
 mod dispatch;
 mod handler;
+mod outbox;
 /// Upstream naming (`server__tool`), kept below host/ and gateway/ in `protocol::names`.
 pub use crate::protocol::names;
 mod search;
@@ -43,8 +44,9 @@ pub use backend::{BackendStatus, Health};
 pub use catalog::{Catalog, ToolFilter};
 pub use handler::{GatewayApprover, GatewayHandler};
 pub use names::{NameError, check_separator, check_server};
+pub use outbox::{Inbox, Outbox};
 pub use search::preload_embedder;
-pub use upstream::{Factory, HttpOptions, Inbox, Outbox, serve, serve_http, serve_stdio};
+pub use upstream::{Factory, HttpOptions, serve, serve_http, serve_stdio};
 
 /// The config file's `"gateway"` object (every key optional).
 #[derive(Debug, Clone, Deserialize)]
@@ -246,7 +248,7 @@ impl Gateway {
     /// A new outbox: the channel the host's handler and approver, and the backends, use to
     /// reach the upstream client. Pass it to [`Gateway::new`] and to the handler/approver.
     pub fn outbox() -> (Outbox, Inbox) {
-        upstream::channel()
+        outbox::channel()
     }
 
     /// The backends' current state.

@@ -18,11 +18,11 @@ use crate::queue::RequestQueue;
 use crate::spill::store::SpillStore;
 
 use super::RequestSink;
-use super::driver::{QueuedRequest, ServerId};
 use super::error::{Error, Result};
 use super::events::EventStream;
 use super::gate::Request;
 use super::pump::ServerCommand;
+use super::request::{QueuedRequest, ServerId};
 use super::stats::ServerStats;
 
 /// Progress notifications of one call, in the order the server sent them.

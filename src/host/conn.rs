@@ -18,11 +18,11 @@ use crate::queue::RequestQueue;
 use crate::sandbox::{Signal, signal_group};
 use crate::uring::{Buffer, Completion, Ring};
 
-use super::driver::{QueuedRequest, ServerId};
 use super::error::Error;
 use super::events::{EventSink, ServerEvent};
 use super::inbound::{Inbound, SpillContext};
 use super::pump::{Completer, Control, Delegate, Pump, ServerCommand};
+use super::request::{QueuedRequest, ServerId};
 use super::stats::{SandboxStats, ServerStats};
 use super::stderr::StderrLog;
 

@@ -11,16 +11,16 @@ use std::collections::{BinaryHeap, HashMap};
 use std::os::fd::OwnedFd;
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, TryRecvError};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use futures_channel::oneshot;
-use serde_json::value::RawValue;
 
-use crate::jsonrpc::RawJson;
 use crate::parse::pool::{ParsePool, Parsed};
 use crate::protocol::{CloseReason, RequestError, ServerDetails, Session, SessionConfig};
-use crate::queue::{ReadyList, RequestQueue, Ticket};
+use crate::queue::{ReadyList, RequestQueue};
 use crate::uring::{Buffer, Completion, Ring, sys};
+
+use super::request::{QueuedRequest, ServerId};
 
 use super::config::ServerSpec;
 use super::conn::{Conn, ConnParts, Op, OpTag};
@@ -31,56 +31,6 @@ use super::pump::ServerCommand;
 /// The tag of the eventfd read: its low bits (7) name no [`Op`], so no server operation's
 /// [`OpTag`] is ever equal to it.
 const WAKE: u64 = 7;
-
-/// A caller's request, travelling through its server's [`RequestQueue`].
-pub(crate) struct QueuedRequest {
-    pub(crate) method: Box<str>,
-    pub(crate) params: Option<Box<RawValue>>,
-    pub(crate) timeout: Option<Duration>,
-    pub(crate) reply: Reply,
-    /// Where the request's progress notifications go, if the caller asked for them.
-    pub(crate) progress: Option<async_channel::Sender<crate::protocol::Progress>>,
-}
-
-/// Where a request's outcome goes, plus its admission slot (freed when this is dropped).
-pub(crate) struct Reply {
-    pub(crate) tx: oneshot::Sender<Result<RawJson, RequestError>>,
-    pub(crate) ticket: Ticket<QueuedRequest>,
-    /// The client's number for this request, by which a dropped future cancels it.
-    pub(crate) seq: u64,
-}
-
-impl Reply {
-    pub(crate) fn send(self, outcome: Result<RawJson, RequestError>) {
-        // Free the slot first: a caller that sees this outcome and submits again at once must
-        // find it free (the channel's release/acquire orders the decrement before its admit).
-        let Reply { tx, ticket, .. } = self;
-        drop(ticket);
-        // A caller that stopped waiting is not an error.
-        let _ = tx.send(outcome);
-    }
-}
-
-impl std::fmt::Debug for Reply {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Reply")
-    }
-}
-
-/// The host's number for one of its servers (a stdio or an HTTP connection), unique for the
-/// host's life.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub(crate) struct ServerId(u64);
-
-impl ServerId {
-    pub(crate) const fn new(n: u64) -> Self {
-        ServerId(n)
-    }
-
-    pub(crate) const fn get(self) -> u64 {
-        self.0
-    }
-}
 
 /// A control message from a caller thread to the reactor (requests go through the queues).
 pub(crate) enum ReactorCommand {

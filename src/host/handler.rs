@@ -68,7 +68,7 @@ impl fmt::Debug for HandlerSlot {
 
 /// An application's answer to server `conn`'s request `id`.
 pub(crate) struct Answer {
-    pub(crate) conn: super::driver::ServerId,
+    pub(crate) conn: super::request::ServerId,
     pub(crate) id: Id,
     pub(crate) outcome: Result<Value, ErrorObject>,
 }
@@ -81,7 +81,7 @@ impl HandlerSlot {
     /// reactor, which is woken.
     pub(crate) fn dispatch(
         &self,
-        conn: super::driver::ServerId,
+        conn: super::request::ServerId,
         server: Arc<str>,
         id: Id,
         method: String,

@@ -34,6 +34,7 @@ mod inbound;
 pub mod pins;
 mod pump;
 mod remote;
+mod request;
 pub mod resolve;
 pub mod router;
 mod schema;
@@ -79,8 +80,9 @@ pub use stats::{SandboxStats, ServerStats};
 pub use tasks::Task;
 
 use client::{ClientInner, block_on};
-use driver::{Driver, DriverConfig, ParsedQueue, QueuedRequest, ReactorCommand, ServerId};
+use driver::{Driver, DriverConfig, ParsedQueue, ReactorCommand};
 use pump::ServerCommand;
+use request::{QueuedRequest, ServerId};
 
 /// Default largest request: 8 MiB, under the 10 MiB the TypeScript SDK's servers accept.
 pub const DEFAULT_MAX_REQUEST: usize = 8 << 20;

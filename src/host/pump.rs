@@ -15,9 +15,9 @@ use crate::jsonrpc::{ErrorObject, Id, codes};
 use crate::protocol::{CloseReason, Event, RequestError, RequestId, ServerDetails, Session};
 use crate::queue::{RateMeter, RequestQueue};
 
-use super::driver::{QueuedRequest, Reply};
 use super::error::Error;
 use super::events::{Alert, EventSink, ServerEvent, alert_event, notification_event};
+use super::request::{QueuedRequest, Reply};
 use super::stats::ServerStats;
 
 /// Who waits for a request's outcome.

@@ -30,11 +30,11 @@ use crate::transport::{
 use crate::transport::{Known, request_name};
 
 use super::RequestSink;
-use super::driver::{QueuedRequest, ServerId};
 use super::error::Error;
 use super::events::EventSink;
 use super::handler::{ClientHandler, spawn_answer};
 use super::pump::{Control, Delegate, Pump, ServerCommand};
+use super::request::{QueuedRequest, ServerId};
 use super::stats::ServerStats;
 
 /// Where an HTTP server is.

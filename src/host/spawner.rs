@@ -6,8 +6,9 @@ use std::thread::JoinHandle;
 
 use futures_channel::oneshot;
 
-use super::driver::{QueuedRequest, ReactorCommand, ServerId};
+use super::driver::ReactorCommand;
 use super::events::EventSink;
+use super::request::{QueuedRequest, ServerId};
 use super::{ReactorHandle, Result, ServerSpec, egress};
 use crate::queue::RequestQueue;
 use crate::uring::sys;

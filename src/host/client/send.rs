@@ -19,10 +19,10 @@ use crate::protocol::{Progress, RequestError, Tool};
 use crate::queue::QueueFull;
 
 use super::super::RequestSink;
-use super::super::driver::{QueuedRequest, Reply, ServerId};
 use super::super::error::{Error, Result};
 use super::super::gate::{self, Permit, Request};
 use super::super::pump::ServerCommand;
+use super::super::request::{QueuedRequest, Reply, ServerId};
 use super::{Client, malformed};
 
 /// How a request gets past its client's gate: decided when it is sent, or decided before
