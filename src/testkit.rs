@@ -6,7 +6,8 @@
 //! it) and the script reports those tests as skipped, not passed, in its totals. With
 //! `RINGMCP_REQUIRE_DEPS=1` (also set by `scripts/test.sh`, which installs every dependency
 //! first) a [`SkipKind::Dependency`] skip panics instead: a missing server, SDK or corpus is
-//! then a failure, never a silent pass.
+//! then a failure, never a silent pass. Under `CI=true` (CI runs as root on a full kernel) a
+//! [`SkipKind::Machine`] skip panics too.
 
 use std::io::Write;
 
@@ -34,7 +35,8 @@ impl SkipKind {
 /// Records that the current test skips (all of it, or the part that needed what is missing).
 ///
 /// # Panics
-/// For a [`SkipKind::Dependency`] when `RINGMCP_REQUIRE_DEPS=1`.
+/// For a [`SkipKind::Dependency`] when `RINGMCP_REQUIRE_DEPS=1`, and for a
+/// [`SkipKind::Machine`] when `CI=true`.
 pub fn skip(kind: SkipKind, reason: impl std::fmt::Display) {
     // libtest runs each test on a thread named after it.
     let test = std::thread::current().name().unwrap_or("<unnamed>").to_owned();
@@ -43,6 +45,13 @@ pub fn skip(kind: SkipKind, reason: impl std::fmt::Display) {
         panic!(
             "{test}: a required test dependency is missing: {reason} \
              (RINGMCP_REQUIRE_DEPS=1; run scripts/deps.sh)"
+        );
+    }
+    // CI runs as root on a kernel that has every feature the suite probes for: a machine skip
+    // there means the machine or the probe changed, and hides a test; it fails the run.
+    if kind == SkipKind::Machine && std::env::var_os("CI").is_some_and(|v| v == "true") {
+        panic!(
+            "{test}: cannot run on this machine: {reason} (CI=true: a machine skip is a failure)"
         );
     }
     eprintln!("\n*** SKIPPED {test} ({}): {reason} ***\n", kind.as_str());
