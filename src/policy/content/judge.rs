@@ -135,6 +135,7 @@ pub(crate) fn judge(sentence: &str, scope: &Scope<'_>) -> Judged {
     for rules in [
         overrides,
         concealment,
+        unchecked,
         secrets,
         harvest,
         exfiltration,
@@ -319,7 +320,10 @@ fn concealment(c: &Ctx<'_, '_>, j: &mut Judged) {
     if c.asks(HIDE) && c.has(USER) && !c.describes {
         j.add(Signal::Concealment, 2, format!("asks to leave something out ({:?})", c.w(HIDE)));
     }
-    // The user's check taken away: act without asking or showing.
+}
+
+/// The user's check taken away: act without asking or showing.
+fn unchecked(c: &Ctx<'_, '_>, j: &mut Judged) {
     if c.said(&[
         "no longer need to check",
         "without first showing",

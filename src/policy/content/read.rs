@@ -194,6 +194,15 @@ pub(crate) fn read(s: &str) -> Read<'_> {
         }
         previous = Some(word);
     }
+    quoted_names(s, &mut r);
+    destinations(s, &mut r);
+    paths_and_commands(s, &mut r);
+    cjk(s, &mut r);
+    r
+}
+
+/// Quoted names ('x', `x`, "x") count as identifiers when they look like names.
+fn quoted_names<'a>(s: &'a str, r: &mut Read<'a>) {
     // Quoted names ('x', `x`, "x") count as identifiers when they look like names.
     for q in ['\'', '`', '"'] {
         let mut parts = s.split(q);
@@ -208,6 +217,10 @@ pub(crate) fn read(s: &str) -> Read<'_> {
             }
         }
     }
+}
+
+/// Destinations: web addresses and e-mail addresses (not under documentation names).
+fn destinations<'a>(s: &'a str, r: &mut Read<'a>) {
     // Destinations: web addresses and e-mail addresses.
     for token in s.split(|c: char| c.is_whitespace() || "()<>[]\"'`,;".contains(c)) {
         let t = token.trim_end_matches(['.', ':', '!', '?']);
@@ -223,6 +236,10 @@ pub(crate) fn read(s: &str) -> Read<'_> {
             r.destinations.push(t);
         }
     }
+}
+
+/// Files that hold secrets, and shell commands, named in the text.
+fn paths_and_commands<'a>(s: &'a str, r: &mut Read<'a>) {
     let lower = s.to_ascii_lowercase();
     for p in SECRET_PATHS {
         if let Some(i) = lower.find(p) {
@@ -241,6 +258,10 @@ pub(crate) fn read(s: &str) -> Read<'_> {
             r.commands.push(&s[i..i + c.len()]);
         }
     }
+}
+
+/// Chinese and Japanese words of the classes (no spaces to split them by).
+fn cjk<'a>(s: &'a str, r: &mut Read<'a>) {
     for (cjk, c) in lexicon::CJK.iter().filter(|_| !s.is_ascii()) {
         if let Some(i) = s.find(cjk) {
             r.mask |= c;
@@ -259,7 +280,6 @@ pub(crate) fn read(s: &str) -> Read<'_> {
             }
         }
     }
-    r
 }
 
 /// A value that names one fixed place: an id with a prefix and digits (`acct_1Esc9Rw0`,

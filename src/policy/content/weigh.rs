@@ -184,12 +184,41 @@ fn emit(sentence: &str, location: &str, scope: &Scope<'_>, judged: &Judged, out:
             out.put(&["imperative"]);
         }
     }
+    sequence(&words, scope, out);
+    for (bit, name) in CLASS_NAMES.iter().enumerate() {
+        let c: Classes = 1 << bit;
+        if r.asked & c != 0 {
+            out.put(&["a:", name]);
+        }
+        if r.negated & c != 0 {
+            out.put(&["n:", name]);
+        }
+    }
+    let asked = r.asked & PAIRED;
+    let named = |bit: usize| asked & (1 << bit) != 0;
+    for (i, a) in CLASS_NAMES.iter().enumerate().filter(|(i, _)| named(*i)) {
+        for (_, b) in CLASS_NAMES.iter().enumerate().skip(i + 1).filter(|(j, _)| named(*j)) {
+            out.put(&["p:", a, ":", b]);
+        }
+    }
+    for (signal, weight, _) in &judged.signals {
+        out.put(&["s:", signal.name()]);
+        out.put(&["s:", signal.name(), ":", SMALL[(*weight as usize).min(10)]]);
+    }
+    structure(&r, scope, out);
+    if read::sentence_names_ai(&sentence.to_lowercase()) {
+        out.put(&["names-ai"]);
+    }
+}
+
+/// The word pairs, and the classes of the words in sequence (bigrams and trigrams).
+fn sequence(words: &[String], scope: &Scope<'_>, out: &mut impl Sink) {
     let mut previous = "^";
     let mut classes_before = "^";
     // The word's class (its lowest class bit's name, or `-`), for class bigrams: "must send"
     // and "should forward" are one pair of classes.
     let mut previous_class = "^";
-    for w in &words {
+    for w in words {
         if w.is_empty() {
             continue;
         }
@@ -214,26 +243,11 @@ fn emit(sentence: &str, location: &str, scope: &Scope<'_>, judged: &Judged, out:
         classes_before = previous_class;
         previous_class = class;
     }
-    for (bit, name) in CLASS_NAMES.iter().enumerate() {
-        let c: Classes = 1 << bit;
-        if r.asked & c != 0 {
-            out.put(&["a:", name]);
-        }
-        if r.negated & c != 0 {
-            out.put(&["n:", name]);
-        }
-    }
-    let asked = r.asked & PAIRED;
-    let named = |bit: usize| asked & (1 << bit) != 0;
-    for (i, a) in CLASS_NAMES.iter().enumerate().filter(|(i, _)| named(*i)) {
-        for (_, b) in CLASS_NAMES.iter().enumerate().skip(i + 1).filter(|(j, _)| named(*j)) {
-            out.put(&["p:", a, ":", b]);
-        }
-    }
-    for (signal, weight, _) in &judged.signals {
-        out.put(&["s:", signal.name()]);
-        out.put(&["s:", signal.name(), ":", SMALL[(*weight as usize).min(10)]]);
-    }
+}
+
+/// What the sentence names: other tools, identifiers and whose they are, addresses and whose
+/// they are, secret files, commands, a fixed target.
+fn structure(r: &read::Read<'_>, scope: &Scope<'_>, out: &mut impl Sink) {
     if r.other_tools {
         out.put(&["other-tools"]);
     }
@@ -266,9 +280,6 @@ fn emit(sentence: &str, location: &str, scope: &Scope<'_>, judged: &Judged, out:
     }
     if r.fixed_target.is_some() {
         out.put(&["fixed-target"]);
-    }
-    if read::sentence_names_ai(&sentence.to_lowercase()) {
-        out.put(&["names-ai"]);
     }
 }
 
