@@ -489,63 +489,18 @@ async fn run(
         refused(&mut out, r.clone());
         return out;
     }
-    // 2. The addresses, resolved here and every one checked.
-    let dest = out.dest.clone();
-    let addrs = match &dest {
-        Dest::Addr(ip) => vec![*ip],
-        Dest::Name(name) => {
-            let resolve = async {
-                // Bounded across servers: a flood of slow names cannot take every thread.
-                let _permit = sandbox.shared.resolving.acquire().await;
-                sandbox.config.resolver.resolve(name).await
-            };
-            match tokio::time::timeout(limits.connect_timeout, resolve).await {
-                Ok(Ok(addrs)) => addrs,
-                other => {
-                    let error = match other {
-                        Ok(Err(e)) => e.to_string(),
-                        _ => format!("no answer within {} s", limits.connect_timeout.as_secs()),
-                    };
-                    let r = Refusal::Unresolved { error };
-                    refuse(client, via_proxy, &out.dest, out.port, &r).await;
-                    refused(&mut out, r);
-                    return out;
-                }
-            }
-        }
+    // 2. The addresses, resolved here and every one checked; 3. a checked one dialled.
+    let dialled = match resolve_checked(sandbox, &out.dest, out.port, &mut out.addr).await {
+        Ok(addrs) => dial_checked(sandbox, addrs, out.port, &mut out.addr).await,
+        Err(r) => Err(r),
     };
-    if matches!(out.dest, Dest::Name(_))
-        && let Some(r) = sandbox.matcher.judge_resolved(out.port, &addrs)
-    {
-        if let Refusal::Blocked { addr, .. } = &r {
-            out.addr = Some(*addr);
+    let upstream = match dialled {
+        Ok(upstream) => upstream,
+        Err(r) => {
+            refuse(client, via_proxy, &out.dest, out.port, &r).await;
+            refused(&mut out, r);
+            return out;
         }
-        refuse(client, via_proxy, &out.dest, out.port, &r).await;
-        refused(&mut out, r);
-        return out;
-    }
-    // 3. Dial a checked address (in the resolver's order), never the name again.
-    let mut upstream = None;
-    let mut last_error = String::from("no address");
-    // One deadline for all the addresses together.
-    let dial_deadline = tokio::time::Instant::now() + limits.connect_timeout;
-    for ip in addrs {
-        let addr = SocketAddr::new(ip.to_canonical(), out.port);
-        match tokio::time::timeout_at(dial_deadline, sandbox.config.dialer.dial(addr)).await {
-            Ok(Ok(s)) => {
-                out.addr = Some(addr.ip());
-                upstream = Some(s);
-                break;
-            }
-            Ok(Err(e)) => last_error = e.to_string(),
-            Err(_) => last_error = "timed out".into(),
-        }
-    }
-    let Some(upstream) = upstream else {
-        let r = Refusal::Unreachable { error: last_error };
-        refuse(client, via_proxy, &out.dest, out.port, &r).await;
-        refused(&mut out, r);
-        return out;
     };
     out.verdict = verdict;
     if let Some(reply) = reply
@@ -556,6 +511,65 @@ async fn run(
     // 4 and 5: the first bytes checked, then both ways relayed under the limits.
     relay(client, upstream, head, &sandbox.matcher, limits, &mut out).await;
     out
+}
+
+/// The addresses of `dest`, resolved here (bounded across servers, under the connect
+/// timeout) and every one checked against the blocked ranges; `addr` gets a blocked one.
+async fn resolve_checked(
+    sandbox: &Sandbox,
+    dest: &Dest,
+    port: u16,
+    addr: &mut Option<IpAddr>,
+) -> Result<Vec<IpAddr>, Refusal> {
+    let limits = sandbox.config.limits;
+    let name = match dest {
+        Dest::Addr(ip) => return Ok(vec![*ip]),
+        Dest::Name(name) => name,
+    };
+    let resolve = async {
+        // Bounded across servers: a flood of slow names cannot take every thread.
+        let _permit = sandbox.shared.resolving.acquire().await;
+        sandbox.config.resolver.resolve(name).await
+    };
+    let addrs = match tokio::time::timeout(limits.connect_timeout, resolve).await {
+        Ok(Ok(addrs)) => addrs,
+        Ok(Err(e)) => return Err(Refusal::Unresolved { error: e.to_string() }),
+        Err(_) => {
+            let error = format!("no answer within {} s", limits.connect_timeout.as_secs());
+            return Err(Refusal::Unresolved { error });
+        }
+    };
+    if let Some(r) = sandbox.matcher.judge_resolved(port, &addrs) {
+        if let Refusal::Blocked { addr: blocked, .. } = &r {
+            *addr = Some(*blocked);
+        }
+        return Err(r);
+    }
+    Ok(addrs)
+}
+
+/// Dials a checked address, in the resolver's order (never the name again), all of them
+/// under one deadline; `addr` gets the one connected to.
+async fn dial_checked(
+    sandbox: &Sandbox,
+    addrs: Vec<IpAddr>,
+    port: u16,
+    addr: &mut Option<IpAddr>,
+) -> Result<TcpStream, Refusal> {
+    let mut last_error = String::from("no address");
+    let dial_deadline = tokio::time::Instant::now() + sandbox.config.limits.connect_timeout;
+    for ip in addrs {
+        let to = SocketAddr::new(ip.to_canonical(), port);
+        match tokio::time::timeout_at(dial_deadline, sandbox.config.dialer.dial(to)).await {
+            Ok(Ok(s)) => {
+                *addr = Some(to.ip());
+                return Ok(s);
+            }
+            Ok(Err(e)) => last_error = e.to_string(),
+            Err(_) => last_error = "timed out".into(),
+        }
+    }
+    Err(Refusal::Unreachable { error: last_error })
 }
 
 fn name_or_addr(host: &str) -> Dest {
