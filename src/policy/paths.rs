@@ -36,9 +36,10 @@ impl Resolve for Lexical {
     }
 }
 
-/// Characters that read as `/` to a server that maps look-alikes (NFKC leaves these alone).
-const SLASH_LOOKALIKES: [char; 6] =
-    ['\u{2215}', '\u{2044}', '\u{29F8}', '\u{2571}', '\u{FF0F}', '\u{1735}'];
+/// Characters that read as `/` to a server that maps look-alikes (NFKC leaves these alone),
+/// and `\`, which NFKC makes of a fullwidth `＼` and a URL parser reads as `/`.
+const SLASH_LOOKALIKES: [char; 7] =
+    ['\u{2215}', '\u{2044}', '\u{29F8}', '\u{2571}', '\u{FF0F}', '\u{1735}', '\\'];
 
 /// `path` lexically normal: `.` dropped, `..` taking off one component (never above `/`).
 pub fn normalise(path: &Path) -> PathBuf {

@@ -174,6 +174,7 @@ fn segment() -> impl Strategy<Value = String> {
         Just("..\\..".to_owned()),
         Just("%252e%252e".to_owned()),
         Just("\u{FE52}\u{FE52}".to_owned()),
+        Just("\u{FF3C}".to_owned()),
         "[a-z%.\u{FF0F}\\\\]{0,4}",
     ]
 }
