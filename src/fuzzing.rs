@@ -331,27 +331,69 @@ pub fn policy(data: &[u8]) {
 /// JSON-RPC, and takes exactly one answer per request it handed out (none once cancelled).
 pub fn server_session(data: &[u8]) {
     use crate::protocol::ProtocolVersion;
-    use crate::protocol::server::{Incoming, ServerConfig, ServerSession};
+    use crate::protocol::server::{
+        Incoming, Listenable, Origin, ServerConfig, ServerSession, ServerTransmit,
+        ServerTransmitKind,
+    };
     use serde_json::{Value, json};
+    use std::collections::HashMap;
     let [ctl, rest @ ..] = data else { return };
     let versions =
         if ctl & 1 == 0 { ProtocolVersion::ALL.to_vec() } else { ProtocolVersion::LEGACY.to_vec() };
-    let config = ServerConfig { versions, ..ServerConfig::default() };
+    let listen = (ctl & 8 != 0).then_some(Listenable::ALL);
+    let config = ServerConfig { versions, listen, ..ServerConfig::default() };
     let mut s: ServerSession<u32> = ServerSession::new(config);
     let now = epoch();
     let mut open = Vec::new();
+    // Per stream: whether its latest answer said it ended the stream.
+    let mut ended: HashMap<u64, bool> = HashMap::new();
+    // (a cancelled request is never answered: its stream gets no last answer to say so)
+    let mut cancelled = false;
+    let drain = |s: &mut ServerSession<u32>, ended: &mut HashMap<u64, bool>| {
+        while let Some(ServerTransmit { bytes, kind, stream }) = s.poll_transmit() {
+            let v: Value = serde_json::from_slice(&bytes).expect("the session writes JSON");
+            assert_eq!(v["jsonrpc"], "2.0", "{v}");
+            match kind {
+                ServerTransmitKind::Response { error, ends_stream } => {
+                    assert!(v.get("method").is_none(), "{v}");
+                    assert_eq!(error, v.pointer("/error/code").and_then(Value::as_i64), "{v}");
+                    if let Some(stream) = stream {
+                        ended.insert(stream, ends_stream);
+                    }
+                }
+                ServerTransmitKind::Notification { method }
+                | ServerTransmitKind::Request { method } => {
+                    assert_eq!(v["method"], *method, "{v}");
+                }
+            }
+        }
+    };
     for (n, line) in rest.split(|&b| b == b'\n').enumerate() {
-        s.handle_frame(line, now);
+        let origin =
+            (ctl & 16 != 0).then_some(Origin { stream: n as u64 % 3, scoped: ctl & 32 != 0 });
+        s.handle_frame_from(line, origin, now);
         while let Some(event) = s.poll_event() {
             match event {
-                Incoming::Request { id, .. } => open.push(id),
-                Incoming::Cancelled { id, .. } => open.retain(|o| *o != id),
+                Incoming::Request { id, .. } | Incoming::Retry { id, .. } => open.push(id),
+                Incoming::Cancelled { id, .. } => {
+                    open.retain(|o| *o != id);
+                    cancelled = true;
+                }
                 _ => {}
             }
         }
-        // Answer some of the open requests, some twice.
+        // Answer some of the open requests, some twice, some with a round.
         if ctl & 2 != 0 || n % 2 == 0 {
-            for id in std::mem::take(&mut open) {
+            for (i, id) in std::mem::take(&mut open).into_iter().enumerate() {
+                if ctl & 64 != 0 && i % 2 == 0 {
+                    let asks = serde_json::Map::from_iter([(
+                        "k".to_owned(),
+                        json!({"method": "roots/list"}),
+                    )]);
+                    if s.input_required(&id, asks, now).is_some() {
+                        continue;
+                    }
+                }
                 let first = s.respond(&id, Ok(json!({})));
                 let again = s.respond(&id, Ok(json!({})));
                 assert!(first && !again, "one answer per request");
@@ -359,11 +401,20 @@ pub fn server_session(data: &[u8]) {
         }
         if ctl & 4 != 0 {
             let _ = s.request("roots/list", None, n as u32, now);
+            s.notify("notifications/tools/list_changed", None);
+            s.notify("notifications/progress", Some(json!({"progressToken": n, "progress": 1})));
         }
-        while let Some(line) = s.poll_transmit() {
-            let v: Value = serde_json::from_slice(&line).expect("the session writes JSON");
-            assert_eq!(v["jsonrpc"], "2.0", "{v}");
-        }
+        drain(&mut s, &mut ended);
+    }
+    // Once every request is answered, every stream's last answer said it was the last.
+    for id in open {
+        assert!(s.respond(&id, Ok(json!({}))), "an open request can be answered");
+    }
+    s.handle_timeout(now + std::time::Duration::from_secs(3600));
+    drain(&mut s, &mut ended);
+    if ctl & 8 == 0 && !cancelled {
+        // (an open listen stream is never answered, so its stream never ends)
+        assert!(ended.values().all(|e| *e), "{ended:?}");
     }
 }
 

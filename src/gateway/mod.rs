@@ -38,7 +38,6 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::host::{Host, ServerSpec};
-use crate::jsonrpc::Id;
 
 pub use backend::{BackendStatus, Health};
 pub use catalog::{Catalog, ToolFilter};
@@ -414,11 +413,6 @@ pub fn filter_from(server: &str, value: Option<&Value>) -> Result<ToolFilter, Ga
             ))
         }),
     }
-}
-
-/// An upstream request id as a `Value`.
-pub(crate) fn id_value(id: &Id) -> Value {
-    serde_json::to_value(id).expect("ids serialise")
 }
 
 #[cfg(test)]

@@ -14,7 +14,6 @@
 use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
 use serde_json::{Value, json};
 
 use crate::frame::IdSniffer;
@@ -23,6 +22,17 @@ use crate::jsonrpc::{self, Decoded, ErrorObject, Id, Message, Request, Response,
 use super::modern::META_PROTOCOL_VERSION;
 use super::types::Implementation;
 use super::version::ProtocolVersion;
+
+mod handshake;
+mod listen;
+mod rounds;
+mod transmit;
+
+pub use listen::Listenable;
+use listen::Listeners;
+use rounds::Rounds;
+pub use rounds::{InputResponses, ROUND_WAIT};
+pub use transmit::{Origin, ServerTransmit, ServerTransmitKind};
 
 /// What a server session is configured with.
 #[derive(Debug, Clone)]
@@ -43,6 +53,11 @@ pub struct ServerConfig {
     /// Refuse an `initialize` without `capabilities` and `clientInfo` (`name`, `version`), as
     /// the schema requires them (default: only `protocolVersion` is required).
     pub strict_initialize: bool,
+    /// 2026-07-28: serve `subscriptions/listen` in the session, granting these notifications
+    /// (`None`: the request is handed to the application like any other).
+    pub listen: Option<Listenable>,
+    /// How long an `input_required` round waits for its retry.
+    pub round_wait: Duration,
 }
 
 /// The `ttlMs` and `cacheScope` of a 2026-07-28 cacheable result.
@@ -81,6 +96,8 @@ impl Default for ServerConfig {
             request_timeout: Duration::from_secs(60),
             cache: Some(CacheHints::default()),
             strict_initialize: false,
+            listen: None,
+            round_wait: ROUND_WAIT,
         }
     }
 }
@@ -108,6 +125,29 @@ pub enum Incoming<T> {
         params: Option<Value>,
         /// The revision it was sent in (2026-07-28 requests carry theirs).
         version: ProtocolVersion,
+    },
+    /// The retry of a 2026-07-28 request this session answered with
+    /// [`input_required`](ServerSession::input_required): a request to answer, like
+    /// [`Request`](Self::Request), with the answers to the round's input requests.
+    Retry {
+        /// Its id.
+        id: Id,
+        /// Its method.
+        method: String,
+        /// Its params (`inputResponses` and `requestState` included).
+        params: Option<Value>,
+        /// The revision it was sent in.
+        version: ProtocolVersion,
+        /// The `requestState` the round was handed out with.
+        state: String,
+        /// The answer to each of the round's input requests.
+        responses: InputResponses,
+    },
+    /// A round handed out with `requestState` `state` was not retried in time (forget what
+    /// was kept for it).
+    RoundExpired {
+        /// The round's `requestState`.
+        state: String,
     },
     /// A notification (`notifications/cancelled` of a request in flight comes as
     /// [`Cancelled`](Self::Cancelled) instead; of any other id, as a notification).
@@ -143,6 +183,27 @@ enum Phase {
     Ready(ProtocolVersion),
 }
 
+/// A request of the client's handed out and not answered yet.
+#[derive(Debug)]
+struct Open {
+    method: String,
+    version: ProtocolVersion,
+    /// The client's id, when the request is keyed by one of the session's own (a scoped
+    /// [`Origin`]).
+    wire: Option<Id>,
+    /// The driver's stream it came on.
+    stream: Option<u64>,
+    /// Its progress token as the server sees it (the key of `tokens`).
+    token: Option<String>,
+}
+
+impl Open {
+    /// The client's id of the request keyed `key`.
+    fn wire(&self, key: &Id) -> Id {
+        self.wire.clone().unwrap_or_else(|| key.clone())
+    }
+}
+
 /// The server side of one connection. `T` is the application's token for each of its own
 /// requests.
 #[derive(Debug)]
@@ -151,12 +212,26 @@ pub struct ServerSession<T> {
     phase: Phase,
     client_info: Value,
     client_capabilities: Value,
-    /// Requests of the client handed out and not answered yet: their method and revision.
-    open: HashMap<Id, (String, ProtocolVersion)>,
+    /// Requests of the client handed out and not answered yet, by the key the application
+    /// knows them by.
+    open: HashMap<Id, Open>,
+    /// Progress tokens of the open requests, as the server sees them (JSON text): the
+    /// request's key, and the client's token when it was replaced by one of the session's.
+    tokens: HashMap<String, (Id, Option<Value>)>,
+    /// Keys handed out for scoped requests.
+    next_key: u64,
+    /// Where the frame being handled came from.
+    origin: Option<Origin>,
+    /// Answers each stream still waits for (open requests and answers not polled yet).
+    owed: HashMap<u64, usize>,
+    /// The revision of the latest request (stateless clients have no handshake).
+    seen: Option<ProtocolVersion>,
+    listeners: Listeners,
+    rounds: Rounds,
     /// The server's requests in flight: token, deadline, method.
     pending: HashMap<i64, (T, Instant, String)>,
     next_id: i64,
-    transmit: VecDeque<Bytes>,
+    transmit: VecDeque<ServerTransmit>,
     events: VecDeque<Incoming<T>>,
 }
 
@@ -169,6 +244,13 @@ impl<T> ServerSession<T> {
             client_info: Value::Null,
             client_capabilities: json!({}),
             open: HashMap::new(),
+            tokens: HashMap::new(),
+            next_key: 0,
+            origin: None,
+            owed: HashMap::new(),
+            seen: None,
+            listeners: Listeners::default(),
+            rounds: Rounds::default(),
             pending: HashMap::new(),
             next_id: 1,
             transmit: VecDeque::new(),
@@ -184,14 +266,36 @@ impl<T> ServerSession<T> {
         }
     }
 
+    /// The revision of the client's latest request (a stateless client has no handshake).
+    pub fn latest_version(&self) -> Option<ProtocolVersion> {
+        self.seen
+    }
+
     /// The client's capabilities (`{}` before the handshake).
     pub fn client_capabilities(&self) -> &Value {
         &self.client_capabilities
     }
 
-    /// The next line to write to the client.
-    pub fn poll_transmit(&mut self) -> Option<Bytes> {
-        self.transmit.pop_front()
+    /// The next line to write to the client, and what it is.
+    pub fn poll_transmit(&mut self) -> Option<ServerTransmit> {
+        let mut t = self.transmit.pop_front()?;
+        if let (ServerTransmitKind::Response { ends_stream, .. }, Some(stream)) =
+            (&mut t.kind, t.stream)
+        {
+            *ends_stream = self.settle(stream);
+        }
+        Some(t)
+    }
+
+    /// One answer of `stream` is out (or will never come); `true` when it was the last owed.
+    fn settle(&mut self, stream: u64) -> bool {
+        let Some(owed) = self.owed.get_mut(&stream) else { return true };
+        *owed = owed.saturating_sub(1);
+        if *owed == 0 {
+            self.owed.remove(&stream);
+            return true;
+        }
+        false
     }
 
     /// The next event for the application.
@@ -201,7 +305,19 @@ impl<T> ServerSession<T> {
 
     /// Feeds one frame (a line without its newline).
     pub fn handle_frame(&mut self, frame: &[u8], now: Instant) {
+        self.handle_frame_from(frame, None, now);
+    }
+
+    /// Feeds one frame that came on one of the driver's streams: what answers it carries the
+    /// stream back ([`ServerTransmit::stream`]).
+    pub fn handle_frame_from(&mut self, frame: &[u8], origin: Option<Origin>, now: Instant) {
         let _ = now;
+        self.origin = origin;
+        self.decode(frame);
+        self.origin = None;
+    }
+
+    fn decode(&mut self, frame: &[u8]) {
         match jsonrpc::decode(frame) {
             Ok(Decoded::Single(m)) => self.message(m),
             Ok(Decoded::Batch(items)) => {
@@ -234,6 +350,7 @@ impl<T> ServerSession<T> {
                 "notifications/initialized" => {
                     if let Phase::Initializing(version) = self.phase {
                         self.phase = Phase::Ready(version);
+                        self.seen = Some(version);
                         self.events.push_back(Incoming::Initialized {
                             version,
                             client_info: self.client_info.clone(),
@@ -246,7 +363,11 @@ impl<T> ServerSession<T> {
                     let id = params.and_then(|p| p.get("requestId")).cloned();
                     let id = id.and_then(|v| serde_json::from_value::<Id>(v).ok());
                     match id {
-                        Some(id) if self.open.remove(&id).is_some() => {
+                        Some(id) if let Some(open) = self.close(&id) => {
+                            if let Some(stream) = open.stream {
+                                self.settle(stream);
+                            }
+                            self.listeners.close(&id);
                             let reason = params
                                 .and_then(|p| p.get("reason"))
                                 .and_then(Value::as_str)
@@ -271,53 +392,10 @@ impl<T> ServerSession<T> {
         }
     }
 
-    /// The revision a stateless request names in its `_meta`: `Ok(None)` when it names none,
-    /// an error (-32022 with the revisions spoken, or -32602 without client capabilities)
-    /// when it names one this session does not speak or leaves out what that revision needs.
-    fn stateless_version(
-        &self,
-        params: Option<&Value>,
-    ) -> Result<Option<ProtocolVersion>, ErrorObject> {
-        let meta = params.and_then(|p| p.get("_meta"));
-        let Some(named) = meta.and_then(|m| m.get(META_PROTOCOL_VERSION)) else {
-            return Ok(None);
-        };
-        // A legacy-only server knows nothing of stateless requests (and says "not
-        // initialized", as any legacy server would).
-        if self.modern_versions().next().is_none() {
-            return Ok(None);
-        }
-        let version = named.as_str().and_then(|n| n.parse::<ProtocolVersion>().ok());
-        match version {
-            Some(v) if v.is_modern() && self.config.versions.contains(&v) => {
-                if meta.and_then(|m| m.get(super::modern::META_CLIENT_CAPABILITIES)).is_none() {
-                    return Err(ErrorObject::new(
-                        codes::INVALID_PARAMS,
-                        format!(
-                            "params._meta names {v} but lacks {}",
-                            super::modern::META_CLIENT_CAPABILITIES
-                        ),
-                    ));
-                }
-                Ok(Some(v))
-            }
-            // A legacy revision named in `_meta` is not a stateless request.
-            Some(v) if !v.is_modern() => Ok(None),
-            _ => {
-                let supported: Vec<&str> =
-                    self.modern_versions().map(ProtocolVersion::as_str).collect();
-                Err(ErrorObject::new(
-                    codes::UNSUPPORTED_PROTOCOL_VERSION,
-                    "Unsupported protocol version",
-                )
-                .with_data(json!({"supported": supported, "requested": named})))
-            }
-        }
-    }
-
     fn request_in(&mut self, r: Request) {
         let Request { id, method, params } = r;
-        if self.open.contains_key(&id) {
+        let scoped = self.origin.is_some_and(|o| o.scoped);
+        if !scoped && self.open.contains_key(&id) {
             let error = ErrorObject::new(codes::INVALID_REQUEST, "Duplicate request id");
             return self.error(Some(&id), error);
         }
@@ -393,95 +471,72 @@ impl<T> ServerSession<T> {
                         return self.error(Some(&id), error);
                     }
                 };
-                self.open.insert(id.clone(), (method.clone(), version));
-                self.events.push_back(Incoming::Request { id, method, params, version });
+                self.hand_out(id, method, params, version);
             }
         }
     }
 
-    fn modern_versions(&self) -> impl Iterator<Item = ProtocolVersion> + '_ {
-        self.config.versions.iter().copied().filter(|v| v.is_modern())
-    }
-
-    fn discover(&self) -> Value {
-        let versions: Vec<&str> = self.modern_versions().map(ProtocolVersion::as_str).collect();
-        let mut result = json!({
-            "supportedVersions": versions,
-            "capabilities": self.config.capabilities,
-            "_meta": {super::modern::META_SERVER_INFO: self.config.server_info},
-        });
-        if let Some(i) = &self.config.instructions {
-            result["instructions"] = json!(i);
-        }
-        self.stamp("server/discover", &mut result);
-        result
-    }
-
-    /// What a 2026-07-28 result carries besides the application's answer: `resultType`
-    /// (`complete` unless the application chose, e.g. `input_required`) and, on cacheable
-    /// results, the caching hints.
-    fn stamp(&self, method: &str, result: &mut Value) {
-        let Some(members) = result.as_object_mut() else { return };
-        members.entry("resultType").or_insert_with(|| json!("complete"));
-        if let Some(cache) = &self.config.cache
-            && CACHEABLE.contains(&method)
-        {
-            members.entry("ttlMs").or_insert_with(|| json!(cache.ttl_ms));
-            members.entry("cacheScope").or_insert_with(|| json!(cache.scope));
-        }
-    }
-
-    fn initialize(&mut self, id: &Id, params: Option<Value>) {
-        if self.phase != Phase::AwaitingInitialize {
-            let error = ErrorObject::new(codes::INVALID_REQUEST, "Server already initialized");
-            return self.error(Some(id), error);
-        }
-        let params = params.unwrap_or(Value::Null);
-        let Some(asked) = params.get("protocolVersion").and_then(Value::as_str) else {
-            let error =
-                ErrorObject::new(codes::INVALID_PARAMS, "initialize needs a protocolVersion");
-            return self.error(Some(id), error);
+    /// Opens a request the application is to answer (keyed by an id of the session's own when
+    /// its frame is scoped) and hands it out; `subscriptions/listen` (when the session serves
+    /// it) and the retries of its own rounds are handled here.
+    fn hand_out(
+        &mut self,
+        id: Id,
+        method: String,
+        mut params: Option<Value>,
+        version: ProtocolVersion,
+    ) {
+        let stream = self.origin.map(|o| o.stream);
+        let (key, wire) = if self.origin.is_some_and(|o| o.scoped) {
+            self.next_key += 1;
+            (Id::String(format!("~{}", self.next_key)), Some(id))
+        } else {
+            (id, None)
         };
-        if self.config.strict_initialize
-            && let Err(why) = complete_initialize(&params)
-        {
-            let error = ErrorObject::new(
-                codes::INVALID_PARAMS,
-                format!("Invalid params for initialize: {why}"),
-            );
-            return self.error(Some(id), error);
-        }
-        let legacy = || self.config.versions.iter().copied().filter(|v| !v.is_modern());
-        let Some(latest) = legacy().max_by_key(|v| v.as_str()) else {
-            // -32022 with the revisions spoken: what a client probing for the era reads as
-            // "this is a stateless server".
-            let supported: Vec<&str> =
-                self.modern_versions().map(ProtocolVersion::as_str).collect();
-            let error = ErrorObject::new(
-                codes::UNSUPPORTED_PROTOCOL_VERSION,
-                format!(
-                    "Unsupported protocol version {asked}: this server speaks only {} (use server/discover)",
-                    supported.join(", ")
-                ),
-            )
-            .with_data(json!({"supported": supported, "requested": asked}));
-            return self.error(Some(id), error);
-        };
-        // The client's revision when we speak it; otherwise our latest, for it to accept or
-        // disconnect.
-        let version = legacy().find(|v| v.as_str() == asked).unwrap_or(latest);
-        self.client_info = params.get("clientInfo").cloned().unwrap_or(Value::Null);
-        self.client_capabilities = params.get("capabilities").cloned().unwrap_or(json!({}));
-        self.phase = Phase::Initializing(version);
-        let mut result = json!({
-            "protocolVersion": version.as_str(),
-            "capabilities": self.config.capabilities,
-            "serverInfo": self.config.server_info,
+        let token = params.as_mut().and_then(|p| p.pointer_mut("/_meta/progressToken"));
+        let token = token.map(|t| match wire {
+            // A scoped request's token is replaced by the session's own (two clients may use
+            // the same), and given back in its progress.
+            Some(_) => {
+                let client = std::mem::replace(t, json!(format!("{key}")));
+                let ours = t.to_string();
+                self.tokens.insert(ours.clone(), (key.clone(), Some(client)));
+                ours
+            }
+            None => {
+                let text = t.to_string();
+                self.tokens.insert(text.clone(), (key.clone(), None));
+                text
+            }
         });
-        if let Some(i) = &self.config.instructions {
-            result["instructions"] = json!(i);
+        if let Some(stream) = stream {
+            *self.owed.entry(stream).or_default() += 1;
         }
-        self.result(id, result);
+        let open = Open { method: method.clone(), version, wire, stream, token };
+        self.open.insert(key.clone(), open);
+        self.seen = Some(version);
+        if version.is_modern() {
+            if method == "subscriptions/listen"
+                && let Some(can) = self.config.listen
+            {
+                return self.listen_in(key, params.as_ref(), can);
+            }
+            if let Some((state, responses)) = self.retry_of(params.as_ref()) {
+                let id = key;
+                let retry = Incoming::Retry { id, method, params, version, state, responses };
+                return self.events.push_back(retry);
+            }
+        }
+        self.events.push_back(Incoming::Request { id: key, method, params, version });
+    }
+
+    /// Forgets the open request keyed `key` (answered, claimed or cancelled).
+    fn close(&mut self, key: &Id) -> Option<Open> {
+        let open = self.open.remove(key)?;
+        if let Some(token) = &open.token {
+            self.tokens.remove(token);
+        }
+        Some(open)
     }
 
     fn answer_in(&mut self, r: Response) {
@@ -503,25 +558,31 @@ impl<T> ServerSession<T> {
     /// A 2026-07-28 result gets `resultType` (and the caching hints on cacheable methods)
     /// when it lacks them.
     pub fn respond(&mut self, id: &Id, outcome: Result<Value, ErrorObject>) -> bool {
-        let Some((method, version)) = self.open.remove(id) else {
+        let Some(open) = self.close(id) else {
             return false;
         };
-        match outcome {
+        let wire = open.wire(id);
+        let (line, error) = match outcome {
             Ok(mut v) => {
-                if version.is_modern() {
-                    self.stamp(&method, &mut v);
+                if open.version.is_modern() {
+                    self.stamp(&open.method, &mut v);
                 }
-                self.result(id, v)
+                (jsonrpc::encode_result(&wire, v).expect("Value serialises"), None)
             }
-            Err(e) => self.error(Some(id), e),
-        }
+            Err(e) => (jsonrpc::encode_error(Some(&wire), &e), Some(e.code)),
+        };
+        self.queue_response(line, error, open.stream);
         true
     }
 
     /// Takes over answering request `id` (the application writes the answer itself, e.g.
     /// streamed); `false` when it is not open.
     pub fn claim(&mut self, id: &Id) -> bool {
-        self.open.remove(id).is_some()
+        let Some(open) = self.close(id) else { return false };
+        if let Some(stream) = open.stream {
+            self.settle(stream);
+        }
+        true
     }
 
     /// Answers a message the driver could not hand over (too long to buffer) with `error`, by
@@ -530,10 +591,39 @@ impl<T> ServerSession<T> {
         self.error(id, error);
     }
 
-    /// Sends a notification to the client.
-    pub fn notify(&mut self, method: &str, params: Option<Value>) {
+    /// Sends a notification to the client, where it belongs: progress with its request
+    /// (under the client's own token); to a 2026-07-28 client, list changes and resource
+    /// updates on the listen streams that asked for them (tagged with their subscription id),
+    /// others of those dropped; to an older client, as it is. Nothing goes out before the
+    /// client's first request.
+    pub fn notify(&mut self, method: &str, mut params: Option<Value>) {
+        let Some(version) = self.seen else { return };
+        let mut stream = None;
+        if method == "notifications/progress"
+            && let Some(t) = params.as_mut().and_then(|p| p.get_mut("progressToken"))
+            && let Some((key, client)) = self.tokens.get(&t.to_string())
+        {
+            stream = self.open.get(key).and_then(|o| o.stream);
+            if let Some(client) = client {
+                *t = client.clone();
+            }
+        }
+        if version.is_modern() && self.onto_listen_streams(method, params.as_ref()) {
+            return;
+        }
+        self.queue_notification(method, params, stream);
+    }
+
+    fn queue_notification(&mut self, method: &str, params: Option<Value>, stream: Option<u64>) {
         let line = jsonrpc::encode_notification(method, params).expect("Value serialises");
-        self.transmit.push_back(line.into());
+        let kind = ServerTransmitKind::Notification { method: method.into() };
+        self.transmit.push_back(ServerTransmit { bytes: line.into(), kind, stream });
+    }
+
+    /// Queues an answer of `stream`'s.
+    fn queue_response(&mut self, line: Vec<u8>, error: Option<i64>, stream: Option<u64>) {
+        let kind = ServerTransmitKind::Response { error, ends_stream: false };
+        self.transmit.push_back(ServerTransmit { bytes: line.into(), kind, stream });
     }
 
     /// Sends progress for the client's request that carried `token` as its `progressToken`.
@@ -590,17 +680,20 @@ impl<T> ServerSession<T> {
         let raw =
             params.map(|p| serde_json::value::RawValue::from_string(p.to_string()).expect("JSON"));
         let line = jsonrpc::encode_request(&Id::Number(id), method, raw.as_deref());
-        self.transmit.push_back(line.into());
+        let kind = ServerTransmitKind::Request { method: method.into() };
+        self.transmit.push_back(ServerTransmit { bytes: line.into(), kind, stream: None });
         self.pending.insert(id, (token, now + self.config.request_timeout, method.to_owned()));
     }
 
     /// When [`handle_timeout`](Self::handle_timeout) is due next.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        self.pending.values().map(|(_, deadline, _)| *deadline).min()
+        let requests = self.pending.values().map(|(_, deadline, _)| *deadline).min();
+        requests.into_iter().chain(self.rounds.next_deadline()).min()
     }
 
     /// Fails the server's requests whose deadline passed (telling the client to stop).
     pub fn handle_timeout(&mut self, now: Instant) {
+        self.expire_rounds(now);
         let mut expired: Vec<i64> =
             self.pending.iter().filter(|(_, (_, d, _))| *d <= now).map(|(id, _)| *id).collect();
         expired.sort_unstable();
@@ -616,28 +709,24 @@ impl<T> ServerSession<T> {
         }
     }
 
+    /// Answers a request of the frame being handled at once (it was never handed out).
     fn result(&mut self, id: &Id, value: Value) {
         let line = jsonrpc::encode_result(id, value).expect("Value serialises");
-        self.transmit.push_back(line.into());
+        self.immediate(line, None);
     }
 
+    /// Refuses a message of the frame being handled at once (by its id when it has one).
     fn error(&mut self, id: Option<&Id>, error: ErrorObject) {
-        self.transmit.push_back(jsonrpc::encode_error(id, &error).into());
+        self.immediate(jsonrpc::encode_error(id, &error), Some(error.code));
     }
-}
 
-/// What a strict server requires of `initialize` params besides `protocolVersion`.
-fn complete_initialize(params: &Value) -> Result<(), String> {
-    if !params.get("capabilities").is_some_and(Value::is_object) {
-        return Err("missing field `capabilities`".into());
-    }
-    let info = params.get("clientInfo").ok_or("missing field `clientInfo`")?;
-    for field in ["name", "version"] {
-        if !info.get(field).is_some_and(Value::is_string) {
-            return Err(format!("clientInfo: missing field `{field}`"));
+    fn immediate(&mut self, line: Vec<u8>, error: Option<i64>) {
+        let stream = self.origin.map(|o| o.stream);
+        if let Some(stream) = stream {
+            *self.owed.entry(stream).or_default() += 1;
         }
+        self.queue_response(line, error, stream);
     }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -8,8 +8,9 @@
 //! does not accept `text/event-stream`) carrying the answers and what relates to them
 //! (progress); everything else goes to the session's GET stream, kept for resumption with
 //! `Last-Event-ID`. DELETE ends the session. Requests of the stateless 2026-07-28 revision
-//! share one gateway; their ids are rewritten on the way in and back, so that two clients'
-//! ids never meet in one session.
+//! share one gateway; its session keys them by ids of its own and writes each client's id back
+//! into its answers, so that two clients' ids never meet (each POST is a stream of the
+//! session, its [`Origin`]).
 //!
 //! Every request must carry the bearer token (unless `--no-auth`, loopback only), a `Host`
 //! that names this server and, when it has one, an `Origin` on the same host or on loopback
@@ -28,7 +29,7 @@ use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
 use hyper::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HOST, HeaderValue, ORIGIN};
 use hyper::{Method, Request, Response, StatusCode};
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::sync::mpsc;
 
 use crate::jsonrpc::{ErrorObject, Id, codes};
@@ -39,14 +40,12 @@ use super::super::{Gateway, GatewayError, lock};
 use super::lane::lane;
 
 mod responses;
-mod stateless;
 mod streams;
 
 use responses::{auto_response, json_response, sse_response};
 
 use super::{Inbox, Input, Router, Source, run};
-use stateless::{internal_ids, restore_ids};
-use streams::Peek;
+use crate::protocol::server::Origin;
 pub(crate) use streams::{Attach, PostMode, Streams};
 
 const SESSION_HEADER: &str = "mcp-session-id";
@@ -98,7 +97,8 @@ struct Server {
     sessions: Mutex<HashMap<String, Session>>,
     /// The shared gateway of stateless (2026-07-28) requests, once one came.
     stateless: Mutex<Option<mpsc::Sender<Input>>>,
-    next_internal: AtomicU64,
+    /// Numbers the POSTs (each is a stream of its session).
+    next_stream: AtomicU64,
 }
 
 type Body = BoxBody<Bytes, Infallible>;
@@ -161,7 +161,7 @@ pub fn serve_http(
             options: HttpOptions { addr: bound, ..options },
             sessions: Mutex::new(HashMap::new()),
             stateless: Mutex::new(None),
-            next_internal: AtomicU64::new(0),
+            next_stream: AtomicU64::new(0),
         });
         tokio::spawn(expire(server.clone()));
         loop {
@@ -338,7 +338,6 @@ struct Parsed {
     value: Value,
     /// Requests' ids and methods.
     requests: Vec<(Id, String)>,
-    tokens: Vec<Value>,
     modern: bool,
 }
 
@@ -349,16 +348,12 @@ fn parse(body: &[u8], header_version: Option<&str>) -> Result<Parsed, ErrorObjec
         Value::Array(items) => items.iter().collect(),
         one => vec![one],
     };
-    let mut parsed =
-        Parsed { value: Value::Null, requests: Vec::new(), tokens: Vec::new(), modern: false };
+    let mut parsed = Parsed { value: Value::Null, requests: Vec::new(), modern: false };
     for item in items {
         let method = item.get("method").and_then(Value::as_str);
         let id = item.get("id").and_then(|v| serde_json::from_value::<Id>(v.clone()).ok());
         if let (Some(id), Some(method)) = (id, method) {
             parsed.requests.push((id, method.to_owned()));
-        }
-        if let Some(t) = item.pointer("/params/_meta/progressToken") {
-            parsed.tokens.push(t.clone());
         }
         let named = item.pointer(&format!("/params/_meta/{}", META_VERSION.replace('/', "~1")));
         if named.and_then(Value::as_str).is_some_and(is_modern) || method == Some("server/discover")
@@ -419,46 +414,37 @@ async fn post(
     {
         return rpc_error(StatusCode::BAD_REQUEST, None, codes::HEADER_MISMATCH, &why);
     }
-    let (input, new_session, rewrite) = match session_of(server, session.as_deref(), &parsed) {
+    let (input, new_session, scoped) = match session_of(server, session.as_deref(), &parsed) {
         Ok(which) => which,
         Err(refused) => return refused.response(),
     };
     let batch = parsed.value.is_array();
-    let mut tokens = parsed.tokens;
-    let (frame, ids, map) = if rewrite {
-        internal_ids(server, parsed.value)
-    } else {
-        let ids = parsed.requests.iter().map(|(id, _)| id.clone()).collect();
-        (body, ids, HashMap::new())
-    };
-    if ids.is_empty() {
-        let _ = input.send(Input::Frame(frame)).await;
+    let stream = server.next_stream.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let origin = Some(Origin { stream, scoped });
+    if parsed.requests.is_empty() {
+        let _ = input.send(Input::Frame(body, origin)).await;
         let mut r = Response::new(full(Bytes::new()));
         *r.status_mut() = StatusCode::ACCEPTED;
         return r;
     }
     let (tx, rx) = lane();
-    let count = ids.len();
-    let mode = match (sse, rewrite && !batch) {
-        (true, true) => PostMode::Raw,
+    let mode = match (sse, scoped && !batch) {
+        (true, true) => PostMode::Auto,
         (true, false) => PostMode::Sse,
         (false, _) => PostMode::Json,
     };
-    if rewrite {
-        // Progress comes back under the gateway's own tokens.
-        tokens = map.keys().filter(|k| k.starts_with('t')).map(|k| json!(k)).collect();
-    }
-    let attach = Attach::Post { ids, tokens, mode, tx };
+    let (head_tx, head) = tokio::sync::oneshot::channel();
+    let head_tx = (mode == PostMode::Auto).then_some(head_tx);
+    let attach = Attach::Post { stream, mode, tx, head: head_tx };
     if input.send(Input::Attach(attach)).await.is_err()
-        || input.send(Input::Frame(frame)).await.is_err()
+        || input.send(Input::Frame(body, origin)).await.is_err()
     {
         return rpc_error(StatusCode::NOT_FOUND, None, codes::INVALID_REQUEST, "Session ended");
     }
-    let rx = if map.is_empty() { rx } else { restore_ids(rx, map) };
     let mut response = match mode {
         PostMode::Sse => sse_response(rx),
-        PostMode::Json => json_response(rx, count, batch).await,
-        PostMode::Raw => auto_response(rx).await,
+        PostMode::Json => json_response(rx, batch).await,
+        PostMode::Auto => auto_response(rx, head).await,
     };
     if let Some(id) = new_session
         && let Ok(v) = HeaderValue::from_str(&id)
@@ -470,8 +456,8 @@ async fn post(
 
 /// Which session a POST goes to: the header's; a new one for `initialize`; the shared
 /// stateless one (a stateless request, even an `initialize`, which that revision answers
-/// with -32601, never opens a session). With it, the new session's id and whether ids are
-/// rewritten (stateless).
+/// with -32601, never opens a session). With it, the new session's id and whether its ids are
+/// the client's alone (stateless: the session keys them by its own).
 fn session_of(
     server: &Arc<Server>,
     session: Option<&str>,

@@ -13,8 +13,10 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use crate::jsonrpc::{ErrorObject, Id, codes};
-use crate::protocol::modern::META_SUBSCRIPTION_ID as SUBSCRIPTION_ID;
-use crate::protocol::server::{Incoming, ServerConfig, ServerSession};
+use crate::protocol::server::{
+    Incoming, InputResponses, Listenable, Origin, ROUND_WAIT, ServerConfig, ServerSession,
+    ServerTransmit,
+};
 use crate::protocol::{Implementation, ProtocolVersion};
 
 use super::{Core, dispatch};
@@ -36,8 +38,8 @@ use super::outbox::{Inbox, Out, Reply};
 
 /// What the transport hands the loop.
 pub(crate) enum Input {
-    /// One message (or batch).
-    Frame(Bytes),
+    /// One message (or batch), and the stream it came on (HTTP).
+    Frame(Bytes, Option<Origin>),
     /// A message too long to buffer: its id when found, and its length.
     Oversized(Option<Id>, u64),
     /// HTTP: streams to attach to the router.
@@ -74,10 +76,10 @@ pub(crate) enum Router {
 
 impl Router {
     /// Delivers one line; `false` when the connection is gone for good.
-    fn line(&mut self, line: Bytes) -> bool {
+    fn line(&mut self, line: ServerTransmit) -> bool {
         match self {
-            Router::Stdio(tx) => tx.send(line),
-            Router::Direct(sink) => sink.line(line),
+            Router::Stdio(tx) => tx.send(line.bytes),
+            Router::Direct(sink) => sink.line(line.bytes),
             Router::Http(streams) => {
                 streams.line(line);
                 true
@@ -107,29 +109,20 @@ struct Parked {
     working: Working,
     /// The input requests' keys and where each answer goes.
     replies: Vec<(String, Reply)>,
-    since: Instant,
 }
-
-/// How long a parked round waits for its retry.
-const ROUND_WAIT: std::time::Duration = std::time::Duration::from_secs(600);
 
 struct Loop {
     core: Arc<Core>,
     session: ServerSession<Reply>,
     working: HashMap<Id, Working>,
-    /// The revision of the last request (2026-07-28 clients are stateless).
-    version: Option<ProtocolVersion>,
-    /// 2026-07-28: the open `subscriptions/listen` stream and what it asked for.
-    listen: Option<(Id, Value)>,
     router: Router,
     /// A comparison of the lists is running; `again`: another change came meanwhile.
     diffing: bool,
     again: bool,
-    /// 2026-07-28 rounds by `requestState`.
-    rounds: HashMap<String, Parked>,
+    /// 2026-07-28 rounds by the `requestState` the session handed out.
+    parked: HashMap<String, Parked>,
     /// A task's id → the id of the retry that now waits for its answer.
     retried: HashMap<Id, Id>,
-    next_round: u64,
 }
 
 /// Serves one upstream session until its input ends.
@@ -148,19 +141,18 @@ pub(crate) async fn run(
         request_timeout: std::time::Duration::from_secs(600),
         cache: Some(crate::protocol::server::CacheHints::default()),
         strict_initialize: false,
+        listen: Some(Listenable::ALL),
+        round_wait: ROUND_WAIT,
     };
     let mut l = Loop {
         core,
         session: ServerSession::new(config),
         working: HashMap::new(),
-        version: None,
-        listen: None,
         router,
         diffing: false,
         again: false,
-        rounds: HashMap::new(),
+        parked: HashMap::new(),
         retried: HashMap::new(),
-        next_round: 0,
     };
     loop {
         if !l.flush() {
@@ -175,7 +167,9 @@ pub(crate) async fn run(
         };
         tokio::select! {
             input = frames.next() => match input {
-                Some(Input::Frame(f)) => l.session.handle_frame(&f, Instant::now()),
+                Some(Input::Frame(f, origin)) => {
+                    l.session.handle_frame_from(&f, origin, Instant::now());
+                }
                 Some(Input::Oversized(id, len)) => l.session.reject(id.as_ref(), ErrorObject::new(
                     codes::INVALID_REQUEST,
                     format!("Message too large: {len} bytes, over the gateway's {MAX_FRAME}-byte limit"),
@@ -235,28 +229,19 @@ impl Loop {
     fn event(&mut self, event: Incoming<Reply>) {
         match event {
             Incoming::Request { id, method, params, version } => {
-                self.version = Some(version);
-                if method == "subscriptions/listen" && version.is_modern() {
-                    return self.listen(id, params);
+                // Any requestState the client sends is one of the gateway's (a backend's never
+                // reaches it): one the session did not know (not handed out, or expired) is
+                // refused.
+                let modern_call = method == "tools/call" && version.is_modern();
+                if modern_call && params.as_ref().and_then(|p| p.get("requestState")).is_some() {
+                    let error = ErrorObject::new(
+                        codes::INVALID_PARAMS,
+                        "requestState was not handed out by this gateway (altered, or its round expired): call again without it",
+                    );
+                    self.session.respond(&id, Err(error));
+                    return;
                 }
-                if method == "tools/call" && version.is_modern() {
-                    if self.resume(&id, params.as_ref()) {
-                        return;
-                    }
-                    // Any requestState the client sends is one of the gateway's (a backend's
-                    // never reaches it): one not handed out, or expired, is refused.
-                    if params.as_ref().and_then(|p| p.get("requestState")).is_some() {
-                        let error = ErrorObject::new(
-                            codes::INVALID_PARAMS,
-                            "requestState was not handed out by this gateway (altered, or its round expired): call again without it",
-                        );
-                        self.session.respond(&id, Err(error));
-                        return;
-                    }
-                }
-                let backend = (method == "tools/call" && version.is_modern())
-                    .then(|| self.backend_of(params.as_ref()))
-                    .flatten();
+                let backend = modern_call.then(|| self.backend_of(params.as_ref())).flatten();
                 let core = self.core.clone();
                 let outbox = core.upstream.clone();
                 let answered = id.clone();
@@ -267,20 +252,22 @@ impl Loop {
                 let working = Working { task: task.abort_handle(), task_id: id.clone(), backend };
                 self.working.insert(id, working);
             }
+            Incoming::Retry { id, state, responses, .. } => self.resume(id, &state, responses),
+            Incoming::RoundExpired { state } => {
+                // The backend's requests get an error (their reply is dropped); its call goes
+                // on until it answers, to nobody.
+                self.parked.remove(&state);
+            }
             Incoming::Cancelled { id, .. } => {
                 if let Some(w) = self.working.remove(&id) {
                     // Dropping the backend's call future cancels it there too.
                     w.task.abort();
-                }
-                if self.listen.as_ref().is_some_and(|(l, _)| *l == id) {
-                    self.listen = None;
                 }
             }
             Incoming::Answer { token, outcome } => {
                 let _ = token.send(outcome);
             }
             Incoming::Initialized { version, client_info, .. } => {
-                self.version = Some(version);
                 let name = client_info.get("name").and_then(Value::as_str).unwrap_or("?");
                 tracing::info!("upstream client {name:?} connected with {version}");
             }
@@ -302,7 +289,7 @@ impl Loop {
                 // 2026-07-28 answers get their resultType and caching hints from the session.
                 self.session.respond(&id, outcome);
             }
-            Out::Notify(method, params) => self.notify(&method, params),
+            Out::Notify(method, params) => self.session.notify(&method, params),
             Out::ListsChanged => return true,
             Out::Changed(changed) => {
                 self.diffing = false;
@@ -312,7 +299,7 @@ impl Loop {
                     ("resources", changed.resources),
                 ] {
                     if yes {
-                        self.notify(&format!("notifications/{list}/list_changed"), None);
+                        self.session.notify(&format!("notifications/{list}/list_changed"), None);
                     }
                 }
                 if std::mem::take(&mut self.again) {
@@ -320,7 +307,8 @@ impl Loop {
                 }
             }
             Out::ResourceUpdated(uri) => {
-                self.notify("notifications/resources/updated", Some(json!({"uri": uri})));
+                let params = Some(json!({"uri": uri}));
+                self.session.notify("notifications/resources/updated", params);
             }
             Out::Ask { server, method, params, reply } => self.ask(&server, &method, params, reply),
         }
@@ -340,7 +328,7 @@ impl Loop {
                 ),
             )));
         };
-        if !self.version.is_some_and(ProtocolVersion::is_modern) {
+        if !self.session.latest_version().is_some_and(ProtocolVersion::is_modern) {
             if let Err(reply) = self.session.request(method, Some(params), reply, Instant::now()) {
                 missing(reply);
             }
@@ -367,42 +355,33 @@ impl Loop {
             )));
             return;
         };
-        let working = self.working.remove(id).expect("just found");
-        self.next_round += 1;
-        let state = format!("ringmcp-gateway-round-{}", self.next_round);
         let key = "gateway".to_owned();
-        let answer = json!({
-            "resultType": "input_required",
-            "inputRequests": {key.clone(): {"method": method, "params": params}},
-            "requestState": state,
-        });
-        self.session.respond(id, Ok(answer));
-        let parked = Parked { working, replies: vec![(key, reply)], since: Instant::now() };
-        self.rounds.insert(state, parked);
-        self.rounds.retain(|_, p| p.since.elapsed() < ROUND_WAIT);
+        let mut requests = serde_json::Map::new();
+        requests.insert(key.clone(), json!({"method": method, "params": params}));
+        let Some(state) = self.session.input_required(id, requests, Instant::now()) else {
+            return;
+        };
+        let working = self.working.remove(id).expect("just found");
+        self.parked.insert(state, Parked { working, replies: vec![(key, reply)] });
     }
 
-    /// A 2026-07-28 `tools/call` that retries a parked round (its `requestState` is one the
-    /// gateway handed out): the answers go to the backend's waiting requests, and the call's
-    /// result will answer this retry. `false` for any other call.
-    fn resume(&mut self, id: &Id, params: Option<&Value>) -> bool {
-        let state = params.and_then(|p| p.get("requestState")).and_then(Value::as_str);
-        let Some(parked) = state.and_then(|s| self.rounds.remove(s)) else {
-            return false;
+    /// The retry of a parked round: the answers go to the backend's waiting requests, and the
+    /// call's result will answer this retry.
+    fn resume(&mut self, id: Id, state: &str, mut responses: InputResponses) {
+        let Some(parked) = self.parked.remove(state) else {
+            let error = ErrorObject::new(codes::INTERNAL_ERROR, "the round's call is gone");
+            self.session.respond(&id, Err(error));
+            return;
         };
-        let responses = params.and_then(|p| p.get("inputResponses"));
         for (key, reply) in parked.replies {
-            let answer = responses.and_then(|r| r.get(&key)).cloned().ok_or_else(|| {
-                ErrorObject::new(
-                    codes::INVALID_PARAMS,
-                    format!("the client's retry has no inputResponses[{key:?}]"),
-                )
+            let at = responses.iter().position(|(k, _)| *k == key);
+            let answer = at.map(|i| responses.swap_remove(i).1).unwrap_or_else(|| {
+                Err(ErrorObject::new(codes::INTERNAL_ERROR, format!("no answer for {key:?}")))
             });
             let _ = reply.send(answer);
         }
         self.retried.insert(parked.working.task_id.clone(), id.clone());
-        self.working.insert(id.clone(), parked.working);
-        true
+        self.working.insert(id, parked.working);
     }
 
     /// The backend a `tools/call` goes to: by the name table when the lists are fresh (the
@@ -425,42 +404,6 @@ impl Loop {
             .map(|b| b.name().to_owned())
     }
 
-    fn notify(&mut self, method: &str, params: Option<Value>) {
-        match self.version {
-            None => {}
-            // Progress and log messages belong to a request (over HTTP, its stream).
-            Some(v)
-                if v.is_modern()
-                    && matches!(method, "notifications/progress" | "notifications/message") =>
-            {
-                self.session.notify(method, params)
-            }
-            Some(v) if v.is_modern() => {
-                // 2026-07-28: notifications travel on the client's listen stream, tagged.
-                let Some((stream, asked)) = &self.listen else { return };
-                let wanted = match method {
-                    "notifications/tools/list_changed" => asked.get("toolsListChanged").is_some(),
-                    "notifications/prompts/list_changed" => {
-                        asked.get("promptsListChanged").is_some()
-                    }
-                    "notifications/resources/list_changed" => {
-                        asked.get("resourcesListChanged").is_some()
-                    }
-                    "notifications/resources/updated" => {
-                        asked.get("resourceSubscriptions").is_some()
-                    }
-                    _ => false,
-                };
-                if wanted {
-                    let mut params = params.unwrap_or_else(|| json!({}));
-                    params["_meta"] = json!({SUBSCRIPTION_ID: super::id_value(stream)});
-                    self.session.notify(method, Some(params));
-                }
-            }
-            Some(_) => self.session.notify(method, params),
-        }
-    }
-
     /// A backend's lists changed: once every backend has started, the lists are rebuilt and
     /// the client told of those that differ (one comparison at a time; changes meanwhile
     /// start another).
@@ -478,28 +421,5 @@ impl Loop {
             let changed = core.changes().await;
             core.upstream.send(Out::Changed(changed));
         });
-    }
-
-    /// 2026-07-28 `subscriptions/listen`: acknowledged with what the gateway can send, kept
-    /// open (never answered) until the client cancels it.
-    fn listen(&mut self, id: Id, params: Option<Value>) {
-        let asked = params.as_ref().and_then(|p| p.get("notifications")).cloned();
-        let Some(Value::Object(asked)) = asked else {
-            let e = ErrorObject::new(codes::INVALID_PARAMS, "params.notifications is required");
-            self.session.respond(&id, Err(e));
-            return;
-        };
-        let known = [
-            "toolsListChanged",
-            "promptsListChanged",
-            "resourcesListChanged",
-            "resourceSubscriptions",
-        ];
-        let granted: serde_json::Map<String, Value> =
-            asked.into_iter().filter(|(k, _)| known.contains(&k.as_str())).collect();
-        let params =
-            json!({"notifications": granted, "_meta": {SUBSCRIPTION_ID: super::id_value(&id)}});
-        self.session.notify("notifications/subscriptions/acknowledged", Some(params));
-        self.listen = Some((id, Value::Object(granted)));
     }
 }

@@ -255,7 +255,7 @@ impl StdinSource {
 
 fn framed(event: FrameEvent) -> Option<Input> {
     match event {
-        FrameEvent::Frame(f) => Some(Input::Frame(f)),
+        FrameEvent::Frame(f) => Some(Input::Frame(f, None)),
         FrameEvent::Oversized(o) => {
             Some(Input::Oversized(o.id.as_deref().and_then(Id::from_token), o.len))
         }

@@ -1,6 +1,8 @@
 //! The server session, simulated: a scripted client's lines in, the server's lines out.
 
 use super::*;
+use crate::protocol::modern::META_SUBSCRIPTION_ID;
+use serde_json::Map;
 
 type S = ServerSession<u32>;
 
@@ -17,8 +19,37 @@ fn feed(s: &mut S, v: Value) {
     s.handle_frame(v.to_string().as_bytes(), crate::fuzzing::epoch());
 }
 
+/// The lines the session wants written, each checked against what its [`ServerTransmit`]
+/// says it is.
 fn sent(s: &mut S) -> Vec<Value> {
-    std::iter::from_fn(|| s.poll_transmit()).map(|b| serde_json::from_slice(&b).unwrap()).collect()
+    transmits(s).into_iter().map(|(v, _)| v).collect()
+}
+
+/// The lines, with what the session says of each: the stream, and whether it ends it.
+fn transmits(s: &mut S) -> Vec<(Value, (Option<u64>, bool))> {
+    std::iter::from_fn(|| s.poll_transmit()).map(checked).collect()
+}
+
+fn checked(t: ServerTransmit) -> (Value, (Option<u64>, bool)) {
+    let v: Value = serde_json::from_slice(&t.bytes).unwrap();
+    assert!(t.bytes.ends_with(b"\n"), "one line");
+    let mut ends = false;
+    match &t.kind {
+        ServerTransmitKind::Response { error, ends_stream } => {
+            assert!(v.get("method").is_none(), "{v}");
+            assert_eq!(*error, v.pointer("/error/code").and_then(Value::as_i64), "{v}");
+            ends = *ends_stream;
+        }
+        ServerTransmitKind::Notification { method } => {
+            assert!(v.get("id").is_none(), "{v}");
+            assert_eq!(v["method"], **method, "{v}");
+        }
+        ServerTransmitKind::Request { method } => {
+            assert!(v["id"].is_number(), "{v}");
+            assert_eq!(v["method"], **method, "{v}");
+        }
+    }
+    (v, (t.stream, ends))
 }
 
 fn events(s: &mut S) -> Vec<Incoming<u32>> {
@@ -215,4 +246,206 @@ fn garbage_gets_precise_errors() {
     assert_eq!(out[2]["result"], json!({}));
     assert_eq!(out[3]["error"]["code"], codes::INVALID_REQUEST);
     assert_eq!(events(&mut s).len(), 2, "two violations reported");
+}
+
+fn modern_meta() -> Value {
+    json!({META_PROTOCOL_VERSION: "2026-07-28",
+           super::super::modern::META_CLIENT_CAPABILITIES: {"elicitation": {}}})
+}
+
+fn from(s: &mut S, stream: u64, scoped: bool, v: Value) {
+    let origin = Some(Origin { stream, scoped });
+    s.handle_frame_from(v.to_string().as_bytes(), origin, crate::fuzzing::epoch());
+}
+
+/// Each answer carries its stream back, and the last one a stream waits for says so (an
+/// immediate error of a batch included), so that a driver routes without reading a line.
+#[test]
+fn answers_carry_their_stream_and_the_last_one_ends_it() {
+    let mut s = session();
+    initialize(&mut s, "2025-11-25", json!({}));
+    events(&mut s);
+    from(
+        &mut s,
+        3,
+        false,
+        json!([{"jsonrpc": "2.0", "id": 1, "method": "ping"},
+               {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                "params": {"name": "x", "_meta": {"progressToken": "p"}}},
+               {"jsonrpc": "2.0", "id": 3, "method": "tools/list"}]),
+    );
+    from(&mut s, 4, false, json!({"jsonrpc": "2.0", "id": 9, "method": "tools/list"}));
+    assert_eq!(
+        transmits(&mut s),
+        [(json!({"jsonrpc": "2.0", "id": 1, "result": {}}), (Some(3), false))]
+    );
+    assert_eq!(events(&mut s).len(), 3);
+    s.notify("notifications/progress", Some(json!({"progressToken": "p", "progress": 1})));
+    s.respond(&Id::Number(9), Ok(json!({"tools": []})));
+    s.respond(&Id::Number(3), Ok(json!({"tools": []})));
+    s.respond(&Id::Number(2), Err(ErrorObject::new(codes::INVALID_PARAMS, "no")));
+    let out = transmits(&mut s);
+    let routes: Vec<_> = out.iter().map(|(_, r)| *r).collect();
+    assert_eq!(routes, [(Some(3), false), (Some(4), true), (Some(3), false), (Some(3), true)]);
+    assert_eq!(out[0].0["method"], "notifications/progress", "progress goes with its request");
+    // Unrouted frames (stdio) have no stream.
+    feed(&mut s, json!({"jsonrpc": "2.0", "id": 20, "method": "ping"}));
+    assert_eq!(transmits(&mut s)[0].1, (None, false));
+}
+
+/// Stateless clients share one session and may use the same ids and progress tokens: scoped
+/// frames are keyed by ids of the session's own, and each client gets its own back, on typed
+/// values before encoding (an answer whose text holds `data: ` included).
+#[test]
+fn scoped_requests_get_the_clients_ids_and_tokens_back() {
+    let mut s = session();
+    for stream in [1, 2] {
+        from(
+            &mut s,
+            stream,
+            true,
+            json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                   "params": {"name": "echo", "_meta": {
+                       META_PROTOCOL_VERSION: "2026-07-28",
+                       super::super::modern::META_CLIENT_CAPABILITIES: {},
+                       "progressToken": 1}}}),
+        );
+    }
+    assert!(sent(&mut s).is_empty(), "no duplicate-id error across streams");
+    let keys: Vec<(Id, Value)> = events(&mut s)
+        .into_iter()
+        .map(|e| match e {
+            Incoming::Request { id, params, .. } => {
+                (id, params.unwrap()["_meta"]["progressToken"].clone())
+            }
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_ne!(keys[0].0, keys[1].0, "keys of the session's own");
+    assert_ne!(keys[0].1, keys[1].1, "and tokens");
+    s.notify("notifications/progress", Some(json!({"progressToken": keys[1].1, "progress": 5})));
+    let text = json!({"content": [{"type": "text", "text": "metadata: 1"}]});
+    s.respond(&keys[1].0, Ok(text.clone()));
+    s.respond(&keys[0].0, Ok(text));
+    let out = transmits(&mut s);
+    assert_eq!(out[0].0["params"]["progressToken"], 1, "the client's token");
+    assert_eq!(out[0].1, (Some(2), false));
+    assert_eq!((&out[1].0["id"], out[1].1), (&json!(7), (Some(2), true)));
+    assert_eq!(out[1].0["result"]["content"][0]["text"], "metadata: 1");
+    assert_eq!((&out[2].0["id"], out[2].1), (&json!(7), (Some(1), true)));
+}
+
+/// `subscriptions/listen` is served by the session: acknowledged with what was both asked and
+/// granted, kept open, and the notifications go to each stream that asked, tagged; until the
+/// client cancels it.
+#[test]
+fn listen_streams_get_what_they_asked_for_tagged() {
+    let config = ServerConfig {
+        listen: Some(Listenable { tools: true, resource_updates: true, ..Listenable::default() }),
+        ..ServerConfig::default()
+    };
+    let mut s: S = ServerSession::new(config);
+    let listen = |filter: Value| {
+        json!({"jsonrpc": "2.0", "id": "l", "method": "subscriptions/listen",
+               "params": {"notifications": filter, "_meta": modern_meta()}})
+    };
+    from(&mut s, 1, true, listen(json!({"toolsListChanged": true, "promptsListChanged": true})));
+    from(&mut s, 2, true, listen(json!({"resourceSubscriptions": ["file:///a"]})));
+    let acks = transmits(&mut s);
+    assert_eq!(acks.len(), 2);
+    assert_eq!(acks[0].0["method"], "notifications/subscriptions/acknowledged");
+    assert_eq!(acks[0].0["params"]["notifications"], json!({"toolsListChanged": true}));
+    assert_eq!(acks[0].0["params"]["_meta"][META_SUBSCRIPTION_ID], "l", "the client's id");
+    assert_eq!(acks[0].1, (Some(1), false));
+    assert!(events(&mut s).is_empty(), "nothing for the application to answer");
+    assert!(s.listening());
+    assert_eq!(s.listened_uris(), ["file:///a"]);
+    s.notify("notifications/tools/list_changed", None);
+    s.notify("notifications/prompts/list_changed", None);
+    s.notify("notifications/resources/updated", Some(json!({"uri": "file:///b"})));
+    s.notify("notifications/resources/updated", Some(json!({"uri": "file:///a"})));
+    let out = transmits(&mut s);
+    assert_eq!(out.len(), 2, "{out:?}");
+    assert_eq!(
+        (&out[0].0["method"], out[0].1),
+        (&json!("notifications/tools/list_changed"), (Some(1), false))
+    );
+    assert_eq!(out[0].0["params"]["_meta"][META_SUBSCRIPTION_ID], "l");
+    assert_eq!((&out[1].0["params"]["uri"], out[1].1), (&json!("file:///a"), (Some(2), false)));
+    // No filter: refused.
+    from(
+        &mut s,
+        3,
+        false,
+        json!({"jsonrpc": "2.0", "id": "m", "method": "subscriptions/listen",
+                                   "params": {"_meta": modern_meta()}}),
+    );
+    let refused = transmits(&mut s);
+    assert_eq!(refused[0].0["error"]["code"], codes::INVALID_PARAMS);
+    assert_eq!(refused[0].1, (Some(3), true));
+}
+
+#[test]
+fn a_legacy_client_gets_notifications_plain_and_none_before_its_first_request() {
+    let config = ServerConfig { listen: Some(Listenable::ALL), ..ServerConfig::default() };
+    let mut s: S = ServerSession::new(config);
+    s.notify("notifications/tools/list_changed", None);
+    assert!(sent(&mut s).is_empty());
+    initialize(&mut s, "2025-06-18", json!({}));
+    s.notify("notifications/tools/list_changed", None);
+    let out = sent(&mut s);
+    assert_eq!(out[0]["method"], "notifications/tools/list_changed");
+    assert!(out[0].get("params").is_none());
+}
+
+/// A round handed out with `input_required` comes back as a retry with its answers (a
+/// missing one as an error); a state not handed out is an ordinary request; an unretried
+/// round expires.
+#[test]
+fn rounds_are_retried_with_their_answers_or_expire() {
+    let mut s = session();
+    let t0 = crate::fuzzing::epoch();
+    let call = |id: u64, extra: Value| {
+        let mut params = json!({"name": "deploy", "_meta": modern_meta()});
+        params.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params})
+    };
+    feed(&mut s, call(1, json!({})));
+    events(&mut s);
+    let mut asks = Map::new();
+    asks.insert("ok".into(), json!({"method": "elicitation/create", "params": {}}));
+    asks.insert("where".into(), json!({"method": "roots/list"}));
+    let state = s.input_required(&Id::Number(1), asks.clone(), t0).unwrap();
+    assert_eq!(state.len(), 32, "128 random bits");
+    let out = sent(&mut s).remove(0);
+    assert_eq!(out["result"]["resultType"], "input_required");
+    assert_eq!(out["result"]["requestState"], json!(state));
+    assert_eq!(out["result"]["inputRequests"]["ok"]["method"], "elicitation/create");
+    feed(&mut s, call(2, json!({"requestState": "forged", "inputResponses": {}})));
+    assert!(matches!(&events(&mut s)[..], [Incoming::Request { .. }]), "not a round of ours");
+    feed(
+        &mut s,
+        call(3, json!({"requestState": state, "inputResponses": {"ok": {"action": "accept"}}})),
+    );
+    match &events(&mut s)[..] {
+        [Incoming::Retry { id, state: st, responses, .. }] => {
+            assert_eq!((id, st), (&Id::Number(3), &state));
+            assert_eq!(responses.len(), 2);
+            let ok = responses.iter().find(|(k, _)| k == "ok").unwrap();
+            assert_eq!(ok.1.as_ref().unwrap(), &json!({"action": "accept"}));
+            let missing = responses.iter().find(|(k, _)| k == "where").unwrap();
+            assert_eq!(missing.1.as_ref().unwrap_err().code, codes::INVALID_PARAMS);
+        }
+        other => panic!("{other:?}"),
+    }
+    feed(&mut s, call(4, json!({"requestState": state})));
+    assert!(matches!(&events(&mut s)[..], [Incoming::Request { .. }]), "a round retries once");
+    // One that is never retried expires.
+    let expiring = s.input_required(&Id::Number(4), asks, t0).unwrap();
+    assert_eq!(s.poll_timeout(), Some(t0 + ROUND_WAIT));
+    s.handle_timeout(t0 + ROUND_WAIT);
+    assert_eq!(events(&mut s), [Incoming::RoundExpired { state: expiring.clone() }]);
+    feed(&mut s, call(5, json!({"requestState": expiring})));
+    assert!(matches!(&events(&mut s)[..], [Incoming::Request { .. }]));
+    assert!(s.input_required(&Id::Number(99), Map::new(), t0).is_none(), "not open");
 }

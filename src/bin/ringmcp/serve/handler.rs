@@ -10,7 +10,9 @@ use std::num::NonZeroUsize;
 
 use ringmcp::frame::Oversized;
 use ringmcp::jsonrpc::{self, ErrorObject, Id, codes};
-use ringmcp::protocol::server::{CacheHints, Incoming, ServerConfig, ServerSession};
+use ringmcp::protocol::server::{
+    CacheHints, Incoming, InputResponses, Listenable, ROUND_WAIT, ServerConfig, ServerSession,
+};
 use ringmcp::protocol::{Implementation, ProtocolVersion};
 use serde::Deserialize;
 use serde::Serialize;
@@ -92,7 +94,7 @@ pub(crate) struct Config {
 /// written as they are made (some are streamed), each request claimed from the session first.
 #[derive(Debug)]
 pub(crate) struct Server<E> {
-    session: ServerSession<Id>,
+    pub(super) session: ServerSession<Id>,
     catalog: Catalog,
     pub(super) fault_tools: bool,
     /// The `stderr` tool's target (the process's stderr; a `Vec<u8>` in tests).
@@ -102,13 +104,8 @@ pub(crate) struct Server<E> {
     /// The level set by `logging/setLevel`.
     pub(super) log_level: Option<String>,
     era: ServeEra,
-    /// `confirm` calls waiting for their retry: the requestState handed out.
-    confirm_states: std::collections::HashSet<String>,
-    /// `confirm` calls so far (numbers the states).
-    confirms: u64,
-    /// 2026-07-28: the open `subscriptions/listen` stream (its request id) and what it was
-    /// granted.
-    pub(super) listen: Option<(Id, super::tools::Granted)>,
+    /// `confirm` calls waiting for their retry: the requestState handed out, and the action.
+    confirm_states: HashMap<String, String>,
     /// The `requestId`s of every `notifications/cancelled` received (the `cancelled` fault
     /// tool's answer: what the server was told, whatever the host counted).
     pub(super) cancelled: Vec<Value>,
@@ -151,6 +148,13 @@ impl<E: Write> Server<E> {
             cache: Some(CacheHints::default()),
             // A host that forgets a member the schema requires finds out in its tests.
             strict_initialize: true,
+            // 2026-07-28: tool list changes and resource updates on the listen stream.
+            listen: Some(Listenable {
+                tools: true,
+                resource_updates: true,
+                ..Listenable::default()
+            }),
+            round_wait: ROUND_WAIT,
         });
         Server {
             session,
@@ -160,9 +164,7 @@ impl<E: Write> Server<E> {
             subscribed: std::collections::BTreeSet::new(),
             log_level: None,
             era: config.era,
-            confirm_states: std::collections::HashSet::new(),
-            confirms: 0,
-            listen: None,
+            confirm_states: HashMap::new(),
             cancelled: Vec::new(),
             calls: Vec::new(),
         }
@@ -222,9 +224,9 @@ impl<E: Write> Server<E> {
     }
 
     /// Writes what the session has queued.
-    fn flush(&mut self, out: &mut impl Write) -> io::Result<()> {
-        while let Some(line) = self.session.poll_transmit() {
-            out.write_all(&line)?;
+    pub(super) fn flush(&mut self, out: &mut impl Write) -> io::Result<()> {
+        while let Some(t) = self.session.poll_transmit() {
+            out.write_all(&t.bytes)?;
         }
         Ok(())
     }
@@ -252,14 +254,20 @@ impl<E: Write> Server<E> {
             Incoming::Request { id, method, params, version } => {
                 self.request(id, &method, params, version.is_modern(), out)
             }
-            // Notifications are never answered; only a cancellation of the open
-            // `subscriptions/listen` changes this server's state (`notifications/initialized`
-            // is not required before other requests).
+            // The retry of a `confirm` call, with the answer to its elicitation.
+            Incoming::Retry { id, state, responses, .. } => {
+                let result = self.confirmed(&state, responses);
+                self.session.respond(&id, Ok(result));
+                Ok(None)
+            }
+            Incoming::RoundExpired { state } => {
+                self.confirm_states.remove(&state);
+                Ok(None)
+            }
+            // Notifications are never answered (`notifications/initialized` is not required
+            // before other requests; the session closes a cancelled listen stream itself).
             Incoming::Cancelled { id, .. } => {
                 self.cancelled.push(json!(id));
-                if self.listen.as_ref().is_some_and(|(listen, _)| *listen == id) {
-                    self.listen = None;
-                }
                 Ok(None)
             }
             Incoming::Notification { method, params } => {
@@ -301,16 +309,8 @@ impl<E: Write> Server<E> {
     ) -> io::Result<Option<Deferred>> {
         let outcome =
             match method {
-                // A long-lived request: acknowledged now, answered never (the client cancels it);
-                // the tools tag their notifications with its id.
-                "subscriptions/listen" if modern => {
-                    self.listen(id, params, out)?;
-                    return Ok(None);
-                }
                 "tools/call" if modern && is_confirm(params.as_ref()) => {
-                    let result = self.confirm(params);
-                    self.session.claim(&id);
-                    write_result(out, &id, &result)?;
+                    self.confirm(&id, params);
                     return Ok(None);
                 }
                 // Tool results are written as they are made (some are streamed): without
@@ -368,56 +368,47 @@ impl<E: Write> Server<E> {
         Ok(None)
     }
 
-    /// `subscriptions/listen`: grants what this server can send (tool list changes and
-    /// resource updates), acknowledges with the stream's id, and keeps the stream open.
-    fn listen(&mut self, id: Id, params: Option<Value>, out: &mut impl Write) -> io::Result<()> {
-        let asked = params.as_ref().and_then(|p| p.get("notifications")).cloned();
-        let Some(Value::Object(asked)) = asked else {
-            let e = ErrorObject::new(codes::INVALID_PARAMS, "notifications filter required");
-            self.session.respond(&id, Err(e));
-            return self.flush(out);
-        };
-        let granted: Map<String, Value> = asked
-            .into_iter()
-            .filter(|(k, _)| k == "toolsListChanged" || k == "resourceSubscriptions")
-            .collect();
-        let params = json!({"notifications": granted,
-                            "_meta": {super::tools::SUBSCRIPTION_ID: id}});
-        let method = "notifications/subscriptions/acknowledged";
-        super::tools::write_notification(out, method, Some(params))?;
-        self.listen = Some((id, super::tools::Granted(Value::Object(granted))));
-        Ok(())
-    }
-
-    /// The `confirm` tool (2026-07-28 MRTR): first an `input_required` result asking for an
-    /// elicitation, with an opaque `requestState`; then, on the retry that carries the answer,
-    /// what the user said and whether the state came back as handed out.
-    fn confirm(&mut self, params: Option<Value>) -> Value {
+    /// The `confirm` tool (2026-07-28 MRTR): an `input_required` result asking for an
+    /// elicitation, with the session's opaque `requestState`. A call that carries answers but
+    /// no state the session handed out is told its state is missing or altered.
+    fn confirm(&mut self, id: &Id, params: Option<Value>) {
         let params = params.unwrap_or_default();
         let action = params["arguments"]["action"].as_str().unwrap_or("it").to_owned();
-        let Some(answer) = params.get("inputResponses").and_then(|r| r.get("ok")) else {
-            self.confirms += 1;
-            let state = format!("confirm:{}:{action}", self.confirms);
-            self.confirm_states.insert(state.clone());
-            return json!({
-                "resultType": "input_required",
-                "inputRequests": {"ok": {"method": "elicitation/create", "params": {
-                    "message": format!("Confirm {action}?"),
-                    "requestedSchema": {"type": "object",
-                        "properties": {"sure": {"type": "boolean", "default": true}}},
-                }}},
-                "requestState": state,
-            });
-        };
-        let state = params.get("requestState").and_then(Value::as_str);
-        let intact = state.is_some_and(|s| self.confirm_states.remove(s));
-        let text = format!(
-            "{action}: {} (requestState {})",
-            answer["action"].as_str().unwrap_or("?"),
-            if intact { "intact" } else { "missing or altered" }
+        if let Some(answer) = params.get("inputResponses").and_then(|r| r.get("ok")) {
+            let text = format!(
+                "{action}: {} (requestState missing or altered)",
+                answer["action"].as_str().unwrap_or("?")
+            );
+            let result = json!({"resultType": "complete",
+                                "content": [{"type": "text", "text": text}], "isError": true});
+            self.session.respond(id, Ok(result));
+            return;
+        }
+        let mut requests = Map::new();
+        requests.insert(
+            "ok".into(),
+            json!({"method": "elicitation/create", "params": {
+                "message": format!("Confirm {action}?"),
+                "requestedSchema": {"type": "object",
+                    "properties": {"sure": {"type": "boolean", "default": true}}},
+            }}),
         );
+        if let Some(state) = self.session.input_required(id, requests, std::time::Instant::now()) {
+            self.confirm_states.insert(state, action);
+        }
+    }
+
+    /// A `confirm` retry's result: what the user said, the state having come back as handed out.
+    fn confirmed(&mut self, state: &str, responses: InputResponses) -> Value {
+        let action = self.confirm_states.remove(state).unwrap_or_else(|| "it".into());
+        let answer = responses.into_iter().find(|(k, _)| k == "ok").map(|(_, a)| a);
+        let said = match &answer {
+            Some(Ok(a)) => a["action"].as_str().unwrap_or("?").to_owned(),
+            _ => "no answer".to_owned(),
+        };
+        let text = format!("{action}: {said} (requestState intact)");
         json!({"resultType": "complete", "content": [{"type": "text", "text": text}],
-               "isError": !intact})
+               "isError": !matches!(answer, Some(Ok(_)))})
     }
 }
 

@@ -168,41 +168,34 @@ impl<E: Write> Server<E> {
     }
 
     /// `touch`: `notifications/resources/updated` for each subscribed resource, `times`
-    /// times (2026-07-28: the URIs of the `subscriptions/listen` stream, tagged with its id).
-    fn touch(&self, out: &mut impl Write, times: u64) -> io::Result<String> {
-        let (uris, tag) = match &self.listen {
-            Some((listen, filter)) => (filter.resource_uris(), Some(listen.clone())),
-            None => (self.subscribed.iter().cloned().collect(), None),
+    /// times (2026-07-28: the URIs the listen streams asked for, on those streams).
+    fn touch(&mut self, out: &mut impl Write, times: u64) -> io::Result<String> {
+        let modern = self.session.latest_version().is_some_and(|v| v.is_modern());
+        let uris: Vec<String> = if modern {
+            self.session.listened_uris()
+        } else {
+            self.subscribed.iter().cloned().collect()
         };
         for _ in 0..times {
             for uri in &uris {
-                let mut params = json!({"uri": uri});
-                if let Some(tag) = &tag {
-                    params["_meta"] = json!({SUBSCRIPTION_ID: tag});
-                }
-                write_notification(out, "notifications/resources/updated", Some(params))?;
+                let params = json!({"uri": uri});
+                self.session.notify("notifications/resources/updated", Some(params));
             }
+            self.flush(out)?;
         }
         Ok(format!("touched {} resources {times} times", uris.len()))
     }
 
-    /// `notify`: `tools/list_changed` and a log message (2026-07-28: only what the listen
-    /// stream asked for, tagged with its id).
-    fn notify(&self, out: &mut impl Write) -> io::Result<()> {
-        match &self.listen {
-            Some((listen, filter)) => {
-                if filter.0["toolsListChanged"] == true {
-                    let params = json!({"_meta": {SUBSCRIPTION_ID: listen}});
-                    write_notification(out, "notifications/tools/list_changed", Some(params))?;
-                }
-            }
-            None => {
-                write_notification(out, "notifications/tools/list_changed", None)?;
-                let params = json!({"level": "info", "data": "hello"});
-                write_notification(out, "notifications/message", Some(params))?;
-            }
+    /// `notify`: `tools/list_changed` and a log message (2026-07-28 with a listen stream open:
+    /// only what the stream asked for, on it).
+    fn notify(&mut self, out: &mut impl Write) -> io::Result<()> {
+        if self.session.listening() {
+            self.session.notify("notifications/tools/list_changed", None);
+            return self.flush(out);
         }
-        Ok(())
+        write_notification(out, "notifications/tools/list_changed", None)?;
+        let params = json!({"level": "info", "data": "hello"});
+        write_notification(out, "notifications/message", Some(params))
     }
 }
 
@@ -398,19 +391,6 @@ pub(crate) fn write_export(out: &mut impl Write, id: &Id, uri: &str, len: u64) -
     out.write_all(br#","mimeType":"text/plain","text":""#)?;
     write_pattern(out, len)?;
     out.write_all(b"\"}]}}\n")
-}
-
-pub(super) use ringmcp::protocol::modern::META_SUBSCRIPTION_ID as SUBSCRIPTION_ID;
-
-/// The filter a `subscriptions/listen` stream was granted (its `notifications` object).
-#[derive(Debug, Clone)]
-pub(crate) struct Granted(pub(crate) Value);
-
-impl Granted {
-    fn resource_uris(&self) -> Vec<String> {
-        let uris = self.0["resourceSubscriptions"].as_array();
-        uris.into_iter().flatten().filter_map(Value::as_str).map(str::to_owned).collect()
-    }
 }
 
 pub(super) fn write_notification(

@@ -8,12 +8,13 @@ use http_body_util::{BodyExt, StreamBody};
 use hyper::body::Frame;
 use hyper::header::{CONTENT_TYPE, HeaderValue};
 use hyper::{Response, StatusCode};
-use serde_json::Value;
+use tokio::sync::oneshot;
 
 use crate::jsonrpc::codes;
 
 use super::super::lane::Lines;
-use super::{Body, Peek, full, rpc_error};
+use super::streams::Head;
+use super::{Body, full, rpc_error};
 
 /// The lines as an SSE response.
 pub(super) fn sse_response(rx: Lines) -> Response<Body> {
@@ -27,33 +28,26 @@ pub(super) fn sse_response(rx: Lines) -> Response<Body> {
 }
 
 /// A stateless request's answer: JSON when the answer comes first (an error gets the HTTP
-/// status 2026-07-28 gives it), else an SSE stream of what comes (progress, then the answer).
-pub(super) async fn auto_response(mut rx: Lines) -> Response<Body> {
+/// status 2026-07-28 gives it), else an SSE stream of what comes (progress, then the answer);
+/// which, the router tells through `head` as it routes the first line.
+pub(super) async fn auto_response(mut rx: Lines, head: oneshot::Receiver<Head>) -> Response<Body> {
     use futures::StreamExt;
-    let Some(first) = rx.next().await else {
-        return rpc_error(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            None,
-            codes::INTERNAL_ERROR,
-            "no answer",
-        );
-    };
-    let peek: Option<Peek> = serde_json::from_slice(&first).ok();
-    let answer = peek.as_ref().is_some_and(|p| p.id.is_some() && p.method.is_none());
-    if answer {
-        let code = serde_json::from_slice::<Value>(&first)
-            .ok()
-            .and_then(|v| v.pointer("/error/code").and_then(Value::as_i64));
-        let mut r = Response::new(full(first));
-        *r.status_mut() = code.map_or(StatusCode::OK, status_of);
-        r.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        return r;
+    match head.await {
+        Ok(Head::Json(code)) => {
+            let Some(answer) = rx.next().await else { return no_answer() };
+            let mut r = Response::new(full(answer));
+            *r.status_mut() = code.map_or(StatusCode::OK, status_of);
+            r.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+            r
+        }
+        Ok(Head::Sse) => sse_response(rx),
+        Err(_) => no_answer(),
     }
-    let frame = |line: Bytes| -> Bytes {
-        let line = line.strip_suffix(b"\n").unwrap_or(&line);
-        [b"data: ".as_slice(), line, b"\n\n"].concat().into()
-    };
-    sse_response(Box::pin(futures::stream::once(async move { first }).chain(rx).map(frame)))
+}
+
+/// The session ended before it answered.
+fn no_answer() -> Response<Body> {
+    rpc_error(StatusCode::INTERNAL_SERVER_ERROR, None, codes::INTERNAL_ERROR, "no answer")
 }
 
 /// The HTTP status of a 2026-07-28 error answer.
@@ -70,16 +64,11 @@ fn status_of(code: i64) -> StatusCode {
     }
 }
 
-/// Waits for `count` answers and returns them as one JSON body (an array for a batch).
-pub(super) async fn json_response(mut rx: Lines, count: usize, batch: bool) -> Response<Body> {
+/// The answers until the router ends the stream (after the last one the POST waits for), as
+/// one JSON body (an array for a batch).
+pub(super) async fn json_response(rx: Lines, batch: bool) -> Response<Body> {
     use futures::StreamExt;
-    let mut answers = Vec::with_capacity(count);
-    while answers.len() < count {
-        match rx.next().await {
-            Some(line) => answers.push(line),
-            None => break,
-        }
-    }
+    let answers: Vec<Bytes> = rx.collect().await;
     let body: Bytes = if batch {
         let mut out = b"[".to_vec();
         for (i, a) in answers.iter().enumerate() {

@@ -1,14 +1,14 @@
 //! Where a session's lines go over HTTP: each answer to the POST that asked, progress along
 //! with it, the rest to the GET stream (kept in a bounded history for `Last-Event-ID`); each
-//! stream a bounded lane (docs/gateway.md, "Buffers").
+//! stream a bounded lane (docs/gateway.md, "Buffers"). Lines are routed by what the session
+//! says they are ([`ServerTransmit`]), never read again; SSE framing is the last step.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::VecDeque;
 
 use bytes::Bytes;
-use serde_json::Value;
+use tokio::sync::oneshot;
 
-use crate::jsonrpc::Id;
-use crate::protocol::modern::META_SUBSCRIPTION_ID as SUBSCRIPTION_ID;
+use crate::protocol::server::{ServerTransmit, ServerTransmitKind};
 
 use super::super::lane::{LaneTx, Refused};
 
@@ -27,24 +27,36 @@ pub(crate) enum PostMode {
     Sse,
     /// The bare answers, for one JSON body.
     Json,
-    /// Bare lines, progress included: the HTTP side picks JSON or SSE once it sees the first
-    /// (a stateless request answered at once gets its HTTP status from its error).
-    Raw,
+    /// Whichever the first line calls for, told through [`Head`]: the bare answer when it
+    /// comes first (a stateless request answered at once gets its HTTP status from its
+    /// error), else SSE.
+    Auto,
+}
+
+/// How an [`Auto`](PostMode::Auto) POST's response is written, once its first line is known.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Head {
+    /// One JSON answer, with its error code when it is an error.
+    Json(Option<i64>),
+    /// An SSE stream.
+    Sse,
 }
 
 /// A stream attached to a session's router.
 pub(crate) enum Attach {
-    /// A POST's answer stream: the ids of its requests and their progress tokens.
-    Post { ids: Vec<Id>, tokens: Vec<Value>, mode: PostMode, tx: LaneTx },
+    /// A POST's answer stream: the driver's number of the POST (the session's
+    /// [`Origin`](crate::protocol::server::Origin) stream), how its answers are written, and
+    /// for [`Auto`](PostMode::Auto), where the choice is told.
+    Post { stream: u64, mode: PostMode, tx: LaneTx, head: Option<oneshot::Sender<Head>> },
     /// The session's GET stream, resuming after `last` when given.
     Get { last: Option<u64>, tx: LaneTx },
 }
 
 struct Post {
-    ids: HashSet<Id>,
-    tokens: Vec<Value>,
+    stream: u64,
     mode: PostMode,
     tx: LaneTx,
+    head: Option<oneshot::Sender<Head>>,
 }
 
 /// Where a session's lines go: each answer to the POST that asked, progress along with it,
@@ -56,22 +68,6 @@ pub(crate) struct Streams {
     /// The bytes `history` holds.
     history_bytes: usize,
     next_event: u64,
-}
-
-/// What a line is, for routing.
-#[derive(serde::Deserialize)]
-pub(super) struct Peek {
-    pub(super) id: Option<Id>,
-    pub(super) method: Option<String>,
-    params: Option<PeekParams>,
-}
-
-#[derive(serde::Deserialize)]
-struct PeekParams {
-    #[serde(rename = "progressToken")]
-    progress_token: Option<Value>,
-    #[serde(rename = "_meta")]
-    meta: Option<HashMap<String, Value>>,
 }
 
 impl Streams {
@@ -103,46 +99,44 @@ impl Streams {
         format!("id: {}\nretry: {RETRY_MS}\ndata: \n\n", self.next_event).into()
     }
 
-    pub(crate) fn line(&mut self, line: Bytes) {
-        let peek: Option<Peek> = serde_json::from_slice(&line).ok();
-        let (id, method, params) = match peek {
-            Some(p) => (p.id, p.method, p.params),
-            None => (None, None, None),
-        };
-        let index = match (&id, &method) {
-            // An answer: to the POST that carried the request.
-            (Some(id), None) => self.posts.iter().position(|p| p.ids.contains(id)),
-            // Progress: with its request; a subscription's notification: on its stream; a log
-            // message: the GET stream, else the latest POST stream that can carry it.
-            (None, Some(m)) => {
-                let token = params.as_ref().and_then(|p| p.progress_token.as_ref());
-                let sub = params
-                    .as_ref()
-                    .and_then(|p| p.meta.as_ref())
-                    .and_then(|m| m.get(SUBSCRIPTION_ID))
-                    .and_then(|v| serde_json::from_value::<Id>(v.clone()).ok());
-                match (token, sub) {
-                    (Some(t), _) => self
-                        .posts
-                        .iter()
-                        .position(|p| p.mode != PostMode::Json && p.tokens.contains(t)),
-                    (None, Some(s)) => self.posts.iter().position(|p| p.ids.contains(&s)),
-                    _ if m == "notifications/message" && self.get.is_none() => {
-                        self.posts.iter().rposition(|p| p.mode != PostMode::Json)
-                    }
-                    _ => None,
-                }
+    /// Routes one line of the session: an answer to its POST (the stream ends after the last
+    /// one it waits for); progress and a listen stream's notifications to their request's
+    /// POST when it carries SSE; a log message, or a request of the gateway's (sampling,
+    /// elicitation), to the GET stream, else the latest POST stream that can carry it; the
+    /// rest, and whatever its stream refused, to the GET stream.
+    pub(crate) fn line(&mut self, t: ServerTransmit) {
+        let index = match (&t.kind, t.stream) {
+            (ServerTransmitKind::Response { .. }, Some(s)) => {
+                self.posts.iter().position(|p| p.stream == s)
             }
-            // A request of the gateway's (sampling, elicitation): the GET stream, else the
-            // latest POST stream that can carry it.
-            (Some(_), Some(_)) if self.get.is_none() => {
+            (ServerTransmitKind::Notification { .. }, Some(s)) => {
+                self.posts.iter().position(|p| p.stream == s && p.mode != PostMode::Json)
+            }
+            (ServerTransmitKind::Notification { method }, None)
+                if &**method == "notifications/message" && self.get.is_none() =>
+            {
+                self.posts.iter().rposition(|p| p.mode != PostMode::Json)
+            }
+            (ServerTransmitKind::Request { .. }, _) if self.get.is_none() => {
                 self.posts.iter().rposition(|p| p.mode == PostMode::Sse)
             }
             _ => None,
         };
+        let ends = matches!(t.kind, ServerTransmitKind::Response { ends_stream: true, .. });
         if let Some(i) = index {
-            let post = &self.posts[i];
-            let body = if post.mode == PostMode::Sse { self.event(&line).1 } else { line.clone() };
+            let post = &mut self.posts[i];
+            if let Some(head) = post.head.take() {
+                let (mode, told) = match t.kind {
+                    ServerTransmitKind::Response { error, .. } => {
+                        (PostMode::Json, Head::Json(error))
+                    }
+                    _ => (PostMode::Sse, Head::Sse),
+                };
+                post.mode = mode;
+                let _ = head.send(told);
+            }
+            let body =
+                if post.mode == PostMode::Sse { self.event(&t.bytes).1 } else { t.bytes.clone() };
             let post = &mut self.posts[i];
             let sent = match post.tx.send(body) {
                 Ok(()) => true,
@@ -155,18 +149,14 @@ impl Streams {
                     false
                 }
             };
-            if let (Some(id), None) = (&id, &method) {
-                post.ids.remove(id);
-            }
-            let done = post.ids.is_empty() || !sent;
-            if done {
+            if ends || !sent {
                 self.posts.remove(i);
             }
             if sent {
                 return;
             }
         }
-        self.onto_get(&line);
+        self.onto_get(&t.bytes);
     }
 
     fn onto_get(&mut self, line: &[u8]) {
@@ -191,11 +181,11 @@ impl Streams {
 
     pub(crate) fn attach(&mut self, attach: Attach) {
         match attach {
-            Attach::Post { ids, tokens, mode, tx } => {
+            Attach::Post { stream, mode, tx, head } => {
                 if mode == PostMode::Sse {
                     let _ = tx.send(self.priming());
                 }
-                self.posts.push(Post { ids: ids.into_iter().collect(), tokens, mode, tx });
+                self.posts.push(Post { stream, mode, tx, head });
             }
             Attach::Get { last, tx } => {
                 let _ = tx.send(self.priming());
@@ -214,7 +204,6 @@ impl Streams {
 mod tests {
     use super::super::super::lane::{Lines, lane, lane_of};
     use super::*;
-    use serde_json::json;
 
     /// The next line of a lane if one is there now.
     fn now(lines: &mut Lines) -> Option<Bytes> {
@@ -222,15 +211,29 @@ mod tests {
         lines.next().now_or_never().flatten()
     }
 
+    fn note(method: &str, stream: Option<u64>) -> ServerTransmit {
+        let bytes = format!("{{\"jsonrpc\":\"2.0\",\"method\":\"{method}\"}}\n").into();
+        let kind = ServerTransmitKind::Notification { method: method.into() };
+        ServerTransmit { bytes, kind, stream }
+    }
+
+    fn answer(id: u64, stream: u64, ends_stream: bool) -> ServerTransmit {
+        let bytes = format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{}}}}\n").into();
+        let kind = ServerTransmitKind::Response { error: None, ends_stream };
+        ServerTransmit { bytes, kind, stream: Some(stream) }
+    }
+
+    fn post(stream: u64, mode: PostMode, tx: LaneTx) -> Attach {
+        Attach::Post { stream, mode, tx, head: None }
+    }
+
     #[test]
     fn a_stream_whose_client_reads_too_slowly_is_dropped_and_the_session_carries_on() {
         let mut s = Streams::new();
         let (get_tx, mut get_rx) = lane_of(8, 1 << 20);
         s.attach(Attach::Get { last: None, tx: get_tx });
-        let note =
-            Bytes::from_static(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\"}\n");
         for _ in 0..100 {
-            s.line(note.clone());
+            s.line(note("notifications/message", None));
         }
         assert!(s.get.is_none(), "the GET stream was dropped once 8 lines were unread");
         let mut read = 0;
@@ -241,13 +244,8 @@ mod tests {
         assert!(s.history.len() <= HISTORY && s.history_bytes <= HISTORY_BYTES);
         // A POST's answer still reaches it.
         let (post_tx, mut post_rx) = lane();
-        s.attach(Attach::Post {
-            ids: vec![Id::Number(1)],
-            tokens: vec![],
-            mode: PostMode::Json,
-            tx: post_tx,
-        });
-        s.line(Bytes::from_static(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n"));
+        s.attach(post(1, PostMode::Json, post_tx));
+        s.line(answer(1, 1, true));
         assert!(now(&mut post_rx).is_some());
         // The client reconnects and is replayed what it missed, from the history.
         let (again, mut again_rx) = lane();
@@ -264,18 +262,12 @@ mod tests {
         let mut s = Streams::new();
         let (post_tx, mut post_rx) = lane();
         let (get_tx, mut get_rx) = lane();
-        s.attach(Attach::Post {
-            ids: vec![Id::Number(1)],
-            tokens: vec![json!("p")],
-            mode: PostMode::Sse,
-            tx: post_tx,
-        });
+        s.attach(post(7, PostMode::Sse, post_tx));
         s.attach(Attach::Get { last: None, tx: get_tx });
-        s.line(Bytes::from_static(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":\"p\",\"progress\":1}}\n"));
-        s.line(Bytes::from_static(
-            b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n",
-        ));
-        s.line(Bytes::from_static(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n"));
+        s.line(note("notifications/progress", Some(7)));
+        s.line(note("notifications/tools/list_changed", None));
+        s.line(answer(1, 7, false));
+        s.line(answer(2, 7, true));
         // Each stream opens with a priming event: an id, a retry delay, no data.
         let priming = now(&mut post_rx).unwrap();
         assert!(priming.starts_with(b"id: 1\nretry: ") && priming.ends_with(b"data: \n\n"));
@@ -283,12 +275,40 @@ mod tests {
         let progress = now(&mut post_rx).unwrap();
         assert!(progress.starts_with(b"id: 3\ndata: {") && progress.ends_with(b"}\n\n"));
         assert!(now(&mut post_rx).unwrap().windows(6).any(|w| w == b"\"id\":1"));
-        assert!(now(&mut post_rx).is_none(), "the stream ends after its answer");
+        assert!(now(&mut post_rx).unwrap().windows(6).any(|w| w == b"\"id\":2"));
+        assert!(now(&mut post_rx).is_none(), "the stream ends after its last answer");
         assert!(now(&mut get_rx).unwrap().windows(12).any(|w| w == b"list_changed"));
         // Resumption replays what the GET stream was sent after the given event.
         let (again, mut again_rx) = lane();
         s.attach(Attach::Get { last: Some(3), tx: again });
-        assert!(now(&mut again_rx).unwrap().starts_with(b"id: 6\nretry: "), "its own priming");
+        assert!(now(&mut again_rx).unwrap().starts_with(b"id: 7\nretry: "), "its own priming");
         assert!(now(&mut again_rx).unwrap().starts_with(b"id: 4\n"), "then the replay");
+    }
+
+    /// An answer whose text holds `data: ` (or anything else) is framed, never read: the
+    /// stream's choice of JSON or SSE comes from what the session says the line is.
+    #[test]
+    fn an_auto_post_is_json_when_its_answer_comes_first_and_sse_otherwise() {
+        let mut s = Streams::new();
+        let (tx, mut rx) = lane();
+        let (head_tx, mut head_rx) = oneshot::channel();
+        s.attach(Attach::Post { stream: 1, mode: PostMode::Auto, tx, head: Some(head_tx) });
+        let bytes =
+            Bytes::from_static(b"{\"id\":7,\"error\":{\"code\":-32602,\"message\":\"data: x\"}}\n");
+        let kind = ServerTransmitKind::Response { error: Some(-32602), ends_stream: true };
+        s.line(ServerTransmit { bytes: bytes.clone(), kind, stream: Some(1) });
+        assert_eq!(head_rx.try_recv().unwrap(), Head::Json(Some(-32602)));
+        assert_eq!(now(&mut rx).unwrap(), bytes, "the bare answer");
+        assert!(now(&mut rx).is_none());
+
+        let (tx, mut rx) = lane();
+        let (head_tx, mut head_rx) = oneshot::channel();
+        s.attach(Attach::Post { stream: 2, mode: PostMode::Auto, tx, head: Some(head_tx) });
+        s.line(note("notifications/progress", Some(2)));
+        s.line(answer(9, 2, true));
+        assert_eq!(head_rx.try_recv().unwrap(), Head::Sse);
+        assert!(now(&mut rx).unwrap().windows(8).any(|w| w == b"\ndata: {"));
+        assert!(now(&mut rx).unwrap().ends_with(b"}\n\n"));
+        assert!(now(&mut rx).is_none());
     }
 }
