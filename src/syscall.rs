@@ -28,6 +28,17 @@ pub(crate) fn cvt<T: MinusOne>(ret: T) -> io::Result<T> {
     if ret == T::MINUS_ONE { Err(io::Error::last_os_error()) } else { Ok(ret) }
 }
 
+/// Runs `call` again for as long as it fails with `EINTR`: its value, or its other error.
+/// Async-signal-safe when `call` is (nothing here allocates).
+pub(crate) fn retry<T>(mut call: impl FnMut() -> io::Result<T>) -> io::Result<T> {
+    loop {
+        match call() {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            done => return done,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -41,5 +52,21 @@ mod tests {
         assert!(std::fs::File::open("/nonexistent/ringmcp").is_err());
         let e = cvt(-1i32).unwrap_err();
         assert_eq!(e.raw_os_error(), Some(libc::ENOENT));
+    }
+
+    #[test]
+    fn retry_runs_again_only_on_eintr() {
+        let mut calls = 0;
+        let r = retry(|| {
+            calls += 1;
+            if calls < 3 { Err(io::Error::from_raw_os_error(libc::EINTR)) } else { Ok(calls) }
+        });
+        assert_eq!(r.unwrap(), 3);
+        let mut calls = 0;
+        let r: io::Result<()> = retry(|| {
+            calls += 1;
+            Err(io::Error::from_raw_os_error(libc::EAGAIN))
+        });
+        assert_eq!((r.unwrap_err().raw_os_error(), calls), (Some(libc::EAGAIN), 1));
     }
 }

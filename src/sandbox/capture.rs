@@ -77,9 +77,7 @@ pub fn channel() -> std::io::Result<(OwnedFd, OwnedFd)> {
             fds.as_mut_ptr(),
         )
     };
-    if r < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
+    crate::syscall::cvt(r)?;
     // SAFETY: socketpair returned two fresh fds that nobody else owns (this one, then the
     // other).
     let a = unsafe { OwnedFd::from_raw_fd(fds[0]) };

@@ -18,6 +18,7 @@ use super::plan::{self, MountStep, Plan, Profile, SandboxConfig};
 use super::seccomp::{BpfProgram, FilterOptions, SeccompProfile};
 use super::spawn::{Launch, SpawnError, Spawned};
 use super::sys;
+use crate::syscall::{cvt, retry};
 
 /// The uid and gid the server sees inside.
 pub const INNER_ID: u32 = 1000;
@@ -350,9 +351,7 @@ pub(crate) fn spawn_sandboxed(
                 continue;
             }
             // SAFETY: dup2 between fds that exist in the child (inherited from us).
-            if unsafe { libc::dup2(from, to) } < 0 {
-                return Err(std::io::Error::last_os_error());
-            }
+            cvt(unsafe { libc::dup2(from, to) })?;
         }
         // The helper gets exactly 0-2, the plan, the status pipe and the egress channel:
         // nothing else the host process holds open without O_CLOEXEC survives the exec.
@@ -415,24 +414,15 @@ fn read_status(fd: OwnedFd, timeout: Duration) -> std::io::Result<Vec<u8>> {
             return Err(std::io::Error::new(std::io::ErrorKind::TimedOut, "timed out"));
         }
         let mut pfd = libc::pollfd { fd: file.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+        let ms = left.as_millis().min(i32::MAX as u128) as i32;
         // SAFETY: one valid pollfd.
-        let r = unsafe { libc::poll(&mut pfd, 1, left.as_millis().min(i32::MAX as u128) as i32) };
-        if r < 0 {
-            let e = std::io::Error::last_os_error();
-            if e.kind() == std::io::ErrorKind::Interrupted {
-                continue;
-            }
-            return Err(e);
-        }
-        if r == 0 {
+        if retry(|| cvt(unsafe { libc::poll(&mut pfd, 1, ms) }))? == 0 {
             continue;
         }
         let mut buf = [0u8; 4096];
-        match file.read(&mut buf) {
-            Ok(0) => return Ok(out),
-            Ok(n) => out.extend_from_slice(&buf[..n]),
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
+        match retry(|| file.read(&mut buf))? {
+            0 => return Ok(out),
+            n => out.extend_from_slice(&buf[..n]),
         }
     }
 }
@@ -451,15 +441,13 @@ fn seqpacket_high() -> Result<(OwnedFd, OwnedFd), SpawnError> {
 
 /// `fd` moved to a number of 10 or more (close-on-exec); the original is closed.
 fn high(fd: RawFd) -> std::io::Result<OwnedFd> {
-    // SAFETY: F_DUPFD_CLOEXEC on an fd we own; then we close the original.
-    let high = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 10 as RawFd) };
+    // SAFETY: F_DUPFD_CLOEXEC on an fd we own; then we close the original (errno is read
+    // before the close can change it).
+    let high = cvt(unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 10 as RawFd) });
     // SAFETY: closing the original fd we own.
     unsafe { libc::close(fd) };
-    if high < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
     // SAFETY: a fresh fd we own.
-    Ok(unsafe { OwnedFd::from_raw_fd(high) })
+    Ok(unsafe { OwnedFd::from_raw_fd(high?) })
 }
 
 /// A close-on-exec pipe whose both ends are numbered 10 or more.
@@ -467,9 +455,7 @@ fn pipe_high() -> Result<(OwnedFd, OwnedFd), SpawnError> {
     let err = |source: std::io::Error| SpawnError::Host { step: "pipe", source };
     let mut fds = [0; 2];
     // SAFETY: valid out-array.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } < 0 {
-        return Err(err(std::io::Error::last_os_error()));
-    }
+    cvt(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) }).map_err(err)?;
     let [r, w] = fds.map(high).map(|r| r.map_err(err));
     Ok((r?, w?))
 }

@@ -75,7 +75,7 @@
 //! [`SeccompError`] names the failing step; a rule that libseccomp rejects is always an error
 //! (an unchecked `seccomp_rule_add` once left `personality` unfiltered).
 
-use crate::syscall::cvt;
+use crate::syscall::{cvt, retry};
 use std::fmt;
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
@@ -409,16 +409,11 @@ pub fn send_msg(
         // SAFETY: CMSG_SPACE_FD leaves room for one c_int after the header, inside `cbuf`.
         unsafe { data.cast::<libc::c_int>().write_unaligned(fd.as_raw_fd()) };
     }
-    loop {
-        // SAFETY: `msg` and everything it points to live on this stack frame (the payload is
-        // only read: sendmsg takes a const msghdr).
-        let ret = unsafe { libc::sendmsg(sock.as_raw_fd(), &msg, flags | libc::MSG_NOSIGNAL) };
-        match cvt(ret as libc::c_long) {
-            Ok(n) => return Ok(n as usize),
-            Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
-            Err(e) => return Err(e),
-        }
-    }
+    let sock = sock.as_raw_fd();
+    // SAFETY: `msg` and everything it points to live on this stack frame (the payload is only
+    // read: sendmsg takes a const msghdr).
+    let sent = retry(|| cvt(unsafe { libc::sendmsg(sock, &msg, flags | libc::MSG_NOSIGNAL) }));
+    sent.map(|n| n as usize)
 }
 
 /// Receives one fd sent by [`send_fd`] over `sock` (close-on-exec: `MSG_CMSG_CLOEXEC`).
@@ -459,16 +454,10 @@ pub fn recv_msg(
     msg.msg_iovlen = 1;
     msg.msg_control = cbuf.0.as_mut_ptr().cast();
     msg.msg_controllen = CMSG_SPACE_FD as _;
-    let n = loop {
-        // SAFETY: `msg` points to buffers of the sizes it declares (`buf`, `cbuf`).
-        let ret =
-            unsafe { libc::recvmsg(sock.as_raw_fd(), &mut msg, flags | libc::MSG_CMSG_CLOEXEC) };
-        match cvt(ret as libc::c_long) {
-            Ok(n) => break n as usize,
-            Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
-            Err(e) => return Err(e),
-        }
-    };
+    let from = sock.as_raw_fd();
+    // SAFETY: `msg` points to buffers of the sizes it declares (`buf`, `cbuf`).
+    let n = retry(|| cvt(unsafe { libc::recvmsg(from, &mut msg, flags | libc::MSG_CMSG_CLOEXEC) }))?
+        as usize;
     // SAFETY: `msg` was filled by recvmsg; CMSG_FIRSTHDR only reads msg_control/_controllen.
     let cmsg = unsafe { libc::CMSG_FIRSTHDR(&msg) };
     let fd = if cmsg.is_null() {

@@ -65,18 +65,14 @@ pub(crate) fn cloexec_from(first: libc::c_int) -> io::Result<()> {
     let r = unsafe {
         libc::syscall(libc::SYS_close_range, first_u, libc::c_uint::MAX, CLOSE_RANGE_CLOEXEC)
     };
-    if r == 0 {
-        return Ok(());
-    }
-    let e = io::Error::last_os_error();
-    if !matches!(e.raw_os_error(), Some(libc::ENOSYS | libc::EINVAL)) {
-        return Err(e);
+    match cvt(r) {
+        Ok(_) => return Ok(()),
+        Err(e) if !matches!(e.raw_os_error(), Some(libc::ENOSYS | libc::EINVAL)) => return Err(e),
+        Err(_) => {}
     }
     let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
     // SAFETY: a valid out-pointer.
-    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
+    cvt(unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) })?;
     let top = lim.rlim_max.min(1 << 20) as libc::c_int;
     for fd in first..top {
         // SAFETY: fcntl on a number that may or may not be open; EBADF is ignored.

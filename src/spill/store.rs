@@ -39,6 +39,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 
+use crate::syscall::retry;
+
 use stale::ProcessTag;
 pub use stream::{DEFAULT_CHUNK, SpillStream};
 
@@ -441,12 +443,11 @@ impl SpillWriter {
         self.entry.len += needed;
         let mut rest = buf;
         while !rest.is_empty() {
-            match self.file.write(rest) {
+            match retry(|| self.file.write(rest)) {
                 Ok(0) => {
                     return Err(self.fail(rest.len(), io::ErrorKind::WriteZero.into()));
                 }
                 Ok(n) => rest = &rest[n..],
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(self.fail(rest.len(), e)),
             }
         }
@@ -542,11 +543,10 @@ impl SpillFile {
         let buf = &mut buf[..want];
         let mut done = 0;
         while done < want {
-            match self.inner.file.read_at(&mut buf[done..], offset + done as u64) {
+            match retry(|| self.inner.file.read_at(&mut buf[done..], offset + done as u64)) {
                 // Shorter than written: someone truncated the file behind our back.
                 Ok(0) => break,
                 Ok(n) => done += n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(source) => {
                     return Err(SpillError::Read { path: self.path().to_owned(), source });
                 }

@@ -20,6 +20,7 @@ use tokio::sync::mpsc;
 
 use crate::frame::{FrameEvent, LineFramer};
 use crate::jsonrpc::Id;
+use crate::syscall::retry;
 
 use super::super::{Gateway, GatewayError};
 use super::{Inbox, Input, MAX_FRAME, Router, Source, run};
@@ -284,10 +285,9 @@ impl StdoutSink {
         let mut written = 0;
         if self.behind.backlog.idle() {
             while written < line.len() {
-                match nix::unistd::write(&*self.fd, &line[written..]) {
+                match retry(|| Ok(nix::unistd::write(&*self.fd, &line[written..])?)) {
                     Ok(n) => written += n,
-                    Err(nix::errno::Errno::EINTR) => {}
-                    Err(nix::errno::Errno::EAGAIN) => break,
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
                     Err(e) => {
                         tracing::warn!("writing stdout: {e}");
                         return false;
@@ -306,17 +306,13 @@ impl StdoutSink {
 fn write_all_waiting(fd: &OwnedFd, mut bytes: &[u8]) -> std::io::Result<()> {
     use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
     while !bytes.is_empty() {
-        match nix::unistd::write(fd, bytes) {
+        match retry(|| Ok(nix::unistd::write(fd, bytes)?)) {
             Ok(n) => bytes = &bytes[n..],
-            Err(nix::errno::Errno::EINTR) => {}
-            Err(nix::errno::Errno::EAGAIN) => {
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
                 let mut fds = [PollFd::new(fd.as_fd(), PollFlags::POLLOUT)];
-                match poll(&mut fds, PollTimeout::NONE) {
-                    Ok(_) | Err(nix::errno::Errno::EINTR) => {}
-                    Err(e) => return Err(e.into()),
-                }
+                retry(|| Ok(poll(&mut fds, PollTimeout::NONE)?))?;
             }
-            Err(e) => return Err(e.into()),
+            Err(e) => return Err(e),
         }
     }
     Ok(())
@@ -360,10 +356,9 @@ fn read<R: Read>(mut input: R, frames: mpsc::Sender<Input>) {
     let mut framer = LineFramer::new(MAX_FRAME);
     let mut chunk = vec![0; READ_CHUNK];
     loop {
-        let n = match input.read(&mut chunk) {
+        let n = match retry(|| input.read(&mut chunk)) {
             Ok(0) => break,
             Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) => {
                 tracing::warn!("reading stdin: {e}");
                 break;

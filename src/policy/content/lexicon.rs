@@ -5,6 +5,9 @@
 //! of the same requests in Spanish, French, German, Portuguese, Italian, Russian, Chinese and
 //! Japanese (the latter two matched as substrings, having no spaces).
 
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
 /// A set of classes.
 pub(crate) type Classes = u64;
 
@@ -49,309 +52,189 @@ classes! {
     DESCRIBE = 31, "A third-person verb a tool's description starts with: returns, gets.";
 }
 
+/// The classes of words, arm by arm: the first list a word is in gives its classes (a word in
+/// two lists has the first one's).
+#[rustfmt::skip]
+const WORDS: &[(Classes, &[&str])] = &[
+    // Orders.
+    (ORDER, &[
+        "also", "please", "kindly", "useful", "helpful", "courtesy", "tip", "wichtig",
+        "importante", "observação", "nota", "must", "should", "always", "never", "required",
+        "mandatory", "ensure", "important", "remember", "shall", "need", "needs", "critical",
+        "essential", "imperative", "obligatory", "necessary", "debe", "debes", "siempre", "nunca",
+        "doit", "devez", "toujours", "jamais", "muss", "musst", "immer", "niemals", "deve",
+        "sempre", "devi", "mai", "должен", "должны", "всегда", "никогда", "обязательно",
+    ]),
+    (YOU, &[
+        "assistenten", "modelo", "modèle", "modell", "модель", "you", "your", "yourself",
+        "assistant", "ai", "llm", "llms", "model", "agent", "claude", "gpt", "chatgpt", "copilot",
+        "gemini", "tú", "usted", "vous", "tu", "sie", "você", "ты", "вы", "ia", "ki", "asistente",
+        "assistent", "assistente", "ассистент",
+    ]),
+    (USER, &[
+        "user", "users", "human", "humans", "anyone", "anybody", "customer", "usuario",
+        "utilisateur", "benutzer", "nutzer", "usuário", "utente", "пользователю", "пользователь",
+        "пользователя",
+    ]),
+    (NEG, &[
+        "not", "don't", "dont", "without", "no", "avoid", "nor", "cannot", "shouldn't", "mustn't",
+        "doesn't", "isn't", "won't", "sin", "pas", "ne", "nicht", "kein", "keine", "ohne", "não",
+        "sem", "non", "senza", "не", "без",
+    ]),
+    (TELL, &[
+        "announce", "describe", "surface", "display", "diga", "dites", "erzähle", "tell",
+        "telling", "inform", "informing", "mention", "mentioning", "reveal", "disclose", "notify",
+        "notifying", "alert", "alerting", "show", "explain", "warn", "warning", "say", "ask",
+        "asking", "confirm", "acknowledge", "decir", "digas", "menciones", "informes", "dire",
+        "mentionnez", "informez", "sagen", "sag", "erwähne", "erwähnen", "informieren", "contar",
+        "conte", "mencione", "dica", "говори", "сообщай", "упоминай", "рассказывай",
+    ]),
+    (HIDE, &[
+        "suppress", "secretly", "silently", "quietly", "covertly", "discreetly", "stealthily",
+        "conceal", "hide", "hidden", "invisibly", "unnoticed", "unaware", "secret.",
+        "secretamente", "silenciosamente", "secrètement", "discrètement", "heimlich", "unbemerkt",
+        "segretamente", "тайно", "незаметно",
+    ]),
+    (IGNORE, &[
+        "superseded", "secondary", "disregarded", "ignore", "ignoring", "disregard", "forget",
+        "override", "overrides", "bypass", "supersede", "supersedes", "ignora", "ignorar",
+        "ignorez", "ignorer", "ignoriere", "ignorieren", "vergiss", "ignorare", "игнорируй",
+        "игнорировать", "забудь",
+    ]),
+    (INSTRUCTIONS, &[
+        "guidance", "standing", "instructions", "instruction", "rules", "guidelines", "directives",
+        "prompt", "prompts", "constraints", "restrictions", "guardrails", "directions",
+        "instrucciones", "reglas", "consignes", "règles", "anweisungen", "regeln", "instruções",
+        "regras", "istruzioni", "regole", "инструкции", "правила",
+    ]),
+    (PRIOR, &[
+        "previous", "prior", "above", "earlier", "preceding", "original", "former", "anteriores",
+        "précédentes", "vorherigen", "bisherigen", "precedenti", "предыдущие",
+    ]),
+    (SEND, &[
+        "push", "export", "emailing", "mirrored", "register", "dm", "publish", "expose",
+        "broadcast", "zusätzlich", "send", "forward", "forwarding", "upload", "uploading", "post",
+        "transmit", "exfiltrate", "leak", "email", "e-mail", "mail", "bcc", "cc", "relay", "sync",
+        "mirror", "share", "deliver", "envía", "enviar", "envoyez", "envoyer", "sende", "senden",
+        "envie", "invia", "inviare", "отправь", "отправить", "отправляй", "перешли",
+    ]),
+    (READ, &[
+        "read", "access", "retrieve", "collect", "gather", "obtain", "extract", "dump", "cat",
+        "harvest", "grab", "fetch", "load", "lee", "leer", "lisez", "lire", "lies", "lesen",
+        "leia", "leggi", "прочитай", "прочитать",
+    ]),
+    (PASS, &[
+        "save", "write", "附上", "include", "pass", "put", "append", "attach", "embed", "insert",
+        "provide", "supply", "populate", "prepend", "concatenate", "copy", "paste", "incluye",
+        "incluir", "incluez", "inclure", "füge", "einfügen", "inclua", "includi", "включи",
+        "добавь",
+    ]),
+    (SECRET, &[
+        "password", "passwords", "passwd", "passphrase", "credentials", "credential", "secrets",
+        "id_rsa", "id_ed25519", "id_ecdsa", "mnemonic", "keychain", "cookies", "contraseña",
+        "contraseñas", "credenciales", "passe", "passwort", "zugangsdaten", "senha", "senhas",
+        "credenziali", "пароль", "пароли",
+    ]),
+    (CONVO, &[
+        "memory", "memories", "conversation", "conversations", "transcript", "chat", "dialogue",
+        "dialog", "conversación", "gespräch", "conversa", "conversazione", "переписку", "разговор",
+    ]),
+    (TOOLWORD, &[
+        "tool", "tools", "function", "functions", "herramienta", "outil", "werkzeug", "ferramenta",
+        "strumento", "инструмент",
+    ]),
+    (CALL, &[
+        "called", "ferramentas", "call", "calling", "invoke", "invoking", "use", "using", "run",
+        "trigger", "utiliza", "usa", "utilisez", "utiliser", "verwende", "nutze", "use.", "llama",
+        "appelez", "rufe", "chame", "chiama", "вызови", "используй",
+    ]),
+    (CHANGE, &[
+        "prefix", "prefixed", "suffix", "point", "pointed", "change", "modify", "replace", "set",
+        "alter", "rewrite", "redirect", "reroute", "route", "swap", "substitute", "overwrite",
+        "cambia", "modifica", "modifiez", "remplacez", "ändere", "ersetze", "altere", "mude",
+        "измени", "замени",
+    ]),
+    (ARGUMENT, &[
+        "branch", "path", "paths", "url", "urls", "header", "headers", "channel", "folder",
+        "bucket", "address", "iban", "reference", "parameter", "parameters", "argument",
+        "arguments", "param", "field", "recipient", "recipients", "destination", "amount", "query",
+        "body", "subject", "payload", "parámetro", "destinatario", "destinataire", "empfänger",
+        "destinatário", "получателя",
+    ]),
+    (PREFER, &[
+        "recommend", "top-rated", "fastest", "verified", "confiável", "zuverlässig", "fiable",
+        "best", "superior", "prefer", "preferred", "instead", "trusted", "reliable", "recommended",
+        "ultimate", "exclusively", "rather", "unmatched", "unrivaled", "leading", "mejor",
+        "meilleur", "beste", "melhor", "migliore", "лучший",
+    ]),
+    (SELF, &[
+        "this", "me", "here", "este", "esta", "cet", "cette", "dieses", "diese", "questo", "этот",
+    ]),
+    (TIMING, &[
+        "before", "after", "whenever", "when", "first", "then", "afterwards", "antes", "después",
+        "avant", "après", "vor", "nach", "bevor", "depois", "prima", "dopo", "перед", "после",
+    ]),
+    (OTHER, &[
+        "other", "another", "any", "all", "every", "each", "otras", "autres", "andere", "anderen",
+        "outras", "altri", "другие", "любой",
+    ]),
+    (DISPARAGE, &[
+        "worse", "corrupt", "buggy", "inaccurate", "competing", "malicious", "disabled",
+        "desativadas", "defekt", "deprecated", "unsafe", "broken", "outdated", "insecure",
+        "unreliable", "obsolete", "compromised", "vulnerable", "inferior",
+    ]),
+    (DATA, &[
+        "response", "responses", "answer", "question", "ergebnisse", "resultados", "résultats",
+        "contents", "content", "data", "files", "file", "results", "output", "everything",
+        "documents", "emails", "messages", "history", "logs", "datos", "données", "daten", "dados",
+        "dati", "данные",
+    ]),
+    (MARKER, &[
+        "authority", "authoritative", "elevated", "governing", "system", "admin", "administrator",
+        "developer", "urgent", "official", "sistema", "système", "systèm", "система",
+    ]),
+    (EXEC, &[
+        "execute", "shell", "bash", "sudo", "terminal", "powershell", "eval",
+    ]),
+    (DESTROY, &[
+        "delete", "erase", "wipe", "destroy", "drop", "purge", "truncate",
+    ]),
+    (IDENTITY, &[
+        "identity", "version",
+    ]),
+    (EXTERNAL, &[
+        "public", "publicly", "discord", "telegram", "pastebin", "gist", "partner", "partners",
+        "external", "remote", "third-party", "webhook", "endpoint", "attacker", "externo",
+        "externe", "externen", "esterno", "внешний",
+    ]),
+    (MONEY, &[
+        "price", "balance", "balances", "settle", "payment", "payments", "transfer", "transfers",
+        "refund", "refunds", "invoice", "invoices", "wire", "deposit", "funds", "payout",
+        "payouts", "pay",
+    ]),
+    (ACCOUNT, &[
+        "account", "wallet", "routing", "swift", "bic",
+    ]),
+];
+
+/// Each word's classes from [`WORDS`] (the first list it is in).
+fn word_classes() -> &'static HashMap<&'static str, Classes> {
+    static TABLE: OnceLock<HashMap<&'static str, Classes>> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        let mut table = HashMap::new();
+        for (class, words) in WORDS {
+            for word in *words {
+                table.entry(*word).or_insert(*class);
+            }
+        }
+        table
+    })
+}
+
 /// The classes of one lower-cased word (its letters folded as [`fold`] does).
 pub(crate) fn classes(word: &str) -> Classes {
     let w = word.strip_suffix("'s").unwrap_or(word);
-    let direct = match w {
-        // Orders.
-        "also"
-        | "please"
-        | "kindly"
-        | "useful"
-        | "helpful"
-        | "courtesy"
-        | "tip"
-        | "wichtig"
-        | "importante"
-        | "observação"
-        | "nota"
-        | "must"
-        | "should"
-        | "always"
-        | "never"
-        | "required"
-        | "mandatory"
-        | "ensure"
-        | "important"
-        | "remember"
-        | "shall"
-        | "need"
-        | "needs"
-        | "critical"
-        | "essential"
-        | "imperative"
-        | "obligatory"
-        | "necessary"
-        | "debe"
-        | "debes"
-        | "siempre"
-        | "nunca"
-        | "doit"
-        | "devez"
-        | "toujours"
-        | "jamais"
-        | "muss"
-        | "musst"
-        | "immer"
-        | "niemals"
-        | "deve"
-        | "sempre"
-        | "devi"
-        | "mai"
-        | "должен"
-        | "должны"
-        | "всегда"
-        | "никогда"
-        | "обязательно" => ORDER,
-        "assistenten" | "modelo" | "modèle" | "modell" | "модель" | "you" | "your" | "yourself"
-        | "assistant" | "ai" | "llm" | "llms" | "model" | "agent" | "claude" | "gpt"
-        | "chatgpt" | "copilot" | "gemini" | "tú" | "usted" | "vous" | "tu" | "sie" | "você"
-        | "ты" | "вы" | "ia" | "ki" | "asistente" | "assistent" | "assistente" | "ассистент" => {
-            YOU
-        }
-        "user"
-        | "users"
-        | "human"
-        | "humans"
-        | "anyone"
-        | "anybody"
-        | "customer"
-        | "usuario"
-        | "utilisateur"
-        | "benutzer"
-        | "nutzer"
-        | "usuário"
-        | "utente"
-        | "пользователю"
-        | "пользователь"
-        | "пользователя" => USER,
-        "not" | "don't" | "dont" | "without" | "no" | "avoid" | "nor" | "cannot" | "shouldn't"
-        | "mustn't" | "doesn't" | "isn't" | "won't" | "sin" | "pas" | "ne" | "nicht" | "kein"
-        | "keine" | "ohne" | "não" | "sem" | "non" | "senza" | "не" | "без" => NEG,
-        "announce"
-        | "describe"
-        | "surface"
-        | "display"
-        | "diga"
-        | "dites"
-        | "erzähle"
-        | "tell"
-        | "telling"
-        | "inform"
-        | "informing"
-        | "mention"
-        | "mentioning"
-        | "reveal"
-        | "disclose"
-        | "notify"
-        | "notifying"
-        | "alert"
-        | "alerting"
-        | "show"
-        | "explain"
-        | "warn"
-        | "warning"
-        | "say"
-        | "ask"
-        | "asking"
-        | "confirm"
-        | "acknowledge"
-        | "decir"
-        | "digas"
-        | "menciones"
-        | "informes"
-        | "dire"
-        | "mentionnez"
-        | "informez"
-        | "sagen"
-        | "sag"
-        | "erwähne"
-        | "erwähnen"
-        | "informieren"
-        | "contar"
-        | "conte"
-        | "mencione"
-        | "dica"
-        | "говори"
-        | "сообщай"
-        | "упоминай"
-        | "рассказывай" => TELL,
-        "suppress" | "secretly" | "silently" | "quietly" | "covertly" | "discreetly"
-        | "stealthily" | "conceal" | "hide" | "hidden" | "invisibly" | "unnoticed" | "unaware"
-        | "secret." | "secretamente" | "silenciosamente" | "secrètement" | "discrètement"
-        | "heimlich" | "unbemerkt" | "segretamente" | "тайно" | "незаметно" => HIDE,
-        "superseded"
-        | "secondary"
-        | "disregarded"
-        | "ignore"
-        | "ignoring"
-        | "disregard"
-        | "forget"
-        | "override"
-        | "overrides"
-        | "bypass"
-        | "supersede"
-        | "supersedes"
-        | "ignora"
-        | "ignorar"
-        | "ignorez"
-        | "ignorer"
-        | "ignoriere"
-        | "ignorieren"
-        | "vergiss"
-        | "ignorare"
-        | "игнорируй"
-        | "игнорировать"
-        | "забудь" => IGNORE,
-        "guidance"
-        | "standing"
-        | "instructions"
-        | "instruction"
-        | "rules"
-        | "guidelines"
-        | "directives"
-        | "prompt"
-        | "prompts"
-        | "constraints"
-        | "restrictions"
-        | "guardrails"
-        | "directions"
-        | "instrucciones"
-        | "reglas"
-        | "consignes"
-        | "règles"
-        | "anweisungen"
-        | "regeln"
-        | "instruções"
-        | "regras"
-        | "istruzioni"
-        | "regole"
-        | "инструкции"
-        | "правила" => INSTRUCTIONS,
-        "previous"
-        | "prior"
-        | "above"
-        | "earlier"
-        | "preceding"
-        | "original"
-        | "former"
-        | "anteriores"
-        | "précédentes"
-        | "vorherigen"
-        | "bisherigen"
-        | "precedenti"
-        | "предыдущие" => PRIOR,
-        "push" | "export" | "emailing" | "mirrored" | "register" | "dm" | "publish" | "expose"
-        | "broadcast" | "zusätzlich" | "send" | "forward" | "forwarding" | "upload"
-        | "uploading" | "post" | "transmit" | "exfiltrate" | "leak" | "email" | "e-mail"
-        | "mail" | "bcc" | "cc" | "relay" | "sync" | "mirror" | "share" | "deliver" | "envía"
-        | "enviar" | "envoyez" | "envoyer" | "sende" | "senden" | "envie" | "invia" | "inviare"
-        | "отправь" | "отправить" | "отправляй" | "перешли" => SEND,
-        "read" | "access" | "retrieve" | "collect" | "gather" | "obtain" | "extract" | "dump"
-        | "cat" | "harvest" | "grab" | "fetch" | "load" | "lee" | "leer" | "lisez" | "lire"
-        | "lies" | "lesen" | "leia" | "leggi" | "прочитай" | "прочитать" => READ,
-        "save" | "write" | "附上" | "include" | "pass" | "put" | "append" | "attach" | "embed"
-        | "insert" | "provide" | "supply" | "populate" | "prepend" | "concatenate" | "copy"
-        | "paste" | "incluye" | "incluir" | "incluez" | "inclure" | "füge" | "einfügen"
-        | "inclua" | "includi" | "включи" | "добавь" => PASS,
-        "password" | "passwords" | "passwd" | "passphrase" | "credentials" | "credential"
-        | "secrets" | "id_rsa" | "id_ed25519" | "id_ecdsa" | "mnemonic" | "keychain"
-        | "cookies" | "contraseña" | "contraseñas" | "credenciales" | "passe" | "passwort"
-        | "zugangsdaten" | "senha" | "senhas" | "credenziali" | "пароль" | "пароли" => {
-            SECRET
-        }
-        "memory" | "memories" | "conversation" | "conversations" | "transcript" | "chat"
-        | "dialogue" | "dialog" | "conversación" | "gespräch" | "conversa" | "conversazione"
-        | "переписку" | "разговор" => CONVO,
-        "tool"
-        | "tools"
-        | "function"
-        | "functions"
-        | "herramienta"
-        | "outil"
-        | "werkzeug"
-        | "ferramenta"
-        | "strumento"
-        | "инструмент" => TOOLWORD,
-        "called" | "ferramentas" | "call" | "calling" | "invoke" | "invoking" | "use" | "using"
-        | "run" | "trigger" | "utiliza" | "usa" | "utilisez" | "utiliser" | "verwende"
-        | "nutze" | "use." | "llama" | "appelez" | "rufe" | "chame" | "chiama" | "вызови"
-        | "используй" => CALL,
-        "prefix" | "prefixed" | "suffix" | "point" | "pointed" | "change" | "modify"
-        | "replace" | "set" | "alter" | "rewrite" | "redirect" | "reroute" | "route" | "swap"
-        | "substitute" | "overwrite" | "cambia" | "modifica" | "modifiez" | "remplacez"
-        | "ändere" | "ersetze" | "altere" | "mude" | "измени" | "замени" => CHANGE,
-        "branch"
-        | "path"
-        | "paths"
-        | "url"
-        | "urls"
-        | "header"
-        | "headers"
-        | "channel"
-        | "folder"
-        | "bucket"
-        | "address"
-        | "iban"
-        | "reference"
-        | "parameter"
-        | "parameters"
-        | "argument"
-        | "arguments"
-        | "param"
-        | "field"
-        | "recipient"
-        | "recipients"
-        | "destination"
-        | "amount"
-        | "query"
-        | "body"
-        | "subject"
-        | "payload"
-        | "parámetro"
-        | "destinatario"
-        | "destinataire"
-        | "empfänger"
-        | "destinatário"
-        | "получателя" => ARGUMENT,
-        "recommend" | "top-rated" | "fastest" | "verified" | "confiável" | "zuverlässig"
-        | "fiable" | "best" | "superior" | "prefer" | "preferred" | "instead" | "trusted"
-        | "reliable" | "recommended" | "ultimate" | "exclusively" | "rather" | "unmatched"
-        | "unrivaled" | "leading" | "mejor" | "meilleur" | "beste" | "melhor" | "migliore"
-        | "лучший" => PREFER,
-        "this" | "me" | "here" | "este" | "esta" | "cet" | "cette" | "dieses" | "diese"
-        | "questo" | "этот" => SELF,
-        "before" | "after" | "whenever" | "when" | "first" | "then" | "afterwards" | "antes"
-        | "después" | "avant" | "après" | "vor" | "nach" | "bevor" | "depois" | "prima"
-        | "dopo" | "перед" | "после" => TIMING,
-        "other" | "another" | "any" | "all" | "every" | "each" | "otras" | "autres" | "andere"
-        | "anderen" | "outras" | "altri" | "другие" | "любой" => OTHER,
-        "worse" | "corrupt" | "buggy" | "inaccurate" | "competing" | "malicious" | "disabled"
-        | "desativadas" | "defekt" | "deprecated" | "unsafe" | "broken" | "outdated"
-        | "insecure" | "unreliable" | "obsolete" | "compromised" | "vulnerable" | "inferior" => {
-            DISPARAGE
-        }
-        "response" | "responses" | "answer" | "question" | "ergebnisse" | "resultados"
-        | "résultats" | "contents" | "content" | "data" | "files" | "file" | "results"
-        | "output" | "everything" | "documents" | "emails" | "messages" | "history" | "logs"
-        | "datos" | "données" | "daten" | "dados" | "dati" | "данные" => DATA,
-        "authority" | "authoritative" | "elevated" | "governing" | "system" | "admin"
-        | "administrator" | "developer" | "urgent" | "official" | "sistema" | "système"
-        | "systèm" | "система" => MARKER,
-        "execute" | "shell" | "bash" | "sudo" | "terminal" | "powershell" | "eval" => EXEC,
-        "delete" | "erase" | "wipe" | "destroy" | "drop" | "purge" | "truncate" => DESTROY,
-        "identity" | "version" => IDENTITY,
-        "public" | "publicly" | "discord" | "telegram" | "pastebin" | "gist" | "partner"
-        | "partners" | "external" | "remote" | "third-party" | "webhook" | "endpoint"
-        | "attacker" | "externo" | "externe" | "externen" | "esterno" | "внешний" => {
-            EXTERNAL
-        }
-        "price" | "balance" | "balances" | "settle" | "payment" | "payments" | "transfer"
-        | "transfers" | "refund" | "refunds" | "invoice" | "invoices" | "wire" | "deposit"
-        | "funds" | "payout" | "payouts" | "pay" => MONEY,
-        "account" | "wallet" | "routing" | "swift" | "bic" => ACCOUNT,
-        _ => 0,
-    };
+    let direct = word_classes().get(w).copied().unwrap_or(0);
     let describe = if is_description_verb(w) { DESCRIBE } else { 0 };
     // A word can be an order and a negation ("never"), a request and data ("secret").
     let extra = match w {

@@ -3,6 +3,7 @@
 use super::*;
 use crate::protocol::modern::META_SUBSCRIPTION_ID;
 use serde_json::Map;
+use std::time::Duration;
 
 type S = ServerSession<u32>;
 

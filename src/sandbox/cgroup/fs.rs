@@ -127,7 +127,7 @@ fn pidfd_send_sigkill(pidfd: &OwnedFd) -> io::Result<()> {
             0,
         )
     };
-    if ret == -1 { Err(io::Error::last_os_error()) } else { Ok(()) }
+    crate::syscall::cvt(ret).map(drop)
 }
 
 /// The pids listed in a `cgroup.procs` text (one per line; malformed lines are skipped).

@@ -29,7 +29,7 @@ use super::seccomp;
 mod capture;
 mod privs;
 mod root;
-use crate::syscall::cvt;
+use crate::syscall::{cvt, retry};
 use capture::Capture;
 use privs::drop_capabilities;
 use root::{build_root, clone_tree, open_no_symlinks};
@@ -254,16 +254,8 @@ fn set_memfd_noexec(init: libc::pid_t) -> io::Result<()> {
         unsafe { libc::_exit(code) }
     }
     let mut status = 0;
-    loop {
-        // SAFETY: valid out-pointer; our own child.
-        let r = unsafe { libc::waitpid(child, &mut status, 0) };
-        if r == child {
-            break;
-        }
-        if r < 0 && io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
-            return Err(io::Error::last_os_error());
-        }
-    }
+    // SAFETY: valid out-pointer; our own child.
+    retry(|| cvt(unsafe { libc::waitpid(child, &mut status, 0) }))?;
     match exit_code(status) {
         0 => Ok(()),
         errno => Err(io::Error::from_raw_os_error(errno)),
@@ -428,12 +420,10 @@ fn wait_plain(child: libc::pid_t) -> libc::c_int {
     loop {
         let mut status = 0;
         // SAFETY: valid out-pointer.
-        let pid = unsafe { libc::waitpid(-1, &mut status, 0) };
-        if pid == child {
-            return exit_code(status);
-        }
-        if pid < 0 && io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
-            return 126;
+        match retry(|| cvt(unsafe { libc::waitpid(-1, &mut status, 0) })) {
+            Ok(pid) if pid == child => return exit_code(status),
+            Ok(_) => {}
+            Err(_) => return 126,
         }
     }
 }
@@ -542,11 +532,9 @@ fn server(plan: &Plan, gate: Option<OwnedFd>) -> Step<std::convert::Infallible> 
     let mut envp_p: Vec<*const libc::c_char> = envp.iter().map(|e| e.as_ptr()).collect();
     envp_p.push(std::ptr::null());
     // SAFETY: NULL-terminated arrays of valid C strings that outlive the call.
-    unsafe { libc::execve(program.as_ptr(), argv_p.as_ptr(), envp_p.as_ptr()) };
-    Err(StepError {
-        step: format!("execve {}", plan.program.display()),
-        source: io::Error::last_os_error(),
-    })
+    let failed = cvt(unsafe { libc::execve(program.as_ptr(), argv_p.as_ptr(), envp_p.as_ptr()) });
+    let source = failed.err().unwrap_or_else(|| io::Error::other("execve returned"));
+    Err(StepError { step: format!("execve {}", plan.program.display()), source })
 }
 
 fn set_pdeathsig() -> io::Result<()> {
@@ -606,14 +594,7 @@ fn socketpair() -> io::Result<(OwnedFd, OwnedFd)> {
 fn write_all(fd: RawFd, mut buf: &[u8]) -> io::Result<()> {
     while !buf.is_empty() {
         // SAFETY: a valid buffer.
-        let n = unsafe { libc::write(fd, buf.as_ptr().cast(), buf.len()) };
-        if n < 0 {
-            let e = io::Error::last_os_error();
-            if e.kind() == io::ErrorKind::Interrupted {
-                continue;
-            }
-            return Err(e);
-        }
+        let n = retry(|| cvt(unsafe { libc::write(fd, buf.as_ptr().cast(), buf.len()) }))?;
         buf = &buf[n as usize..];
     }
     Ok(())

@@ -25,12 +25,10 @@ pub(super) fn drop_capabilities() -> io::Result<()> {
     cvt(unsafe { libc::prctl(libc::PR_SET_SECUREBITS, bits, 0, 0, 0) })?;
     for cap in 0..64 {
         // SAFETY: prctl with integer arguments; EINVAL past the last capability ends the loop.
-        if unsafe { libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) } == -1 {
-            let e = io::Error::last_os_error();
-            if e.raw_os_error() == Some(libc::EINVAL) {
-                break;
-            }
-            return Err(e);
+        match cvt(unsafe { libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) }) {
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => break,
+            Err(e) => return Err(e),
+            Ok(_) => {}
         }
     }
     // SAFETY: prctl with integer arguments.

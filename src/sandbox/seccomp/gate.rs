@@ -7,7 +7,7 @@ use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::time::{Duration, Instant};
 
-use crate::syscall::cvt;
+use crate::syscall::{cvt, retry};
 
 /// What [`ExecGate`] did with one event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -136,8 +136,8 @@ impl ExecGate {
                 libc::pollfd { fd: self.listener.as_raw_fd(), events: libc::POLLIN, revents: 0 };
             // SAFETY: one valid pollfd on the stack.
             let ready = unsafe { libc::poll(&mut pfd, 1, wait_ms) };
-            match cvt(libc::c_long::from(ready)) {
-                Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
+            match cvt(ready) {
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(e),
                 Ok(0) => return Ok(None),
                 Ok(_) => {}
@@ -191,20 +191,9 @@ impl ExecGate {
         self.resp.fill(0);
         // SAFETY: `resp` is 8-byte aligned and at least sizeof(seccomp_notif_resp) bytes.
         unsafe { self.resp.as_mut_ptr().cast::<libc::seccomp_notif_resp>().write(resp) };
-        let sent = loop {
-            // SAFETY: `resp` holds an initialized response of at least the kernel's size.
-            let ret = unsafe {
-                libc::ioctl(
-                    self.listener.as_raw_fd(),
-                    libc::SECCOMP_IOCTL_NOTIF_SEND,
-                    self.resp.as_mut_ptr(),
-                )
-            };
-            match cvt(libc::c_long::from(ret)) {
-                Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
-                other => break other,
-            }
-        };
+        let (fd, resp) = (self.listener.as_raw_fd(), self.resp.as_mut_ptr());
+        // SAFETY: `resp` holds an initialized response of at least the kernel's size.
+        let sent = retry(|| cvt(unsafe { libc::ioctl(fd, libc::SECCOMP_IOCTL_NOTIF_SEND, resp) }));
         let pid = req.pid;
         match sent {
             Ok(_) if allow => {
