@@ -113,7 +113,7 @@ fn walk<'a>(
     match value {
         Value::String(s) => {
             let (path, command, sql) = inherited;
-            if path || s.starts_with("file://") {
+            if path || is_file_uri(s) {
                 out(Found { pointer: pointer.clone(), value: s }, 0);
             }
             if command {
@@ -141,12 +141,39 @@ fn walk<'a>(
     }
 }
 
-/// The first metacharacter of `value` not in `allowed`, named.
+/// Whether `s` is a `file:` URI with an authority (the scheme in any case, as URL parsers
+/// read it).
+fn is_file_uri(s: &str) -> bool {
+    s.get(..7).is_some_and(|scheme| scheme.eq_ignore_ascii_case("file://"))
+}
+
+/// The first metacharacter of `value` not in `allowed`, named: in the text as it is, and in
+/// its Unicode compatibility form (NFKC makes `；` of a fullwidth semicolon, for a server that
+/// normalises). A tab is a word separator, like a space, and passes.
 pub(crate) fn metachar(value: &str, allowed: &str) -> Option<&'static str> {
-    METACHARS
-        .iter()
-        .find(|(m, _)| value.contains(m) && !m.chars().all(|c| allowed.contains(c)))
-        .map(|(_, name)| *name)
+    use unicode_normalization::UnicodeNormalization;
+    let found = |text: &str| {
+        let listed = METACHARS
+            .iter()
+            .find(|(m, _)| text.contains(m) && !m.chars().all(|c| allowed.contains(c)))
+            .map(|(_, name)| *name);
+        listed.or_else(|| (!allowed.contains('$') && expands_variable(text)).then_some(VARIABLE))
+    };
+    found(value).or_else(|| {
+        let nfkc: String = value.nfkc().collect();
+        if nfkc == value { None } else { found(&nfkc) }
+    })
+}
+
+/// How a shell variable's expansion is named.
+const VARIABLE: &str = "a '$' variable";
+
+/// Whether `text` holds `$NAME`, `$1` or a special parameter (`$?`, `$$`, ...): what a shell
+/// expands (`$(` and `${` are listed on their own).
+fn expands_variable(text: &str) -> bool {
+    text.as_bytes()
+        .windows(2)
+        .any(|w| w[0] == b'$' && (w[1].is_ascii_alphanumeric() || b"_?!#*@-$".contains(&w[1])))
 }
 
 /// Why an SQL argument is refused: a statement separator or a comment.
@@ -184,6 +211,13 @@ mod tests {
         let mut p: Vec<&str> = paths.iter().map(|f| f.value).collect();
         p.sort_unstable();
         assert_eq!(p, ["/a", "/b", "/c", "/d", "/e", "/f", "file:///g"]);
+        // The scheme in any case is a path (a URL parser reads FILE:// as file://).
+        let upper =
+            json!({"note": "FILE:///etc/passwd", "other": "File://host/x", "no": "files://x"});
+        let (paths, _, _) = classify(&ArgKinds::default(), None, &upper);
+        let mut p: Vec<&str> = paths.iter().map(|f| f.value).collect();
+        p.sort_unstable();
+        assert_eq!(p, ["FILE:///etc/passwd", "File://host/x"]);
         let c: Vec<(&str, &str)> = commands.iter().map(|f| (f.pointer.as_str(), f.value)).collect();
         assert_eq!(c, [("/command", "ls"), ("/opts/shell", "sh"), ("/run", "x")]);
         assert_eq!(sql[0].value, "select 1");
@@ -205,6 +239,18 @@ mod tests {
             assert!(metachar(bad, "").is_some(), "{bad:?}");
         }
         assert_eq!(metachar("ls -la /tmp", ""), None);
+        // A variable a shell expands, without braces; a fullwidth metacharacter a server's
+        // NFKC turns into the real one; a tab is a separator like a space.
+        for bad in
+            ["echo $HOME", "cat $1", "echo $?", "kill $$", "ls；rm -rf ~", "a ｜ b", "ｅcho ＄HOME"]
+        {
+            assert!(metachar(bad, "").is_some(), "{bad:?}");
+        }
+        assert_eq!(metachar("echo $HOME", ""), Some(VARIABLE));
+        assert_eq!(metachar("ls；rm", ""), Some("';'"));
+        assert_eq!(metachar("echo $HOME", "$"), None, "allowed as asked");
+        assert_eq!(metachar("ls\t-la\t/tmp", ""), None);
+        assert_eq!(metachar("costs 5 $ or 4 €", ""), None, "a lone dollar sign expands nothing");
         assert_eq!(metachar("a | b", "|"), None);
         assert_eq!(metachar("$(id)", "$"), Some("'$('"), "both characters must be allowed");
         assert_eq!(sql_problem("select * from t where a = 1;"), None);

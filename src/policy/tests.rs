@@ -112,6 +112,20 @@ fn unlisted_invalid_outside_and_metacharacters_are_denied() {
         Some(DenialKind::Metacharacters)
     );
     assert_eq!(kind(decide(&p, &t, "run", json!({"command": "ls -la"}))), None);
+    // A file URI in an argument not named as a path, its scheme in capitals: still a path.
+    assert_eq!(
+        kind(decide(&p, &t, "fetch", json!({"note": "FILE:///etc/passwd"}))),
+        Some(DenialKind::Path)
+    );
+    // Metacharacters in other clothes: a variable without braces, a fullwidth semicolon.
+    for command in ["echo $HOME", "ls；rm -rf ~", "cat $1"] {
+        assert_eq!(
+            kind(decide(&p, &t, "run", json!({"command": command}))),
+            Some(DenialKind::Metacharacters),
+            "{command}"
+        );
+    }
+    assert_eq!(kind(decide(&p, &t, "run", json!({"command": "ls\t-la"}))), None, "a tab");
     let v = decide(&p, &t, "read_file", json!({"path": "/etc/shadow"}));
     let Verdict::Deny(d) = v else { panic!() };
     assert_eq!(d.code(), crate::jsonrpc::codes::INVALID_PARAMS);
