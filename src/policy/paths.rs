@@ -22,7 +22,10 @@ use unicode_normalization::UnicodeNormalization;
 pub trait Resolve: Send + Sync {
     /// `path` (absolute, lexically normal) with every symlink of its longest existing prefix
     /// resolved and the rest appended; `path` itself when nothing of it exists.
-    fn resolve(&self, path: &Path) -> PathBuf;
+    ///
+    /// # Errors
+    /// Why it cannot be resolved (more symlinks to follow than a kernel would: a loop).
+    fn resolve(&self, path: &Path) -> Result<PathBuf, String>;
 }
 
 /// Resolves nothing: the lexical checks alone (for tests, or a host that cannot see the
@@ -31,8 +34,8 @@ pub trait Resolve: Send + Sync {
 pub struct Lexical;
 
 impl Resolve for Lexical {
-    fn resolve(&self, path: &Path) -> PathBuf {
-        path.to_path_buf()
+    fn resolve(&self, path: &Path) -> Result<PathBuf, String> {
+        Ok(path.to_path_buf())
     }
 }
 
@@ -129,7 +132,9 @@ impl Roots {
     /// the server resolves relative paths (checked too, besides the first root).
     pub fn new(roots: &[PathBuf], cwd: Option<PathBuf>, resolver: &dyn Resolve) -> Roots {
         let lexical: Vec<PathBuf> = roots.iter().map(|r| normalise(r)).collect();
-        let resolved = lexical.iter().map(|r| resolver.resolve(r)).collect();
+        // A root that cannot be resolved (a loop) is kept as written: nothing resolves into it.
+        let resolved =
+            lexical.iter().map(|r| resolver.resolve(r).unwrap_or_else(|_| r.clone())).collect();
         Roots { lexical, resolved, cwd }
     }
 
@@ -177,7 +182,10 @@ pub fn outside_roots(text: &str, roots: Option<&Roots>, resolver: &dyn Resolve) 
         };
         for path in bases {
             let lexical = normalise(&path);
-            let real = resolver.resolve(&lexical);
+            let real = match resolver.resolve(&lexical) {
+                Ok(real) => real,
+                Err(why) => return Some(format!("the path {text:?} cannot be confined: {why}")),
+            };
             if !roots.beneath_lexical(&lexical) || !roots.beneath_resolved(&real) {
                 let shown = if real == lexical {
                     format!("{}", lexical.display())
@@ -202,13 +210,13 @@ mod tests {
 
     struct Links(Vec<(PathBuf, PathBuf)>);
     impl Resolve for Links {
-        fn resolve(&self, path: &Path) -> PathBuf {
+        fn resolve(&self, path: &Path) -> Result<PathBuf, String> {
             for (link, target) in &self.0 {
                 if let Ok(rest) = path.strip_prefix(link) {
-                    return normalise(&target.join(rest));
+                    return Ok(normalise(&target.join(rest)));
                 }
             }
-            path.to_path_buf()
+            Ok(path.to_path_buf())
         }
     }
 
