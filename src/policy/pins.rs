@@ -182,6 +182,35 @@ mod tests {
         assert!(d.instructions_changed && d.blocks("b").is_some());
     }
 
+    /// A server that flips `readOnlyHint` after being pinned (so that a write passes as a
+    /// read under rules that trust annotations) is caught, and so is one that only adds an
+    /// annotation or drops them all.
+    #[test]
+    fn an_annotation_flip_is_a_change() {
+        let read_only = |hint: Value| {
+            tool(json!({"name": "save", "inputSchema": {"type": "object"},
+                        "annotations": {"readOnlyHint": hint, "title": "Save"}}))
+        };
+        let pinned = ServerPins::of(&[read_only(json!(true))], None);
+        for changed in [
+            read_only(json!(false)),
+            read_only(json!(null)),
+            tool(json!({"name": "save", "inputSchema": {"type": "object"},
+                        "annotations": {"readOnlyHint": true, "title": "Save",
+                                        "destructiveHint": false}})),
+            tool(json!({"name": "save", "inputSchema": {"type": "object"}})),
+        ] {
+            let d = pinned.diff(&ServerPins::of(std::slice::from_ref(&changed), None));
+            assert_eq!(
+                d.changed,
+                [("save".to_owned(), vec!["annotations".to_owned()])],
+                "{changed:?}"
+            );
+            assert!(d.blocks("save").unwrap().contains("annotations"));
+        }
+        assert!(pinned.diff(&ServerPins::of(&[read_only(json!(true))], None)).is_empty());
+    }
+
     #[test]
     fn member_order_does_not_matter() {
         let x = tool(
