@@ -270,28 +270,56 @@ impl Catalog {
     }
 }
 
-/// One page of `items` from `cursor` (an offset the previous page handed out).
+/// One page of `items` from `cursor` (an offset the previous page handed out, with the
+/// fingerprint of the list it was an offset into).
 ///
 /// # Errors
-/// -32602 for a cursor this gateway did not hand out.
+/// -32602 for a cursor this gateway did not hand out, or one into a list that has changed
+/// since (an offset into another list would skip or repeat items): the client lists again.
 pub fn page(
     items: &[Value],
     cursor: Option<&str>,
     size: usize,
 ) -> Result<(Vec<Value>, Option<String>), ErrorObject> {
+    let tag = fingerprint(items);
     let start = match cursor {
         None => 0,
-        Some(c) => c
-            .strip_prefix("gw:")
-            .and_then(|n| n.parse::<usize>().ok())
-            .filter(|n| *n <= items.len())
-            .ok_or_else(|| {
-                ErrorObject::new(codes::INVALID_PARAMS, format!("Invalid cursor {c:?}"))
-            })?,
+        Some(c) => {
+            let (at, of) = c
+                .strip_prefix("gw:")
+                .and_then(|rest| rest.split_once(':'))
+                .and_then(|(n, of)| Some((n.parse::<usize>().ok()?, of)))
+                .filter(|(n, _)| *n <= items.len())
+                .ok_or_else(|| {
+                    ErrorObject::new(codes::INVALID_PARAMS, format!("Invalid cursor {c:?}"))
+                })?;
+            if of != tag {
+                return Err(ErrorObject::new(
+                    codes::INVALID_PARAMS,
+                    format!(
+                        "Invalid cursor {c:?}: the list changed since it was handed out; list again from the start"
+                    ),
+                ));
+            }
+            at
+        }
     };
     let end = start.saturating_add(size.max(1)).min(items.len());
-    let next = (end < items.len()).then(|| format!("gw:{end}"));
+    let next = (end < items.len()).then(|| format!("gw:{end}:{tag}"));
     Ok((items[start..end].to_vec(), next))
+}
+
+/// What identifies a list's order: a hash of its items' names (tools, prompts) or URIs
+/// (resources, templates), in order.
+fn fingerprint(items: &[Value]) -> String {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    for item in items {
+        for key in ["name", "uri", "uriTemplate"] {
+            item.get(key).and_then(Value::as_str).hash(&mut h);
+        }
+    }
+    format!("{:016x}", h.finish())
 }
 
 #[cfg(test)]
@@ -411,6 +439,28 @@ mod tests {
         assert_eq!((last, next), (vec![json!(4)], None));
         assert_eq!(page(&items, Some("nope"), 2).unwrap_err().code, codes::INVALID_PARAMS);
         assert!(page(&items, Some("gw:99"), 2).is_err());
+        assert!(page(&items, Some("gw:2"), 2).is_err(), "an offset without its list");
+    }
+
+    /// A list that changes between two pages (a backend restarted, a tool added before the
+    /// cursor) would make an offset skip or repeat items: the old cursor is refused, saying
+    /// to list again; a list whose definitions changed but not their order keeps its cursor.
+    #[test]
+    fn a_cursor_into_a_list_that_changed_is_refused() {
+        let list = |names: &[&str]| -> Vec<Value> {
+            names.iter().map(|n| json!({"name": n, "description": "d"})).collect()
+        };
+        let before = list(&["a", "b", "c", "d"]);
+        let (first, next) = page(&before, None, 2).unwrap();
+        assert_eq!(first.len(), 2);
+        let after = list(&["a", "a2", "b", "c", "d"]);
+        let e = page(&after, next.as_deref(), 2).unwrap_err();
+        assert_eq!(e.code, codes::INVALID_PARAMS);
+        assert!(e.message.contains("list again"), "{}", e.message);
+        let mut redescribed = before.clone();
+        redescribed[3]["description"] = json!("new");
+        let (second, _) = page(&redescribed, next.as_deref(), 2).unwrap();
+        assert_eq!(second, redescribed[2..4]);
     }
 
     #[test]
