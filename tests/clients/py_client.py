@@ -1,7 +1,8 @@
-"""The official Python SDK's ClientSession against `ringmcp gateway` over stdio
-(tests/integration/gateway.rs).
+"""The official Python SDK's ClientSession against `ringmcp gateway` over stdio or Streamable
+HTTP (tests/integration/gateway.rs).
 
-Usage: python py_client.py GATEWAY_BIN CONFIG [EXTRA_ARGS...]   (GW_ROOT: the fs backend's root)
+Usage: python py_client.py GATEWAY_BIN CONFIG [EXTRA_ARGS...]   (stdio; GW_ROOT: the fs root)
+       python py_client.py http URL TOKEN                         (a running gateway --http)
 Prints "ok STEP" per step; the first failed check raises (exit 1).
 """
 
@@ -15,6 +16,7 @@ import anyio
 import mcp_types as types
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 
 ROOT = os.environ["GW_ROOT"]
 PATTERN = "abcdefghijklmnopqrstuvwxyz0123456789"
@@ -27,6 +29,17 @@ def ok(step):
 def check(cond, what):
     if not cond:
         raise AssertionError(what)
+
+
+HTTP = sys.argv[1] == "http"
+
+
+def connect(server):
+    """The transport: the gateway `server` launched over stdio, or the running one's URL."""
+    if HTTP:
+        client = create_mcp_http_client(headers={"Authorization": f"Bearer {sys.argv[3]}"})
+        return streamable_http_client(sys.argv[2], http_client=client)
+    return stdio_client(server)
 
 
 def text_of(result):
@@ -53,8 +66,9 @@ async def main():
         elicited.append(params)
         return types.ElicitResult(action="decline")
 
-    server = StdioServerParameters(command=sys.argv[1], args=["gateway", "--config", *sys.argv[2:]])
-    async with stdio_client(server) as (read, write):
+    server = None if HTTP else StdioServerParameters(
+        command=sys.argv[1], args=["gateway", "--config", *sys.argv[2:]])
+    async with connect(server) as (read, write):
         async with ClientSession(
             read, write, sampling_callback=sampling, elicitation_callback=elicitation
         ) as session:
@@ -147,7 +161,8 @@ async def main():
             check(offset == 100_000_000, f"read {offset}")
             ok(f"read the 100 MB result in {chunks} chunks")
     await stateless(server)
-    await tool_search(StdioServerParameters(command=server.command, args=[*server.args, "--tool-search"]))
+    if not HTTP:  # (a gateway of its own, started with --tool-search)
+        await tool_search(StdioServerParameters(command=server.command, args=[*server.args, "--tool-search"]))
     ok("closed")
 
 
@@ -181,8 +196,9 @@ async def tool_search(server):
 async def stateless(server):
     """A 2026-07-28 session (server/discover, no initialize): what a backend asks (the
     gateway's approval, server-everything's sampling) comes back as input_required rounds,
-    answered by retrying the call with inputResponses and the requestState."""
-    async with stdio_client(server) as (read, write):
+    answered by retrying the call with inputResponses and the requestState. Over HTTP, each
+    request is a POST of its own to the gateway's shared stateless session."""
+    async with connect(server) as (read, write):
         # The callbacks declare the capabilities; in 2026-07-28 the requests come as rounds.
         async def never(context, params):
             raise AssertionError("a 2026-07-28 client gets no server requests")

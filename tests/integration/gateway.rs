@@ -220,6 +220,24 @@ fn the_typescript_sdk_client_over_http() {
     run_client(cmd, "TypeScript SDK client over HTTP");
 }
 
+/// The Python SDK's `ClientSession` over Streamable HTTP: the same scenario as over stdio,
+/// and the 2026-07-28 rounds through the gateway's shared stateless session (each request a
+/// POST of its own, its id and the round's state the client's).
+#[test]
+fn the_python_sdk_client_over_http() {
+    let Some(python) = require(deps_dir().join("venv/bin/python"), "Python venv with the mcp SDK")
+    else {
+        return;
+    };
+    let Some((_dir, root, config)) = setup("gw-py-http") else { return };
+    let gateway = HttpGateway::start(&config, &["--spill-threshold", "1MiB"]);
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/clients/py_client.py");
+    let mut cmd = Command::new(python);
+    cmd.arg(script).arg("http").arg(&gateway.url);
+    cmd.arg(gateway.token.as_deref().expect("a token by default")).env("GW_ROOT", &root);
+    run_client(cmd, "Python SDK client over HTTP");
+}
+
 /// The MCP Inspector's CLI mode launching the gateway from an `mcpServers` file, as a desktop
 /// client would: list the namespaced tools, call one, read a resource, get a prompt.
 #[test]

@@ -428,9 +428,12 @@ async fn post(
         return r;
     }
     let (tx, rx) = lane();
-    let mode = match (sse, scoped && !batch) {
-        (true, true) => PostMode::Auto,
-        (true, false) => PostMode::Sse,
+    // One request whose answer comes first is answered as JSON (no SSE event to fit in a
+    // client's event-size limit, as a large resource read would not); with progress or
+    // anything else before it, as SSE. A batch is always SSE.
+    let mode = match (sse, batch) {
+        (true, false) => PostMode::Auto,
+        (true, true) => PostMode::Sse,
         (false, _) => PostMode::Json,
     };
     let (head_tx, head) = tokio::sync::oneshot::channel();
