@@ -156,6 +156,47 @@ fn faults_of_one_backend_do_not_disturb_the_others() {
     assert_eq!(bad["error"]["code"], -32600, "{bad}");
 }
 
+/// A backend that crashes at every start is restarted `maxRestarts` times and then left
+/// down (`stopped`, never started again, its last error kept), while the other backend serves
+/// throughout.
+#[test]
+fn a_crash_looping_backend_stops_after_max_restarts() {
+    let dir = TempDir::new("gw-crashloop");
+    let config = json!({
+        "gateway": {"restart": {"initialDelayMs": 50, "maxDelayMs": 100, "maxRestarts": 3}},
+        "mcpServers": {
+            "ok": {"command": ringmcp_bin(), "args": ["serve"]},
+            "crash": {"command": "sh", "args": ["-c", "echo dying >&2; exit 3"]},
+        },
+    });
+    let path = dir.0.join("crashloop.json");
+    std::fs::write(&path, serde_json::to_vec(&config).unwrap()).unwrap();
+    let mut up = Upstream::start(&path, &["--timeout", "5"]);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let status = loop {
+        let status = up.status("crash");
+        if status["state"] == "stopped" {
+            break status;
+        }
+        assert!(std::time::Instant::now() < deadline, "never stopped: {status}");
+        assert_eq!(
+            up.call("ok__echo", json!({"text": "up"}))["result"]["content"][0]["text"],
+            "up"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert_eq!(status["restarts"], 3, "{status}");
+    assert!(status["lastError"].as_str().is_some_and(|e| !e.is_empty()), "{status}");
+    // Stopped means stopped: no restart after a while.
+    std::thread::sleep(std::time::Duration::from_millis(600));
+    assert_eq!(up.status("crash")["restarts"], 3);
+    assert_eq!(up.status("crash")["state"], "stopped");
+    assert_eq!(
+        up.call("ok__echo", json!({"text": "still"}))["result"]["content"][0]["text"],
+        "still"
+    );
+}
+
 /// A `ringmcp gateway --http` child: its URL and token, read from its first stderr line.
 struct HttpGateway {
     child: std::process::Child,
