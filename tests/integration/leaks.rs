@@ -50,8 +50,20 @@ fn our_cgroups() -> Vec<PathBuf> {
     found
 }
 
-fn mounts() -> usize {
-    std::fs::read_to_string("/proc/self/mountinfo").unwrap().lines().count()
+/// Mount points that could be this process's: named `ringmcp`, and not another test
+/// process's folder (`ringmcp-test-PID-…`; the spill tests mount a tmpfs in theirs, in this
+/// same namespace, while these checks count).
+fn mounts() -> Vec<String> {
+    let own = format!("ringmcp-test-{}-", std::process::id());
+    let info = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    let mut points: Vec<String> = info
+        .lines()
+        .filter_map(|l| l.split(' ').nth(4))
+        .filter(|p| p.contains("ringmcp") && (!p.contains("ringmcp-test-") || p.contains(&own)))
+        .map(str::to_owned)
+        .collect();
+    points.sort();
+    points
 }
 
 fn threads() -> usize {
@@ -69,7 +81,7 @@ struct Footprint {
     fds: usize,
     threads: usize,
     cgroups: Vec<PathBuf>,
-    mounts: usize,
+    mounts: Vec<String>,
 }
 
 fn footprint() -> Footprint {
@@ -165,14 +177,25 @@ fn sandboxed_spawn_kill_cycles_leave_nothing() {
 fn sandbox_cycles_in_isolation() {
     in_isolation();
     let before = footprint();
+    // Marked, so that only this process's cats are counted (other tests run cats too).
+    let mark = format!("RINGMCP_LEAK_MARK={}", std::process::id());
     let launch = Launch {
         program: "/bin/cat".into(),
+        env: vec![("RINGMCP_LEAK_MARK".into(), std::process::id().to_string().into())],
         sandbox: Some(SandboxConfig::standard()),
         ..Launch::default()
     };
     for i in 0..200 {
         let mut s = sandbox::spawn(&launch).unwrap_or_else(|e| panic!("cycle {i}: {e}"));
         assert_eq!(child_pids(), vec![s.child.id()], "cycle {i}: one child, the helper");
+        if i == 0 {
+            // The mark is seen on a live one (the count below is not vacuous).
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while marked_cats(&mark) != 1 {
+                assert!(Instant::now() < deadline, "the marked cat is not seen");
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        }
         if i % 2 == 0 {
             drop(s.stdin); // EOF: cat exits by itself
         } else {
@@ -184,13 +207,20 @@ fn sandbox_cycles_in_isolation() {
     }
     let after = settle(|f| *f == before);
     assert_eq!(after, before, "left behind");
-    let lingering = std::fs::read_dir("/proc")
+    let lingering = marked_cats(&mark);
+    assert_eq!(lingering, 0, "a sandboxed cat outlived its cycle");
+}
+
+/// Live `/bin/cat`s carrying `mark` in their environment.
+fn marked_cats(mark: &str) -> usize {
+    std::fs::read_dir("/proc")
         .unwrap()
         .flatten()
         .filter(|e| {
-            std::fs::read(e.path().join("cmdline"))
-                .is_ok_and(|c| c.starts_with(b"/bin/cat\0") && c.len() == 9)
+            let cat = std::fs::read(e.path().join("cmdline"))
+                .is_ok_and(|c| c.starts_with(b"/bin/cat\0") && c.len() == 9);
+            let environ = std::fs::read(e.path().join("environ")).unwrap_or_default();
+            cat && environ.split(|b| *b == 0).any(|v| v == mark.as_bytes())
         })
-        .count();
-    assert_eq!(lingering, 0, "a sandboxed cat outlived its cycle");
+        .count()
 }
