@@ -70,6 +70,16 @@ pub fn skip(kind: SkipKind, reason: impl std::fmt::Display) {
     }
 }
 
+/// Whether the running kernel is at least `major.minor` (its release, as `uname -r` says): what a test knows of
+/// the machine without asking the code it tests.
+pub fn kernel_at_least(major: u32, minor: u32) -> bool {
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    let mut parts =
+        release.split(|c: char| !c.is_ascii_digit()).filter_map(|p| p.parse::<u32>().ok());
+    let (have_major, have_minor) = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
+    (have_major, have_minor) >= (major, minor)
+}
+
 /// The real `python3` executable on `PATH` (resolved through pyenv-style shims, so it can be
 /// run inside a sandbox), or `None` after a [`SkipKind::Dependency`] skip.
 pub fn python3() -> Option<std::path::PathBuf> {

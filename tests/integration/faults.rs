@@ -245,8 +245,9 @@ fn queue_full_is_refused_at_once_with_retry_after_and_loses_nothing() {
     for _ in 0..50 {
         client.blocking().call_tool("echo", json!({"text": "warm"})).unwrap();
     }
+    // Slow enough that no admitted call can end before the refusal, even on a loaded machine.
     let mut inflight: Vec<_> =
-        (0..8).map(|i| Box::pin(client.call_tool("slow", json!({"ms": 3000 + i})))).collect();
+        (0..8).map(|i| Box::pin(client.call_tool("slow", json!({"ms": 8000 + i})))).collect();
     let err = client.blocking().call_tool("echo", json!({"text": "one too many"})).unwrap_err();
     // Refused without waiting for a slot: every admitted call is still under way.
     let waker = futures::task::noop_waker();
@@ -266,7 +267,7 @@ fn queue_full_is_refused_at_once_with_retry_after_and_loses_nothing() {
     // Every admitted request still completes, and the slots come back.
     let done = futures_executor::block_on(futures::future::join_all(inflight));
     for (i, r) in done.into_iter().enumerate() {
-        assert_eq!(r.unwrap().text(), format!("slept {} ms", 3000 + i));
+        assert_eq!(r.unwrap().text(), format!("slept {} ms", 8000 + i));
     }
     assert_eq!(
         client.blocking().call_tool("echo", json!({"text": "again"})).unwrap().text(),
@@ -300,15 +301,16 @@ fn an_oversized_request_fails_before_sending_and_the_server_lives_on() {
 fn a_dropped_call_is_cancelled_and_its_late_answer_discarded() {
     let host = Host::builder().request_timeout(Duration::from_secs(30)).build().unwrap();
     let client = host.spawn_blocking(crate::util::faulty("dropper")).unwrap();
-    let slow = client.call_tool("slow", json!({"ms": 300}));
-    let kept = client.call_tool("slow", json!({"ms": 400}));
+    // Long enough that the drop comes before the answer even when the machine is loaded.
+    let slow = client.call_tool("slow", json!({"ms": 3000}));
+    let kept = client.call_tool("slow", json!({"ms": 3500}));
     // Drop it once it was written (a call still queued is dropped without a notification).
     let sent = Instant::now() + Duration::from_secs(10);
     while client.blocking().stats().unwrap().session.requests < 4 && Instant::now() < sent {
         std::thread::sleep(Duration::from_millis(5));
     }
     drop(slow);
-    assert_eq!(futures_executor::block_on(kept).unwrap().text(), "slept 400 ms");
+    assert_eq!(futures_executor::block_on(kept).unwrap().text(), "slept 3500 ms");
     let deadline = Instant::now() + Duration::from_secs(10);
     let stats = loop {
         let stats = client.blocking().stats().unwrap().session;
@@ -326,26 +328,27 @@ fn a_dropped_call_is_cancelled_and_its_late_answer_discarded() {
     assert!(told[0].is_number() || told[0].is_string(), "{told:?}");
 }
 
-/// Keep-alive: a server that stops answering (here: frozen for 1.5 s) is reported as
-/// unresponsive by its unanswered ping; once it thaws, the connection carries on.
+/// Keep-alive: a server that stops answering (here: frozen for 5 s) is reported as
+/// unresponsive by its unanswered ping; once it thaws, the connection carries on. (The host's
+/// timeout, the pings' and the handshake's, is 2 s: a loaded machine's start-up fits.)
 #[test]
 fn keep_alive_reports_a_frozen_server() {
     use ringmcp::host::ServerEvent;
     let host = Host::builder()
         .keep_alive(Duration::from_millis(100))
-        .request_timeout(Duration::from_millis(400))
+        .request_timeout(Duration::from_secs(2))
         .build()
         .unwrap();
     let client = host.spawn_blocking(crate::util::faulty("frozen")).unwrap();
     let events = client.events();
-    let long = Some(Duration::from_secs(10));
-    let call = client.call_tool_with_timeout("freeze", json!({"ms": 1500}), long);
-    assert_eq!(futures_executor::block_on(call).unwrap().text(), "froze 1500 ms");
+    let long = Some(Duration::from_secs(20));
+    let call = client.call_tool_with_timeout("freeze", json!({"ms": 5000}), long);
+    assert_eq!(futures_executor::block_on(call).unwrap().text(), "froze 5000 ms");
     let unresponsive = std::iter::from_fn(|| events.try_recv().ok())
         .filter(|e| matches!(e, ServerEvent::Unresponsive { .. }))
         .count();
     assert!(unresponsive >= 1, "no Unresponsive event");
-    // Thawed: calls work (with a timeout of their own: the host's 400 ms is the pings').
+    // Thawed: calls work (with a timeout of their own: the host's 2 s is the pings').
     let echo = client.blocking().call_tool_with_timeout("echo", json!({"text": "ok"}), long);
     assert_eq!(echo.unwrap().text(), "ok");
     let stats = client.blocking().stats().unwrap().session;
