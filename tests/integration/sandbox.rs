@@ -473,11 +473,21 @@ fn pids_and_cpu_limits_hold() {
     );
     eprintln!("fork bomb stopped at {n} threads in {:?}", started.elapsed());
     let busy = "import time, resource\nt = time.time()\nwhile time.time() - t < 1.5: pass\nprint(resource.getrusage(resource.RUSAGE_SELF).ru_utime)";
-    let (code, out, err) = sandbox_run(&["--cpus", "0.2"], &[python, "-c", busy], &[]);
+    let (code, out, err) = sandbox_run(&["--cpus", "0.2", "--stats"], &[python, "-c", busy], &[]);
     assert_eq!(code, 0, "{err}");
     let cpu: f64 = out.trim().parse().unwrap();
     assert!(cpu < 1.0, "a 20 % quota let a 1.5 s busy loop use {cpu} s of CPU");
-    eprintln!("busy loop under a 20 % quota used {cpu:.2} s of CPU in 1.5 s");
+    // Little CPU could also be a busy machine's doing: the quota must have throttled it.
+    let stats = err
+        .lines()
+        .find_map(|l| l.strip_prefix("ringmcp: sandbox stats "))
+        .unwrap_or_else(|| panic!("no stats: {err}"));
+    let stats: serde_json::Value = serde_json::from_str(stats).unwrap();
+    let throttled = stats["nrThrottled"].as_u64().unwrap_or(0);
+    assert!(throttled > 0, "the quota never throttled the busy loop: {stats}");
+    eprintln!(
+        "busy loop under a 20 % quota used {cpu:.2} s of CPU in 1.5 s, throttled {throttled} times"
+    );
 }
 
 /// The strict profile forbids exec after the server's own, and sockets other than AF_UNIX.

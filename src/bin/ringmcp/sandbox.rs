@@ -72,6 +72,11 @@ struct RunArgs {
     /// verdict on each, when it ends (to write an allowlist from a trial run).
     #[arg(long)]
     network_log: bool,
+    /// Print the sandbox's cgroup counters when the command ends, as one JSON line on stderr
+    /// (`ringmcp: sandbox stats {...}`: OOM kills, pids.max hits, CPU periods throttled and
+    /// time throttled, peak memory).
+    #[arg(long)]
+    stats: bool,
     /// Host environment variables to pass through, by name.
     #[arg(long, value_name = "NAME")]
     env: Vec<String>,
@@ -253,11 +258,18 @@ fn run_confined(args: RunArgs) -> Result<ExitCode, Failure> {
     })?;
     let _ = a.join();
     let _ = b.join();
-    if let Some(guard) = &spawned.sandbox
-        && let Some(stats) = guard.stats()
-        && stats.oom_kills.unwrap_or(0) > 0
-    {
+    let stats = spawned.sandbox.as_ref().and_then(|guard| guard.stats());
+    if stats.as_ref().is_some_and(|s| s.oom_kills.unwrap_or(0) > 0) {
         eprintln!("ringmcp: the command was OOM-killed at its memory limit");
+    }
+    if args.stats {
+        let s = stats.unwrap_or_default();
+        let line = serde_json::json!({
+            "oomKills": s.oom_kills, "pidsMaxHits": s.pids_max_hits,
+            "nrThrottled": s.nr_throttled, "throttledUsec": s.throttled_usec,
+            "memoryPeakBytes": s.memory_peak_bytes,
+        });
+        eprintln!("ringmcp: sandbox stats {line}");
     }
     drop(spawned.sandbox.take());
     drop(proxy);
