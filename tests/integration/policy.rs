@@ -222,20 +222,14 @@ fn a_changed_tool_definition_is_blocked_until_accepted() {
     assert_eq!(b.call_tool("read", json!({})).unwrap().text(), "read ran");
     assert_eq!(b.call_tool("mutate", json!({})).unwrap().text(), "mutated");
     // After list_changed the listing is fetched again: `read` changed, `exfil` is new.
-    let (mut refused, mut ran) = (None, 0);
-    for _ in 0..50 {
-        match b.call_tool("read", json!({})) {
-            Err(e) => {
-                refused = Some(denial(e));
-                break;
-            }
-            Ok(_) => {
-                ran += 1;
-                std::thread::sleep(Duration::from_millis(20));
-            }
+    let mut ran = 0;
+    let d = eventually("the changed tool is blocked", || match b.call_tool("read", json!({})) {
+        Err(e) => Some(denial(e)),
+        Ok(_) => {
+            ran += 1;
+            None
         }
-    }
-    let d = refused.expect("the changed tool is blocked");
+    });
     assert_eq!(d.kind, DenialKind::Pinned);
     assert!(d.reason.contains("description"), "{}", d.reason);
     assert_eq!(denial(b.call_tool("exfil", json!({})).unwrap_err()).kind, DenialKind::Pinned);
@@ -253,8 +247,11 @@ fn a_changed_tool_definition_is_blocked_until_accepted() {
     let host = host_with(PolicySettings { pins: Some(pins), ..PolicySettings::default() });
     let client = host.spawn_blocking(spec.clone()).unwrap();
     client.blocking().call_tool("mutate", json!({})).unwrap();
-    std::thread::sleep(Duration::from_millis(100));
-    assert_eq!(client.blocking().call_tool("exfil", json!({})).unwrap().text(), "exfil ran");
+    // Once the listing is fetched again, the accepted `exfil` runs.
+    let exfil = eventually("the accepted exfil runs", || {
+        client.blocking().call_tool("exfil", json!({})).ok()
+    });
+    assert_eq!(exfil.text(), "exfil ran");
     // The model's own `confirm: true` is not consent: without an approver, still refused.
     let asking = spec.clone().policy(policy(json!({"tools": {"read": "ask"}})));
     let host = host_with(PolicySettings::default());
@@ -265,16 +262,23 @@ fn a_changed_tool_definition_is_blocked_until_accepted() {
     let host = host_with(PolicySettings::default());
     let client = host.spawn_blocking(strict).unwrap();
     client.blocking().call_tool("mutate", json!({})).unwrap();
-    std::thread::sleep(Duration::from_millis(100));
-    let mut poisoned = None;
-    for _ in 0..50 {
-        if let Err(e) = client.blocking().call_tool("read", json!({})) {
-            poisoned = Some(denial(e));
-            break;
+    let poisoned = eventually("the poisoned read is blocked", || {
+        client.blocking().call_tool("read", json!({})).err().map(denial)
+    });
+    assert_eq!(poisoned.kind, DenialKind::Poisoned);
+}
+
+/// What `f` gives once it gives something, asked every 20 ms for up to 20 s (a listing fetched
+/// again after `list_changed` takes its time on a loaded machine).
+fn eventually<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Some(v) = f() {
+            return v;
         }
+        assert!(std::time::Instant::now() < deadline, "{what}: not within 20 s");
         std::thread::sleep(Duration::from_millis(20));
     }
-    assert_eq!(poisoned.expect("blocked").kind, DenialKind::Poisoned);
 }
 
 /// `ringmcp call` applies the config's policy: exit 4 and the rule for a refusal (in the
