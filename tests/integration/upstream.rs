@@ -12,7 +12,9 @@ use crate::util::ringmcp_bin;
 pub(crate) struct Upstream {
     child: std::process::Child,
     stdin: std::process::ChildStdin,
-    lines: std::sync::mpsc::Receiver<serde_json::Value>,
+    /// What the gateway wrote, line by line (a line that is not JSON as its error: a panic on
+    /// the reader thread would be lost, and the test would only see no answer).
+    lines: std::sync::mpsc::Receiver<Result<serde_json::Value, String>>,
     next_id: u64,
     pub(crate) notifications: Vec<serde_json::Value>,
     /// The gateway's own requests (elicitation, sampling) seen so far, answered by `answerer`.
@@ -58,7 +60,7 @@ impl Upstream {
             for line in std::io::BufReader::new(stdout).lines() {
                 let Ok(line) = line else { break };
                 let value = serde_json::from_str(&line)
-                    .unwrap_or_else(|e| panic!("the gateway wrote a non-JSON line ({e}): {line}"));
+                    .map_err(|e| format!("the gateway wrote a non-JSON line ({e}): {line}"));
                 if tx.send(value).is_err() {
                     break;
                 }
@@ -106,6 +108,7 @@ impl Upstream {
             let message = self.lines.recv_timeout(left).unwrap_or_else(|_| {
                 panic!("no answer to request {id} within 60 s: the gateway hangs")
             });
+            let message = message.unwrap_or_else(|e| panic!("{e}"));
             if message["id"] == json!(id) {
                 return message;
             }
