@@ -21,6 +21,53 @@ fn euid() -> Option<u32> {
     line.split_whitespace().nth(2)?.parse().ok()
 }
 
+/// What this machine's cgroup mounts offer, read from `/proc/self/mountinfo` apart from the
+/// code under test: the v2 mount point (with its controllers and whether it has
+/// `cgroup.kill`), and the v1 controllers mounted. Skips are decided by this, never by what
+/// the tested layout found, so that a probe that misses a controller fails instead of
+/// skipping.
+#[derive(Debug, Default)]
+struct Mounts {
+    v2: Option<PathBuf>,
+    v2_controllers: Vec<String>,
+    v2_kill: bool,
+    v1: Vec<String>,
+}
+
+impl Mounts {
+    fn read() -> Mounts {
+        let mut m = Mounts::default();
+        let info = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+        for line in info.lines() {
+            let Some((left, right)) = line.split_once(" - ") else { continue };
+            let mut fields = right.split_whitespace();
+            let (fstype, options) = (fields.next(), fields.nth(1).unwrap_or(""));
+            match fstype {
+                Some("cgroup2") if m.v2.is_none() => {
+                    let point = PathBuf::from(left.split_whitespace().nth(4).unwrap_or("/"));
+                    let listed = std::fs::read_to_string(point.join("cgroup.controllers"));
+                    m.v2_controllers =
+                        listed.unwrap_or_default().split_whitespace().map(str::to_owned).collect();
+                    m.v2_kill = point.join("cgroup.kill").exists()
+                        || std::fs::read_dir(&point)
+                            .into_iter()
+                            .flatten()
+                            .flatten()
+                            .any(|e| e.path().join("cgroup.kill").exists());
+                    m.v2 = Some(point);
+                }
+                Some("cgroup") => m.v1.extend(options.split(',').map(str::to_owned)),
+                _ => {}
+            }
+        }
+        m
+    }
+
+    fn offers(&self, c: Controller) -> bool {
+        self.v2_controllers.iter().chain(&self.v1).any(|n| n == c.name())
+    }
+}
+
 /// The lock and the layout, or `None` after printing why `test` cannot run here.
 fn setup(
     test: &str,
@@ -34,10 +81,19 @@ fn setup(
     }
     crate::testkit::python3()?;
     let layout = layout();
+    let machine = Mounts::read();
     for &c in needs {
-        if layout.backend(c).is_none() {
-            skip(Machine, format!("{test}: no cgroup hierarchy carries {c} here: {layout}"));
-            return None;
+        match (layout.backend(c), machine.offers(c)) {
+            (Some(_), _) => {}
+            (None, false) => {
+                skip(Machine, format!("{test}: no cgroup hierarchy carries {c} here: {machine:?}"));
+                return None;
+            }
+            (None, true) => {
+                panic!(
+                    "{test}: the machine mounts {c} ({machine:?}) but the layout found none: {layout}"
+                )
+            }
         }
     }
     Some((guard, layout))
@@ -196,10 +252,19 @@ fn kill_reaches_a_setsid_grandchild(
     let Some((_serial, layout)) = setup(test, layout, &[]) else { return };
     let (cg, report) = SandboxCgroup::create(&layout, &Limits::default()).unwrap();
     eprintln!("{test}:\n{report}");
+    // Whether the machine offers the kill method is read apart from the code under test.
+    let machine = Mounts::read();
+    let offered = match expect_kill {
+        "cgroup.kill" => machine.v2_kill,
+        _ => machine.v1.iter().any(|c| c == "freezer"),
+    };
     match &report.kill {
         LimitStatus::Enforced { value, .. } if value.starts_with(expect_kill) => {}
+        other if offered => {
+            panic!("{test}: the machine offers {expect_kill} ({machine:?}) but kill is {other}")
+        }
         other => {
-            skip(Machine, format!("{test}: kill is {other}, this test wants {expect_kill}"));
+            skip(Machine, format!("{test}: kill is {other}, this machine has no {expect_kill}"));
             return;
         }
     }
@@ -304,7 +369,12 @@ fn real_clone3_into_the_v2_directory() {
     let Some((_serial, layout)) = setup(test, Layout::probe, &[]) else { return };
     let (cg, _) = SandboxCgroup::create(&layout, &Limits::NONE).unwrap();
     let Some(fd) = cg.v2_dir_fd() else {
-        skip(Machine, format!("{test}: no cgroup v2 directory here: {layout}"));
+        let machine = Mounts::read();
+        assert!(
+            machine.v2.is_none(),
+            "{test}: cgroup v2 is mounted ({machine:?}) but no v2 directory was made: {layout}"
+        );
+        skip(Machine, format!("{test}: no cgroup v2 here: {layout}"));
         return;
     };
     /// `struct clone_args` up to `cgroup` (CLONE_ARGS_SIZE_VER2), linux/sched.h.
