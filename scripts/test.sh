@@ -48,14 +48,30 @@ if [ -s "$RINGMCP_SKIP_LOG" ]; then
 fi
 
 # Totals over every test binary (unit, integration, doc). Written last so it is the closing line,
-# and also saved for .ci/run, which prints it again after its timing summary.
-totals="$(awk -v runskips="$run_skips" '/^test result: / {
+# and also saved for .ci/run, which prints it again after its timing summary. Only lines that
+# start with "test result:" count (a wrapper test quotes its child's output indented). A binary
+# that said "running N tests" and never gave its "test result:" crashed: its N tests count as
+# failed, and it is named.
+totals="$(awk -v runskips="$run_skips" '
+    function close_binary() {
+        if (running != "" && !reported) { f += running; crashed = crashed " " binary ", " running " tests;" }
+        running = ""; reported = 0
+    }
+    /^ *Running / || /^ *Doc-tests / { close_binary(); binary = $0; sub(/^ *(Running|Doc-tests) /, "", binary) }
+    /^running [0-9]+ tests?$/ { running = $2 }
+    /^test result: / {
+        reported = 1
         for (i = 1; i <= NF; i++) {
             if ($(i+1) ~ /^passed/)  p += $i
             if ($(i+1) ~ /^failed/)  f += $i
             if ($(i+1) ~ /^ignored/) s += $i
         }
-    } END { printf "tests: %d passed, %d failed, %d skipped", p - runskips, f, s + runskips }' "$LOG")"
+    }
+    END {
+        close_binary()
+        printf "tests: %d passed, %d failed, %d skipped", p - runskips, f, s + runskips
+        if (crashed != "") printf " (crashed, no result:%s)", crashed
+    }' "$LOG")"
 mkdir -p "$ROOT/target"
 echo "$totals" >"$ROOT/target/ringmcp-test-summary.txt"
 [ "$status" = 0 ] || echo "scripts/test.sh: a cargo test run FAILED (see above)"

@@ -15,16 +15,28 @@ use crate::util::{child_pids, open_fds, reference};
 const CHILD_ENV: &str = "RINGMCP_LEAK_TEST_CHILD";
 
 /// Runs the ignored test `name` alone in a child test process and asserts it passed.
+///
+/// The child's output is quoted indented in a failure, so that its own `test … FAILED` and
+/// `test result:` lines are not counted again in the suite's totals (scripts/test.sh counts
+/// lines that start with them).
 pub(crate) fn isolated(name: &str) {
+    isolated_with(name, CHILD_ENV);
+}
+
+/// [`isolated`], with `env` set in the child (its test checks it).
+pub(crate) fn isolated_with(name: &str, env: &str) {
     let out = std::process::Command::new(std::env::current_exe().unwrap())
         .args(["--exact", name, "--include-ignored", "--test-threads=1", "--nocapture"])
-        .env(CHILD_ENV, "1")
+        .env(env, "1")
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{name} failed:\n{stdout}\n{stderr}");
-    assert!(stdout.contains("1 passed"), "{name} did not run:\n{stdout}");
+    let quoted = |bytes: &[u8]| -> String {
+        String::from_utf8_lossy(bytes).lines().map(|l| format!("    | {l}\n")).collect()
+    };
+    let (stdout, stderr) = (quoted(&out.stdout), quoted(&out.stderr));
+    assert!(out.status.success(), "{name} failed ({}):\n{stdout}{stderr}", out.status);
+    let ran = String::from_utf8_lossy(&out.stdout).contains("1 passed");
+    assert!(ran, "{name} did not run:\n{stdout}");
 }
 
 pub(crate) fn in_isolation() {

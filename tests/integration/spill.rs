@@ -192,20 +192,7 @@ fn a_256_mib_answer_is_read_back_exactly_in_flat_memory() {
         return;
     }
     // In a process of its own, so other tests' memory does not blur the peak.
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "spill::rss_in_isolation",
-            "--include-ignored",
-            "--test-threads=1",
-            "--nocapture",
-        ])
-        .env(RSS_CHILD, "1")
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-    assert!(stdout.contains("1 passed"), "the isolated test did not run:\n{stdout}");
+    crate::leaks::isolated_with("spill::rss_in_isolation", RSS_CHILD);
 }
 
 #[test]
