@@ -182,7 +182,7 @@ impl HostBuilder {
         self
     }
 
-    /// Puts the security gateway in every client's path: each request is decided by its
+    /// Puts the policy gate in every client's path: each request is decided by its
     /// server's rules ([`ServerSpec::policy`]; the built-in policy when it has none: allow,
     /// except annotated destructive or open-world tools, which ask) before it is sent, with
     /// approvals, pins and the audit trail as `settings` say (docs/policy.md).

@@ -73,7 +73,7 @@ pub(crate) struct ClientInner {
     pub(crate) details: ServerDetails,
     pub(crate) reactor: Arc<dyn RequestSink>,
     pub(crate) events: EventStream,
-    /// The security gateway, when the host has a policy: every request passes it first.
+    /// The policy gate, when the host has a policy: every request passes it first.
     pub(crate) gate: Option<Arc<super::gate::Gate>>,
 }
 

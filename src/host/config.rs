@@ -39,7 +39,7 @@ pub struct ServerSpec {
     ///
     /// [`HostBuilder::era`]: super::HostBuilder::era
     pub era: Option<crate::protocol::Era>,
-    /// The security gateway's rules for this server (its `"policy"` config), applied when the
+    /// The policy gate's rules for this server (its `"policy"` config), applied when the
     /// host has a policy ([`HostBuilder::policy`](super::HostBuilder::policy)).
     pub policy: Option<crate::policy::PolicyConfig>,
     /// The first builder call that did not apply to this kind of server.
@@ -270,7 +270,7 @@ struct Entry {
     era: Option<crate::protocol::Era>,
     /// OAuth for an HTTP server (`{}` for dynamic registration and the defaults).
     oauth: Option<OAuthEntry>,
-    /// The security gateway's rules for this server.
+    /// The policy gate's rules for this server.
     policy: Option<crate::policy::PolicyConfig>,
     /// `ringmcp gateway`: which of its tools are exposed (parsed by the gateway).
     tools: Option<Value>,

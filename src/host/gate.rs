@@ -1,4 +1,4 @@
-//! The security gateway in the call path: every request a [`Client`](super::Client) with a
+//! The policy gate in the call path: every request a [`Client`](super::Client) with a
 //! gate sends is decided by its server's [`Policy`] first; what is denied is never written to
 //! the server, what needs approval waits for the application's [`Approver`], and every
 //! decision and completed call goes to the audit trail (docs/policy.md).
@@ -48,7 +48,7 @@ pub(crate) fn scope_roots(session: &mut crate::protocol::SessionConfig, spec: &s
     }
 }
 
-/// The security gateway's settings, for every server of a host (each server's rules are its
+/// The policy gate's settings, for every server of a host (each server's rules are its
 /// [`ServerSpec::policy`](super::ServerSpec::policy)).
 #[derive(Clone)]
 pub struct PolicySettings {

@@ -154,7 +154,7 @@ pub struct Host {
     /// The application's answers to server requests, for HTTP servers (stdio ones go through
     /// the reactor's copy).
     handler: Option<handler::SharedHandler>,
-    /// The security gateway's settings, when the host has a policy.
+    /// The policy gate's settings, when the host has a policy.
     policy: Option<PolicySettings>,
     /// The era each server spoke at its last start (true: 2026-07-28), by
     /// [`ServerSpec::identity`] (the era is cached per server).

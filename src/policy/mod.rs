@@ -1,4 +1,4 @@
-//! The security gateway's decisions, without I/O: the model proposes, the host disposes.
+//! The policy gate's decisions, without I/O: the model proposes, the host disposes.
 //!
 //! A [`Policy`] is one server's rules, compiled from its `"policy"` config (docs/policy.md).
 //! [`Policy::check_call`] decides a `tools/call` from the tool's name, its arguments and the

@@ -16,7 +16,7 @@ use super::cgroup::{self, LimitReport, LimitStatus, SandboxCgroup};
 use super::helper::{EGRESS_FD, HELPER_ARG, PLAN_FD, STATUS_FD};
 use super::plan::{self, MountStep, Plan, Profile, SandboxConfig};
 use super::seccomp::{BpfProgram, FilterOptions, SeccompProfile};
-use super::spawn::{Launch, SpawnError, Spawned};
+use super::spawn::{Launch, SandboxGuard, SpawnError, Spawned};
 use super::sys;
 use crate::syscall::{cvt, retry};
 
@@ -28,25 +28,6 @@ pub(crate) const NOBODY: u32 = 65534;
 const SETUP_TIMEOUT: Duration = Duration::from_secs(20);
 /// Environment variables of the host passed to a sandboxed server by default.
 pub const SANDBOX_ENV_ALLOWLIST: &[&str] = &["LANG", "TZ"];
-
-/// What the sandbox of one server enforces, and the cgroup that holds it (removed on drop,
-/// after killing whatever is left in it).
-#[derive(Debug)]
-pub struct SandboxGuard {
-    /// How each limit is enforced.
-    pub limits: LimitReport,
-    /// The cgroup, when one could be made.
-    pub cgroup: Option<SandboxCgroup>,
-    /// The server's `RLIMIT_NOFILE` (soft = hard).
-    pub nofile: u64,
-}
-
-impl SandboxGuard {
-    /// OOM kills and pid-limit hits so far, from the cgroup's counters.
-    pub fn stats(&self) -> Option<cgroup::CgroupStats> {
-        self.cgroup.as_ref().map(SandboxCgroup::stats)
-    }
-}
 
 static HELPER: OnceLock<PathBuf> = OnceLock::new();
 

@@ -24,7 +24,19 @@ mod spawn;
 mod sys;
 
 pub use helper::{HELPER_ARG, helper_main};
-pub use launch::{INNER_ID, SANDBOX_ENV_ALLOWLIST, SandboxGuard, helper_path, set_helper_path};
+pub use launch::{INNER_ID, SANDBOX_ENV_ALLOWLIST, helper_path, set_helper_path};
 pub use plan::{Profile, SandboxConfig};
-pub use spawn::{ENV_ALLOWLIST, Launch, SpawnError, Spawned, spawn};
+pub use spawn::{ENV_ALLOWLIST, Launch, SandboxGuard, SpawnError, Spawned};
 pub use sys::{Signal, open_fds_beyond_stdio, signal_group};
+
+/// Starts `launch` with piped stdio in a new process group, and opens its pidfd: in its
+/// sandbox when it has one (not the `off` profile), else as a plain child.
+///
+/// # Errors
+/// One [`SpawnError`] variant per failed step; on error no process is left running.
+pub fn spawn(launch: &Launch) -> Result<Spawned, SpawnError> {
+    match &launch.sandbox {
+        Some(config) if config.profile != Profile::Off => launch::spawn_sandboxed(launch, config),
+        _ => spawn::spawn_plain(launch),
+    }
+}

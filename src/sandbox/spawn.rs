@@ -6,8 +6,8 @@ use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 
-use super::launch::SandboxGuard;
-use super::plan::{Profile, SandboxConfig};
+use super::cgroup::{self, LimitReport, SandboxCgroup};
+use super::plan::SandboxConfig;
 use super::sys;
 
 /// Environment variables passed through from the host by default (everything else is
@@ -28,6 +28,25 @@ pub struct Launch {
     pub cwd: Option<PathBuf>,
     /// The sandbox to run it in (`None`, or the `off` profile: a plain child process).
     pub sandbox: Option<SandboxConfig>,
+}
+
+/// What the sandbox of one server enforces, and the cgroup that holds it (removed on drop,
+/// after killing whatever is left in it).
+#[derive(Debug)]
+pub struct SandboxGuard {
+    /// How each limit is enforced.
+    pub limits: LimitReport,
+    /// The cgroup, when one could be made.
+    pub cgroup: Option<SandboxCgroup>,
+    /// The server's `RLIMIT_NOFILE` (soft = hard).
+    pub nofile: u64,
+}
+
+impl SandboxGuard {
+    /// OOM kills and pid-limit hits so far, from the cgroup's counters.
+    pub fn stats(&self) -> Option<cgroup::CgroupStats> {
+        self.cgroup.as_ref().map(SandboxCgroup::stats)
+    }
 }
 
 /// A running server: its process and the host's ends of its pipes.
@@ -158,16 +177,11 @@ pub(crate) fn scrubbed_env(
     env
 }
 
-/// Starts `launch` with piped stdio in a new process group, and opens its pidfd.
+/// Starts `launch` unconfined, with piped stdio in a new process group, and opens its pidfd.
 ///
 /// # Errors
 /// One [`SpawnError`] variant per failed step; on error no process is left running.
-pub fn spawn(launch: &Launch) -> Result<Spawned, SpawnError> {
-    if let Some(config) = &launch.sandbox
-        && config.profile != Profile::Off
-    {
-        return super::launch::spawn_sandboxed(launch, config);
-    }
+pub(crate) fn spawn_plain(launch: &Launch) -> Result<Spawned, SpawnError> {
     let mut cmd = Command::new(&launch.program);
     cmd.args(&launch.args)
         .env_clear()
@@ -235,9 +249,11 @@ mod tests {
 
     #[test]
     fn missing_program_is_a_typed_error() {
-        let err =
-            spawn(&Launch { program: "/nonexistent/ringmcp-test".into(), ..Default::default() })
-                .unwrap_err();
+        let err = super::super::spawn(&Launch {
+            program: "/nonexistent/ringmcp-test".into(),
+            ..Default::default()
+        })
+        .unwrap_err();
         assert!(matches!(err, SpawnError::Exec { .. }), "{err}");
         assert!(err.to_string().contains("/nonexistent/ringmcp-test"));
     }

@@ -89,7 +89,7 @@ pub enum TransportError {
         /// 401 or 403.
         status: u16,
         /// What its `WWW-Authenticate` said.
-        challenge: super::oauth::Challenge,
+        challenge: super::oauth::challenge::Challenge,
     },
     /// The OAuth flow failed at `step`: what went wrong, and the error that caused it when
     /// there is one (the HTTP client's, a URL's).
@@ -168,7 +168,7 @@ fn chain(error: &BoxError) -> String {
     text
 }
 
-fn scope_note(challenge: &super::oauth::Challenge) -> String {
+fn scope_note(challenge: &super::oauth::challenge::Challenge) -> String {
     match &challenge.scope {
         Some(scope) => format!(", scope {scope:?}"),
         None => String::new(),

@@ -32,7 +32,7 @@ use report::{BaselineResult, Report, Setup};
 /// Measure calls/s, latency percentiles, CPU per call and memory through one host.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
-    /// Put the security gateway in the path (the server's policy from the config, else the
+    /// Put the policy gate in the path (the server's policy from the config, else the
     /// built-in one): each call is decided (schema, paths, rules) before it is sent.
     #[arg(long)]
     policy: bool,

@@ -25,7 +25,7 @@ pub(crate) struct Args {
     policy: crate::policy::PolicyArgs,
 }
 
-/// What the security gateway makes of each listed tool: its action and rule, what the
+/// What the policy gate makes of each listed tool: its action and rule, what the
 /// poisoning scan found, how the listing differs from the pins.
 struct Review {
     actions: Vec<(String, String)>,

@@ -1,4 +1,4 @@
-//! The security gateway on the command line: `--approve`, `--audit`, `--pins`, `--pin-mode`
+//! The policy gate on the command line: `--approve`, `--audit`, `--pins`, `--pin-mode`
 //! for `call` and `inspect`, the terminal approver, and the `audit` and `pins` subcommands.
 
 use std::io::{BufRead, IsTerminal, Write};

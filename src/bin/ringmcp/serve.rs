@@ -16,6 +16,7 @@
 mod catalog;
 mod handler;
 mod tools;
+mod wire;
 
 use std::fs::File;
 use std::io::{self, BufWriter, Read, Write};
@@ -136,7 +137,7 @@ where
                         let answer = id.clone();
                         spawn_answer(output, &mut *out, id, move |shared| {
                             let mut out = lock(shared);
-                            tools::write_blob_paused(&mut *out, &answer, len, |out| {
+                            wire::write_blob_paused(&mut *out, &answer, len, |out| {
                                 out.flush()?;
                                 thread::sleep(Duration::from_millis(ms));
                                 Ok(())
@@ -174,7 +175,7 @@ fn spawn_answer<W: Write + Send + 'static>(
     });
     if let Err(e) = spawned {
         let error = ErrorObject::new(codes::INTERNAL_ERROR, format!("cannot start a thread: {e}"));
-        handler::write_error(out, Some(&id), &error)?;
+        wire::write_error(out, Some(&id), &error)?;
     }
     Ok(())
 }

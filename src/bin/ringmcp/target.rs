@@ -224,7 +224,7 @@ impl ServerArgs {
         self.host_with(None)
     }
 
-    /// [`host`](Self::host), with the security gateway's settings when given.
+    /// [`host`](Self::host), with the policy gate's settings when given.
     pub(crate) fn host_with(
         &self,
         policy: Option<ringmcp::host::PolicySettings>,

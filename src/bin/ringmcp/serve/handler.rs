@@ -15,12 +15,10 @@ use ringmcp::protocol::server::{
 };
 use ringmcp::protocol::{Implementation, ProtocolVersion};
 use serde::Deserialize;
-use serde::Serialize;
-use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
 use super::catalog::{Catalog, EXPORT_PREFIX, README_TEXT, README_URI};
-use super::tools::text_result;
+use super::wire::{parse, text_result, write_result};
 
 /// The `serverInfo.name` the server reports.
 pub(crate) const SERVER_NAME: &str = "ringmcp-reference";
@@ -349,7 +347,7 @@ impl<E: Write> Server<E> {
                         // Export resources are streamed, like blobs.
                         Some(Ok(len)) => {
                             self.session.claim(&id);
-                            super::tools::write_export(out, &id, &p.uri, len)?;
+                            super::wire::write_export(out, &id, &p.uri, len)?;
                             return Ok(None);
                         }
                         _ => read_resource(p),
@@ -434,35 +432,6 @@ pub(crate) fn slept(id: &Id, ms: u64) -> Vec<u8> {
 
 fn is_confirm(params: Option<&Value>) -> bool {
     params.and_then(|p| p.get("name")).and_then(Value::as_str) == Some("confirm")
-}
-
-/// Writes a success response line.
-pub(super) fn write_result(
-    out: &mut impl Write,
-    id: &Id,
-    result: &impl Serialize,
-) -> io::Result<()> {
-    out.write_all(&jsonrpc::encode_result(id, result).map_err(io::Error::other)?)
-}
-
-/// Writes an error response line.
-pub(super) fn write_error(
-    out: &mut impl Write,
-    id: Option<&Id>,
-    error: &ErrorObject,
-) -> io::Result<()> {
-    out.write_all(&jsonrpc::encode_error(id, error))
-}
-
-/// Deserialises a method's params (absent params read as `{}`), or explains in a -32602 error
-/// what is wrong with them.
-pub(super) fn parse<T: DeserializeOwned>(
-    method: &str,
-    params: Option<Value>,
-) -> Result<T, ErrorObject> {
-    serde_json::from_value(params.unwrap_or_else(|| Value::Object(Map::new()))).map_err(|e| {
-        ErrorObject::new(codes::INVALID_PARAMS, format!("Invalid params for {method}: {e}"))
-    })
 }
 
 fn read_resource(params: ReadParams) -> Result<Value, ErrorObject> {

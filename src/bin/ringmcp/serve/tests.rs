@@ -11,7 +11,8 @@ use ringmcp::jsonrpc::Id;
 use serde_json::{Value, json};
 
 use super::handler::{Config, Deferred, Server, slept};
-use super::tools::{NOISE_LINE, blob_byte};
+use super::tools::NOISE_LINE;
+use super::wire::blob_byte;
 use super::{Ended, serve};
 
 const INIT: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"test","version":"1"}}}"#;
@@ -552,7 +553,7 @@ fn export_links_to_a_streamed_resource_of_exact_size() {
     let read = ask(&mut server, 8, "resources/read", json!({"uri": uri}));
     let text = read["result"]["contents"][0]["text"].as_str().unwrap();
     assert_eq!(text.len(), 100_000);
-    assert!(text.bytes().enumerate().all(|(i, b)| b == super::tools::blob_byte(i)));
+    assert!(text.bytes().enumerate().all(|(i, b)| b == super::wire::blob_byte(i)));
     let bad = ask(&mut server, 9, "resources/read", json!({"uri": "ringmcp://reference/export/x"}));
     assert_eq!(bad["error"]["code"], -32002);
 }

@@ -1,68 +1,20 @@
 //! The tools: `tools/call` validation and each tool's behaviour, including the streamed `blob`.
 
 use super::catalog::EXPORT_PREFIX;
-use std::borrow::Cow;
 use std::io::{self, Write};
 
-use ringmcp::jsonrpc::{self, ErrorObject, Id, codes};
+use ringmcp::jsonrpc::{ErrorObject, Id, codes};
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::{Map, Number, Value, json};
 
-use super::handler::{Deferred, Server, parse, write_error, write_result};
-
-/// The repeating pattern of the `blob` tool's text: byte `i` of the text is
-/// `BLOB_PATTERN[i % 36]` (see [`blob_byte`]). Plain ASCII letters and digits, so the text needs
-/// no JSON escaping and can be streamed as is.
-pub(crate) const BLOB_PATTERN: &[u8; 36] = b"abcdefghijklmnopqrstuvwxyz0123456789";
-
-/// Byte `i` of any `blob` answer's text: `b"abcdefghijklmnopqrstuvwxyz0123456789"[i % 36]`.
-/// Tests outside this binary recompute it from that formula.
-pub(crate) const fn blob_byte(i: usize) -> u8 {
-    BLOB_PATTERN[i % BLOB_PATTERN.len()]
-}
-
-/// The `blob` text is written in pieces of this size: a multiple of the pattern's length, so
-/// every piece starts at pattern index 0 and the same static buffer serves them all.
-const PIECE: usize = 36 * 1820;
-const _: () = assert!(PIECE.is_multiple_of(BLOB_PATTERN.len()) && PIECE <= 64 * 1024);
-
-static BLOB_PIECE: [u8; PIECE] = {
-    let mut piece = [0; PIECE];
-    let mut i = 0;
-    while i < PIECE {
-        piece[i] = blob_byte(i);
-        i += 1;
-    }
-    piece
+use super::handler::{Deferred, Server};
+use super::wire::{
+    ToolResult, parse, text_result, write_blob, write_error, write_notification, write_result,
 };
 
 /// The line the `noise` tool writes to stdout before its answer.
 pub(crate) const NOISE_LINE: &[u8] = b"this is not json\n";
-
-/// A tool result made of one text content.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct ToolResult<'a> {
-    content: [TextContent<'a>; 1],
-    #[serde(skip_serializing_if = "Option::is_none")]
-    structured_content: Option<Value>,
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    is_error: bool,
-}
-
-#[derive(Debug, Serialize)]
-struct TextContent<'a> {
-    #[serde(rename = "type")]
-    kind: &'static str,
-    text: Cow<'a, str>,
-}
-
-/// `{content:[{type:"text", text}], isError?}`.
-pub(crate) fn text_result<'a>(text: impl Into<Cow<'a, str>>, is_error: bool) -> ToolResult<'a> {
-    let text = text.into();
-    ToolResult { content: [TextContent { kind: "text", text }], structured_content: None, is_error }
-}
 
 /// A validated `tools/call`.
 #[derive(Debug)]
@@ -344,61 +296,6 @@ fn add(a: &Number, b: &Number) -> ToolResult<'static> {
         }
         None => text_result("The sum is not a finite number.", true),
     }
-}
-
-/// Writes a `blob` answer straight to `out`: the JSON prefix, `len` pattern bytes in pieces of
-/// [`PIECE`] bytes from a static buffer, then the suffix. Nothing of size `len` is allocated.
-fn write_blob(out: &mut impl Write, id: &Id, len: u64) -> io::Result<()> {
-    write_blob_paused(out, id, len, |_| Ok(()))
-}
-
-/// [`write_blob`] with `pause` called (to flush and wait) once half of the pattern is out.
-pub(crate) fn write_blob_paused(
-    out: &mut impl Write,
-    id: &Id,
-    len: u64,
-    pause: impl FnOnce(&mut dyn Write) -> io::Result<()>,
-) -> io::Result<()> {
-    out.write_all(br#"{"jsonrpc":"2.0","id":"#)?;
-    serde_json::to_writer(&mut *out, id)?;
-    out.write_all(br#","result":{"content":[{"type":"text","text":""#)?;
-    // Split at a whole number of patterns, so the second part starts at pattern index 0 too.
-    let pattern = BLOB_PATTERN.len() as u64;
-    let first = len / 2 / pattern * pattern;
-    write_pattern(out, first)?;
-    pause(&mut *out)?;
-    write_pattern(out, len - first)?;
-    out.write_all(b"\"}]}}\n")
-}
-
-/// Writes `len` bytes of the blob pattern (it needs no JSON escaping) in static pieces.
-fn write_pattern(out: &mut impl Write, len: u64) -> io::Result<()> {
-    let mut left = len;
-    while left > 0 {
-        let n = usize::try_from(left).map_or(PIECE, |l| l.min(PIECE));
-        out.write_all(&BLOB_PIECE[..n])?;
-        left -= n as u64;
-    }
-    Ok(())
-}
-
-/// Writes the `resources/read` answer for an export of `len` bytes, streamed like a blob.
-pub(crate) fn write_export(out: &mut impl Write, id: &Id, uri: &str, len: u64) -> io::Result<()> {
-    out.write_all(br#"{"jsonrpc":"2.0","id":"#)?;
-    serde_json::to_writer(&mut *out, id)?;
-    out.write_all(br#","result":{"contents":[{"uri":"#)?;
-    serde_json::to_writer(&mut *out, uri)?;
-    out.write_all(br#","mimeType":"text/plain","text":""#)?;
-    write_pattern(out, len)?;
-    out.write_all(b"\"}]}}\n")
-}
-
-pub(super) fn write_notification(
-    out: &mut impl Write,
-    method: &str,
-    params: Option<Value>,
-) -> io::Result<()> {
-    out.write_all(&jsonrpc::encode_notification(method, params).map_err(io::Error::other)?)
 }
 
 /// Writes exactly `len` bytes to `err`: lines of 99 `e`s and a `\n`, the last one shorter.
