@@ -7,6 +7,7 @@ use std::process::Command;
 
 use serde_json::json;
 
+use crate::gateway_http::HttpGateway;
 use crate::upstream::Upstream;
 use crate::util::{TempDir, deps_dir, minilm_dir, require, ringmcp_bin};
 
@@ -197,51 +198,6 @@ fn a_crash_looping_backend_stops_after_max_restarts() {
         up.call("ok__echo", json!({"text": "still"}))["result"]["content"][0]["text"],
         "still"
     );
-}
-
-/// A `ringmcp gateway --http` child: its URL and token, read from its first stderr line.
-struct HttpGateway {
-    child: std::process::Child,
-    url: String,
-    token: Option<String>,
-}
-
-impl HttpGateway {
-    fn start(config: &Path, extra: &[&str]) -> HttpGateway {
-        use std::io::BufRead;
-        let mut child = Command::new(ringmcp_bin())
-            .args(["gateway", "--http", "0", "--config"])
-            .arg(config)
-            .args(extra)
-            .stdin(std::process::Stdio::null())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .expect("starting ringmcp gateway --http");
-        let stderr = child.stderr.take().unwrap();
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in std::io::BufReader::new(stderr).lines().map_while(Result::ok) {
-                if line.contains("/mcp") {
-                    let _ = tx.send(line.clone());
-                }
-                eprintln!("{line}");
-            }
-        });
-        let line = rx
-            .recv_timeout(std::time::Duration::from_secs(30))
-            .expect("the gateway prints its URL when it listens");
-        let url = line.split_whitespace().find(|w| w.starts_with("http://")).unwrap();
-        let url = url.trim_end_matches(';').to_owned();
-        let token = line.split("Bearer ").nth(1).map(|t| t.trim().to_owned());
-        HttpGateway { child, url, token }
-    }
-}
-
-impl Drop for HttpGateway {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 /// The TypeScript SDK over Streamable HTTP: the same scenario as over stdio, through sessions,
@@ -552,110 +508,4 @@ fn backends_reach_what_their_allowlist_names_and_the_log_says_what_was_refused()
         )),
         "{logged}"
     );
-}
-
-/// A raw HTTP/1.1 POST of `body` to the gateway at `address` (`host:port`) with `headers`
-/// (Host, Content-Type, Content-Length and Connection are added unless given): the whole
-/// answer, status line first.
-fn post_raw(address: &str, headers: &[(&str, &str)], body: &str) -> String {
-    use std::io::{Read, Write};
-    let mut stream = std::net::TcpStream::connect(address).unwrap();
-    stream.set_read_timeout(Some(std::time::Duration::from_secs(60))).unwrap();
-    let mut request = String::from("POST /mcp HTTP/1.1\r\n");
-    if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
-        request += &format!("Host: {address}\r\n");
-    }
-    for (k, v) in headers {
-        request += &format!("{k}: {v}\r\n");
-    }
-    request += &format!(
-        "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
-         Connection: close\r\nContent-Length: {}\r\n\r\n{body}",
-        body.len()
-    );
-    stream.write_all(request.as_bytes()).unwrap();
-    let mut answer = String::new();
-    stream.read_to_string(&mut answer).unwrap();
-    answer
-}
-
-/// The gateway of one reference server over HTTP, and a stateless `tools/call` of its `echo`.
-fn http_echo(label: &str) -> (TempDir, HttpGateway, String) {
-    let dir = TempDir::new(label);
-    let config = dir.0.join("gateway.json");
-    let servers = json!({"mcpServers": {"ref": {"command": ringmcp_bin(), "args": ["serve"]}}});
-    std::fs::write(&config, serde_json::to_vec(&servers).unwrap()).unwrap();
-    let gateway = HttpGateway::start(&config, &[]);
-    let address = gateway.url.trim_start_matches("http://").split('/').next().unwrap().to_owned();
-    (dir, gateway, address)
-}
-
-fn echo_body(text: &str) -> String {
-    json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
-        "name": "ref__echo", "arguments": {"text": text},
-        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                  "io.modelcontextprotocol/clientCapabilities": {}}}})
-    .to_string()
-}
-
-const STATELESS_HEADERS: [(&str, &str); 3] = [
-    ("MCP-Protocol-Version", "2026-07-28"),
-    ("Mcp-Method", "tools/call"),
-    ("Mcp-Name", "ref__echo"),
-];
-
-/// A stateless (2026-07-28) `tools/call` POSTed to `ringmcp gateway --http` gets its answer
-/// with the id it was sent with, whatever the answer's text holds (an answer holding `data: `
-/// used to come back with the gateway's own id).
-#[test]
-fn a_stateless_answer_keeps_the_clients_id_whatever_its_text() {
-    let (_dir, gateway, address) = http_echo("gw-stateless-id");
-    let bearer = format!("Bearer {}", gateway.token.clone().expect("a token by default"));
-    for text in ["plain text", "metadata: 1", "id: 3\ndata: {\"id\":\"h0\"}\n\n"] {
-        let mut headers = STATELESS_HEADERS.to_vec();
-        headers.push(("Authorization", &bearer));
-        let answer = post_raw(&address, &headers, &echo_body(text));
-        let json_body = answer.split("\r\n\r\n").nth(1).unwrap_or("");
-        // A JSON answer (the answer came first): its one JSON line.
-        let line = json_body.lines().find(|l| l.starts_with('{')).unwrap_or_else(|| {
-            panic!("no JSON answer for {text:?}: {answer}");
-        });
-        let v: serde_json::Value = serde_json::from_str(line).unwrap();
-        assert_eq!(v["id"], json!(7), "{text:?}: {answer}");
-        assert!(v["result"].to_string().contains(&json!(text).to_string()[1..5]), "{answer}");
-    }
-}
-
-/// The HTTP gateway's doors: a missing or wrong bearer token is 401 with a challenge; a `Host`
-/// that is not loopback (DNS rebinding) and a foreign `Origin` are 403; a loopback `Origin`
-/// with the token gets through.
-#[test]
-fn the_http_gateway_refuses_wrong_tokens_hosts_and_origins() {
-    let (_dir, gateway, address) = http_echo("gw-http-doors");
-    let token = gateway.token.clone().expect("a token by default");
-    let bearer = format!("Bearer {token}");
-    // The same length, one character off.
-    let last = if token.ends_with('x') { 'y' } else { 'x' };
-    let wrong = format!("Bearer {}{last}", &token[..token.len() - 1]);
-    let status = |answer: &str| answer.split(' ').nth(1).unwrap_or("").to_owned();
-    let with = |extra: &[(&str, &str)]| {
-        let mut headers = STATELESS_HEADERS.to_vec();
-        headers.extend_from_slice(extra);
-        post_raw(&address, &headers, &echo_body("hi"))
-    };
-    let none = with(&[]);
-    assert_eq!(status(&none), "401", "{none}");
-    assert!(none.to_ascii_lowercase().contains("www-authenticate: bearer"), "{none}");
-    assert!(none.contains("bearer token"), "says what to send: {none}");
-    let bad = with(&[("Authorization", &wrong)]);
-    assert_eq!(status(&bad), "401", "{bad}");
-    let rebinding = with(&[("Authorization", &bearer), ("Host", "evil.example:80")]);
-    assert_eq!(status(&rebinding), "403", "{rebinding}");
-    assert!(rebinding.contains("DNS rebinding"), "{rebinding}");
-    let foreign = with(&[("Authorization", &bearer), ("Origin", "https://evil.example")]);
-    assert_eq!(status(&foreign), "403", "{foreign}");
-    assert!(foreign.contains("may not use this server"), "{foreign}");
-    let fine = with(&[("Authorization", &bearer), ("Origin", "http://localhost:5173")]);
-    assert_eq!(status(&fine), "200", "{fine}");
-    assert!(fine.contains("\"hi\""), "{fine}");
 }

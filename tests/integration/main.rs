@@ -9,6 +9,7 @@ mod eras;
 mod everything;
 mod faults;
 mod gateway;
+mod gateway_http;
 mod json_suite;
 mod leaks;
 mod policy;

@@ -4,8 +4,8 @@ use super::catalog::EXPORT_PREFIX;
 use std::io::{self, Write};
 
 use ringmcp::jsonrpc::{ErrorObject, Id, codes};
-use serde::de::DeserializeOwned;
 use serde::Deserialize;
+use serde::de::DeserializeOwned;
 use serde_json::{Map, Number, Value, json};
 
 use super::handler::{Deferred, Server};
