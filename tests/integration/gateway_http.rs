@@ -191,9 +191,9 @@ fn open_session(address: &str) -> String {
 }
 
 /// A client that opens its GET stream and never reads it, while its backend floods the stream
-/// with notifications (400,000 resource updates, about 50 MB): the gateway's memory stays flat
-/// (the stream's lane and the session's history are bounded; the stream is dropped), and that
-/// session and another one carry on.
+/// with notifications (four floods of 300,000 resource updates, about 40 MB each): the
+/// gateway's memory stays flat after the first (the stream's lane and the session's history
+/// are bounded; the stream is dropped), and that session and another one carry on.
 #[test]
 fn a_client_that_stops_reading_its_get_stream_costs_bounded_memory() {
     use std::io::Write;
@@ -222,20 +222,23 @@ fn a_client_that_stops_reading_its_get_stream_costs_bounded_memory() {
         "GET /mcp HTTP/1.1\r\nHost: {address}\r\nAccept: text/event-stream\r\nMcp-Session-Id: {session}\r\n\r\n"
     )
     .unwrap();
-    assert_eq!(
-        call(3, "ref__echo", json!({"text": "warm"}))["result"]["content"][0]["text"],
-        "warm"
-    );
-    let before = rss(gateway.child.id());
-    let touched = call(4, "ref__touch", json!({"times": 400_000}));
-    assert!(touched.get("result").is_some(), "{touched}");
-    // The updates cross the gateway on their own time: its memory is read once they are
-    // through (a call on the same backend answers after them).
-    let echo = call(5, "ref__echo", json!({"text": "after"}));
-    assert_eq!(echo["result"]["content"][0]["text"], "after", "the session carries on: {echo}");
-    let grown = rss(gateway.child.id()).saturating_sub(before);
-    eprintln!("gateway RSS grew by {} KiB while its reader stood still", grown >> 10);
-    assert!(grown < 24 << 20, "the gateway grew by {} MiB for a reader that stopped", grown >> 20);
+    // One flood first: what the allocator keeps of it (freed, not returned) is not a queue.
+    // Three more must then cost little more (the allocator may still take a step of some
+    // 30 MiB, measured): a queue would hold all three, over 100 MiB.
+    let flood = |id: u64| {
+        let touched = call(id, "ref__touch", json!({"times": 300_000}));
+        assert!(touched.get("result").is_some(), "{touched}");
+        // The updates cross the gateway on their own time: a call on the same backend
+        // answers after them.
+        let echo = call(id + 1, "ref__echo", json!({"text": "after"}));
+        assert_eq!(echo["result"]["content"][0]["text"], "after", "the session carries on");
+        rss(gateway.child.id())
+    };
+    let before = flood(3);
+    let after = [5, 7, 9].map(flood);
+    let grown = after[2].saturating_sub(before);
+    eprintln!("gateway RSS {} KiB after one flood, then {after:?} bytes", before >> 10);
+    assert!(grown < 64 << 20, "the gateway grew by {} MiB for a reader that stopped", grown >> 20);
     // Another session is served as usual.
     let other = open_session(&address);
     let body = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
