@@ -270,7 +270,7 @@ impl Core {
         let lists = futures::future::join_all(self.backends.iter().map(|b| b.lists())).await;
         let mut own = vec![dispatch::status_tool()];
         if self.settings.routes_tools() {
-            own.push(search::find_tool());
+            own.push(crate::route::find::definition(&self.briefs()));
         }
         let views: Vec<Option<catalog::Lists<'_>>> =
             lists.iter().zip(&self.backends).map(|(l, b)| l.as_ref().map(|l| l.view(b))).collect();
@@ -286,6 +286,21 @@ impl Core {
         }
         lock(&self.announced).get_or_insert_with(|| built.clone());
         built
+    }
+
+    /// The backends as `ringmcp__find_tools` names them: each with what it is for (its
+    /// config's `description`, else what its handshake said of it, once it is up).
+    fn briefs(&self) -> Vec<crate::route::find::ServerBrief> {
+        use crate::route::find::{ServerBrief, about};
+        (self.backends.iter())
+            .map(|b| {
+                let about = match b.client() {
+                    Some(client) => client.about(),
+                    None => about(b.spec.description.as_deref(), None, None),
+                };
+                ServerBrief { name: b.spec.name.clone(), about }
+            })
+            .collect()
     }
 
     /// The backends' names, in order (backend `i` is `names[i]`).

@@ -8,36 +8,15 @@ use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::catalog::{Catalog, OWN};
 use super::lock;
 use crate::jsonrpc::{ErrorObject, codes};
-use crate::route::{Embedder, Router, tokens};
+use crate::route::{Embedder, Router, find, tokens};
 
 /// The meta-tool's name.
-pub(crate) const FIND_TOOL: &str = "ringmcp__find_tools";
-
-/// Most tools one `find_tools` call returns.
-const MAX_K: usize = 20;
-
-/// The definition of `ringmcp__find_tools`.
-pub(crate) fn find_tool() -> Value {
-    json!({
-        "name": FIND_TOOL,
-        "title": "Find tools",
-        "description": "Search the tools of every server behind this gateway by what you want to do, in plain words. Returns the best matching tool definitions (name, description, input schema); they are added to your tool list and can be called right away.",
-        "inputSchema": {
-            "type": "object",
-            "properties": {
-                "query": {"type": "string", "description": "What you want to do, e.g. \"open an issue about the login bug\"."},
-                "k": {"type": "integer", "minimum": 1, "maximum": MAX_K, "description": "How many tools to return (default 5)."}
-            },
-            "required": ["query"]
-        },
-        "annotations": {"readOnlyHint": true, "openWorldHint": false},
-    })
-}
+pub(crate) const FIND_TOOL: &str = find::FIND_TOOLS;
 
 /// The embedder from `path` (default: the one [`load_embedder`] finds), loaded once per process
 /// and path: every HTTP session's gateway shares it. A load that failed is tried again once the
@@ -224,60 +203,14 @@ impl Search {
         names: &[String],
         arguments: &Value,
     ) -> Result<(Value, Vec<String>), ErrorObject> {
-        let query = arguments.get("query").and_then(Value::as_str).filter(|q| !q.trim().is_empty());
-        let Some(query) = query else {
-            return Err(ErrorObject::new(
-                codes::INVALID_PARAMS,
-                "ringmcp__find_tools needs \"query\": what you want to do, in words",
-            ));
-        };
-        let k = arguments.get("k").and_then(Value::as_u64).map_or(5, |k| k.clamp(1, MAX_K as u64))
-            as usize;
+        let (query, k) = find::arguments(arguments)
+            .map_err(|why| ErrorObject::new(codes::INVALID_PARAMS, why))?;
         let mut index = self.index();
         self.sync(&mut index, catalog, names);
         let router = index.router.as_ref().expect("synced");
         let routing = router.route(query, k);
-        let mut defs = Vec::new();
-        for t in &routing.tools {
-            if let Some((_, tool)) = router.tool(&t.name) {
-                let mut def = tool.clone();
-                def["name"] = Value::from(t.name.as_str());
-                defs.push(def);
-            }
-        }
-        let summary: Vec<String> = routing
-            .tools
-            .iter()
-            .zip(&defs)
-            .map(|(t, d)| {
-                let desc = d.get("description").and_then(Value::as_str).unwrap_or_default();
-                let first = desc.lines().find(|l| !l.trim().is_empty()).unwrap_or_default();
-                format!("{} — {}", t.name, first.trim())
-            })
-            .collect();
-        let text = if summary.is_empty() {
-            format!("No tool matches {query:?}.")
-        } else {
-            format!(
-                "{} tool(s) found; they are now in your tool list and can be called:\n{}",
-                summary.len(),
-                summary.join("\n")
-            )
-        };
-        Ok((
-            json!({
-                "content": [{"type": "text", "text": text}],
-                "structuredContent": {
-                    "tools": defs,
-                    "tokens": routing.tokens,
-                    "allTokens": routing.all_tokens,
-                    // Which embedder ranked (null: keywords only, no table found).
-                    "embedder": router.embedder(),
-                },
-                "isError": false,
-            }),
-            routing.tools.into_iter().map(|t| t.name).collect(),
-        ))
+        let result = find::result(query, router, &routing);
+        Ok((result, routing.tools.into_iter().map(|t| t.name).collect()))
     }
 
     /// Adds the tools a search returned to the list; whether it grew (then the caller announces

@@ -70,6 +70,8 @@ pub(crate) struct ClientInner {
     pub(crate) output_schemas: super::schema::OutputSchemas,
     pub(crate) queue: Arc<RequestQueue<QueuedRequest>>,
     pub(crate) name: Arc<str>,
+    /// Its spec's `description` (what it is for, in a few words).
+    pub(crate) description: Option<String>,
     pub(crate) details: ServerDetails,
     pub(crate) reactor: Arc<dyn RequestSink>,
     pub(crate) events: EventStream,
@@ -147,6 +149,19 @@ impl Client {
     /// The server's name (from its spec).
     pub fn name(&self) -> &str {
         &self.inner.name
+    }
+
+    /// What the server is for, in a few words: its spec's `description`, else what its
+    /// handshake said of it (`serverInfo`'s description or title, its `instructions`' first
+    /// sentence). How tool search names it ([`route::find`](crate::route::find)).
+    pub fn about(&self) -> Option<String> {
+        let init = &self.inner.details.init;
+        let info = serde_json::to_value(&init.server_info).ok();
+        crate::route::find::about(
+            self.inner.description.as_deref(),
+            info.as_ref(),
+            init.instructions.as_deref(),
+        )
     }
 
     /// The negotiated protocol revision.

@@ -42,6 +42,9 @@ pub struct ServerSpec {
     /// The policy gate's rules for this server (its `"policy"` config), applied when the
     /// host has a policy ([`HostBuilder::policy`](super::HostBuilder::policy)).
     pub policy: Option<crate::policy::PolicyConfig>,
+    /// What the server is for, in a few words (its config's `"description"`): how tool
+    /// search names it to the model ([`route::find`](crate::route::find)).
+    pub description: Option<String>,
     /// The first builder call that did not apply to this kind of server.
     misuse: Option<&'static str>,
 }
@@ -60,6 +63,14 @@ impl ServerSpec {
         )
     }
 
+    /// What the server is for, in a few words: how tool search names it to the model
+    /// ([`HostRouter::find_tools_definition`](super::HostRouter::find_tools_definition)).
+    #[must_use]
+    pub fn description(mut self, text: impl Into<String>) -> Self {
+        self.description = Some(text.into());
+        self
+    }
+
     /// A server reached over Streamable HTTP (or legacy HTTP+SSE, detected) at `url`.
     pub fn http(name: impl Into<String>, url: impl Into<String>) -> Self {
         let remote = super::RemoteSpec { url: url.into(), headers: Vec::new(), oauth: None };
@@ -74,6 +85,7 @@ impl ServerSpec {
             max_request_bytes: None,
             era: None,
             policy: None,
+            description: None,
             misuse: None,
         }
     }
@@ -274,6 +286,8 @@ struct Entry {
     policy: Option<crate::policy::PolicyConfig>,
     /// `ringmcp gateway`: which of its tools are exposed (parsed by the gateway).
     tools: Option<Value>,
+    /// What the server is for, in a few words (tool search names it so).
+    description: Option<String>,
     /// Other keys (`url`, `type`, `disabled`, ...), kept for later layers.
     #[serde(flatten)]
     _other: BTreeMap<String, Value>,
@@ -393,6 +407,7 @@ impl Config {
             }
             spec.era = entry.era;
             spec.policy = entry.policy.clone();
+            spec.description = entry.description.clone();
             if let Some(oauth) = &entry.oauth {
                 spec = spec.oauth(oauth.config());
             }
@@ -412,6 +427,7 @@ impl Config {
         }
         spec.era = entry.era;
         spec.policy = entry.policy.clone();
+        spec.description = entry.description.clone();
         Ok(spec)
     }
 }

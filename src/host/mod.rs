@@ -267,6 +267,7 @@ impl Host {
             }
             None => shared.0.clone(),
         });
+        let description = spec.description.clone();
         let job =
             SpawnJob { id, spec, queue: queue.clone(), events: events_tx, reply: tx, handler };
         let reactor = self.start_backend(job);
@@ -295,6 +296,7 @@ impl Host {
                 id,
                 queue,
                 name,
+                description,
                 details,
                 reactor,
                 events: events_rx,

@@ -152,6 +152,39 @@ impl HostRouter {
     pub fn embedder(&self) -> Option<String> {
         lock(&self.state).router.embedder().map(str::to_owned)
     }
+
+    /// Tool search with the model in the loop, without the gateway: the `ringmcp__find_tools`
+    /// definition to offer the model instead of every tool, naming each live server with what
+    /// it is for (give the model [`SEARCH_INSTRUCTIONS`](crate::route::find::SEARCH_INSTRUCTIONS)
+    /// with it). Its calls are answered by [`find_tools`](Self::find_tools).
+    pub fn find_tools_definition(&self) -> serde_json::Value {
+        let mut servers: Vec<crate::route::find::ServerBrief> = Vec::new();
+        for client in self.live.clients().into_iter().rev() {
+            if client.has_capability("tools") && !servers.iter().any(|s| s.name == client.name()) {
+                let (name, about) = (client.name().to_owned(), client.about());
+                servers.push(crate::route::find::ServerBrief { name, about });
+            }
+        }
+        servers.sort_by(|a, b| a.name.cmp(&b.name));
+        crate::route::find::definition(&servers)
+    }
+
+    /// Answers a `ringmcp__find_tools` call of the model (its `arguments`): the tool result to
+    /// hand back, whose `structuredContent.tools` are the definitions found (named
+    /// `server__tool`, as [`route`](Self::route) names them), after a
+    /// [`refresh`](Self::refresh).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`](super::Error::InvalidArgument) for arguments without a query
+    /// (answer the model with it: it says what is missing); as [`refresh`](Self::refresh).
+    pub async fn find_tools(&self, arguments: &serde_json::Value) -> Result<serde_json::Value> {
+        let (query, k) =
+            crate::route::find::arguments(arguments).map_err(super::Error::InvalidArgument)?;
+        self.refresh().await?;
+        let state = lock(&self.state);
+        let routing = state.router.route(query, k);
+        Ok(crate::route::find::result(query, &state.router, &routing))
+    }
 }
 
 impl State {

@@ -5,6 +5,7 @@
 //! - [`embed`]: the pluggable [`embed::Embedder`], the static MiniLM table that ships as one,
 //!   and the vector index;
 //! - [`bert`]: the full BERT encoder (all-MiniLM-L6-v2 from local weights) as another;
+//! - [`find`]: `ringmcp__find_tools`, tool search with the model in the loop;
 //! - [`router`]: the catalog, the fusion of both rankings with name boosts and diversity across
 //!   servers, and the token cost of the result;
 //! - [`tokens`]: BPE token counts (o200k_base);
@@ -19,6 +20,7 @@
 
 pub mod bert;
 pub mod embed;
+pub mod find;
 pub mod lexical;
 pub(crate) mod par;
 pub mod router;

@@ -315,7 +315,9 @@ fn list_changes(up: &Upstream) -> usize {
 fn tool_search_and_token_budget_modes() {
     let dir = TempDir::new("gw-search");
     let reference = json!({"command": ringmcp_bin(), "args": ["serve"]});
-    let config = json!({"mcpServers": {"alpha": reference, "beta": reference}});
+    let described = json!({"command": ringmcp_bin(), "args": ["serve"],
+                           "description": "Arithmetic and echoes for the tests"});
+    let config = json!({"mcpServers": {"alpha": described, "beta": reference}});
     let path = dir.0.join("search.json");
     std::fs::write(&path, serde_json::to_vec(&config).unwrap()).unwrap();
     let names = |list: &serde_json::Value| -> Vec<String> {
@@ -328,9 +330,17 @@ fn tool_search_and_token_budget_modes() {
     };
 
     let mut up = Upstream::start(&path, &["--tool-search"]);
-    assert_eq!(
-        names(&up.request("tools/list", json!({}))),
-        ["ringmcp__status", "ringmcp__find_tools"]
+    let list = up.request("tools/list", json!({}));
+    assert_eq!(names(&list), ["ringmcp__status", "ringmcp__find_tools"]);
+    // The model is told what can be found (each server, with what it is for) and how to search.
+    let about = list["result"]["tools"][1]["description"].as_str().unwrap();
+    assert!(about.contains("\n- alpha: Arithmetic and echoes for the tests\n- beta"), "{about}");
+    let instructions = up.init["result"]["instructions"].as_str().unwrap_or_default();
+    assert!(
+        instructions.contains("ringmcp__find_tools")
+            && instructions.contains("one search per step"),
+        "{}",
+        up.init
     );
     let before = list_changes(&up);
     let found = up.call("ringmcp__find_tools", json!({"query": "sum of two numbers", "k": 2}));

@@ -182,6 +182,34 @@ fn host_router_follows_the_servers_it_has() {
     a.blocking().shutdown();
 }
 
+/// Tool search with the model in the loop, from the library: the definition names each live
+/// server with what it is for, a call is answered with the definitions found, and a call
+/// without a query is the caller's error, saying what is missing.
+#[test]
+fn host_router_serves_find_tools_for_the_model() {
+    let host = host();
+    let spec = reference("alpha", &[]).description("Arithmetic for the tests");
+    let a = host.spawn_blocking(spec).unwrap();
+    let b = host.spawn_blocking(reference("beta", &[])).unwrap();
+    let router = host.router_with(None);
+    let def = router.find_tools_definition();
+    assert_eq!(def["name"], ringmcp::route::find::FIND_TOOLS);
+    let text = def["description"].as_str().unwrap();
+    assert!(text.contains("\n- alpha: Arithmetic for the tests\n- beta"), "{text}");
+    let arguments = json!({"query": "add two numbers", "k": 2});
+    let result = futures::executor::block_on(router.find_tools(&arguments)).unwrap();
+    let tools = result["structuredContent"]["tools"].as_array().unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names.len(), 2, "{result}");
+    assert!(names.iter().all(|n| n.ends_with("__add")), "{names:?}");
+    assert!(tools[0]["inputSchema"].is_object(), "whole definitions");
+    assert!(result["content"][0]["text"].as_str().unwrap().contains(names[0]), "{result}");
+    let missing = futures::executor::block_on(router.find_tools(&json!({"k": 2}))).unwrap_err();
+    assert_eq!(missing.fault(), ringmcp::host::Fault::Caller, "{missing}");
+    assert!(missing.to_string().contains("query"), "{missing}");
+    drop((a, b));
+}
+
 /// The router indexes on a thread of its own: while the first route indexes every tool, the
 /// caller's executor is free, so another future on the same one-thread executor finishes first.
 #[test]
@@ -192,19 +220,30 @@ fn host_router_indexes_off_the_callers_executor() {
     // only wait is the indexing.
     let a = host.spawn_blocking(reference("alpha", &["--era", "legacy"])).unwrap();
     futures::executor::block_on(a.tools()).unwrap();
-    let router = host.router_with(None);
-    let first = futures::executor::block_on(async {
-        let route = std::pin::pin!(router.route("add two numbers", 2));
-        match select(route, std::pin::pin!(async {})).await {
-            Either::Left(_) => "the route",
-            Either::Right((_, route)) => {
-                let got = route.await.unwrap();
-                assert_eq!(got.tools[0].name, "alpha__add", "{got:?}");
-                "the other future"
+    // An indexing on the caller's executor would finish before the other future every time;
+    // one on a thread of its own lets it first, unless the thread happens to be done by the
+    // first poll (a loaded machine may delay the caller that long): a few fresh tries.
+    let mut router = host.router_with(None);
+    let mut firsts = Vec::new();
+    for _ in 0..5 {
+        router = host.router_with(None);
+        let first = futures::executor::block_on(async {
+            let route = std::pin::pin!(router.route("add two numbers", 2));
+            match select(route, std::pin::pin!(async {})).await {
+                Either::Left(_) => "the route",
+                Either::Right((_, route)) => {
+                    let got = route.await.unwrap();
+                    assert_eq!(got.tools[0].name, "alpha__add", "{got:?}");
+                    "the other future"
+                }
             }
+        });
+        firsts.push(first);
+        if first == "the other future" {
+            break;
         }
-    });
-    assert_eq!(first, "the other future", "the indexing held the executor");
+    }
+    assert!(firsts.contains(&"the other future"), "the indexing held the executor: {firsts:?}");
     // Nothing changed: the next route finds the catalog as it was.
     let got = futures::executor::block_on(router.route("add two numbers", 2)).unwrap();
     assert_eq!(got.catalog, 6);

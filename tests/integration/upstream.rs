@@ -20,6 +20,8 @@ pub(crate) struct Upstream {
     /// The gateway's own requests (elicitation, sampling) seen so far, answered by `answerer`.
     pub(crate) asked: Vec<serde_json::Value>,
     answerer: Option<Answerer>,
+    /// The answer to its `initialize`.
+    pub(crate) init: serde_json::Value,
 }
 
 /// Answers the gateway's requests (elicitation, sampling): the `result` to send back.
@@ -74,6 +76,7 @@ impl Upstream {
             notifications: Vec::new(),
             asked: Vec::new(),
             answerer,
+            init: serde_json::Value::Null,
         };
         let init = up.request(
             "initialize",
@@ -81,6 +84,7 @@ impl Upstream {
                    "clientInfo": {"name": "test", "version": "1"}}),
         );
         assert_eq!(init["result"]["protocolVersion"], "2025-11-25", "{init}");
+        up.init = init;
         up.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
         up
     }

@@ -135,7 +135,9 @@ pub(crate) async fn run(
     let config = ServerConfig {
         server_info: Implementation::new("ringmcp-gateway", env!("CARGO_PKG_VERSION")),
         capabilities: dispatch::capabilities(),
-        instructions: None,
+        // With tool search, how to search (the model writes the queries).
+        instructions: (core.settings.routes_tools())
+            .then(|| crate::route::find::SEARCH_INSTRUCTIONS.to_owned()),
         versions: ProtocolVersion::ALL.to_vec(),
         // A person may be answering (sampling, elicitation, approvals).
         request_timeout: std::time::Duration::from_secs(600),
