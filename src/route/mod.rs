@@ -8,6 +8,7 @@
 //! - [`find`]: `ringmcp__find_tools`, tool search with the model in the loop;
 //! - [`router`]: the catalog, the fusion of both rankings with name boosts and diversity across
 //!   servers, and the token cost of the result;
+//! - [`steps`]: the steps of a request that names several, each routed on its own;
 //! - [`tokens`]: BPE token counts (o200k_base);
 //! - [`par`]: independent work (indexing new tools, encoding) spread over the cores;
 //! - [`values`]: the values a request carries (paths, URLs, commits, issue keys…), the
@@ -24,6 +25,7 @@ pub mod find;
 pub mod lexical;
 pub(crate) mod par;
 pub mod router;
+pub mod steps;
 pub mod tokens;
 pub mod values;
 

@@ -444,8 +444,45 @@ impl Router {
     }
 
     /// The `k` tools best fitting `query` by `ranker` (without an embedder, `Semantic` finds
-    /// nothing and `Fused` is lexical plus the name boosts).
+    /// nothing and `Fused` is lexical plus the name boosts). `Fused` routes each step of a
+    /// request that names several ([`steps::clauses`](super::steps::clauses)) on its own and
+    /// takes the steps' lists in turns, best first, `k` tools in all.
     pub fn route_with(&self, query: &str, k: usize, ranker: Ranker) -> Routing {
+        if ranker == Ranker::Fused {
+            let clauses = super::steps::clauses(query);
+            if clauses.len() > 1 {
+                return self.route_steps(&clauses, k);
+            }
+        }
+        self.route_one(query, k, ranker)
+    }
+
+    /// Each clause routed with the fused ranking, their lists merged in turns (the first of
+    /// each, then the second of each, ...) without repeats, up to `k`. (Taking each clause's
+    /// best first and the rest by relative score served fewer multi-step requests of the dev
+    /// half: bench/route/multistep.py.)
+    fn route_steps(&self, clauses: &[String], k: usize) -> Routing {
+        let lists: Vec<Routing> =
+            clauses.iter().map(|c| self.route_one(c, k, Ranker::Fused)).collect();
+        let mut tools: Vec<Routed> = Vec::with_capacity(k);
+        'turns: for rank in 0..k {
+            for list in &lists {
+                if tools.len() == k {
+                    break 'turns;
+                }
+                if let Some(t) = list.tools.get(rank)
+                    && !tools.iter().any(|have| have.name == t.name)
+                {
+                    tools.push(t.clone());
+                }
+            }
+        }
+        let tokens = tools.iter().map(|t| t.tokens).sum();
+        Routing { tools, tokens, all_tokens: self.all_tokens(), catalog: self.len() }
+    }
+
+    /// [`route_with`](Self::route_with) for one step.
+    fn route_one(&self, query: &str, k: usize, ranker: Ranker) -> Routing {
         let w = self.weights;
         let n = self.slots.len();
         // The router spells shorthand out ("PR" → pull request); each index alone, as the
