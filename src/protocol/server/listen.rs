@@ -61,20 +61,11 @@ pub(super) fn wants(filter: &ListenFilter, method: &str, params: Option<&Value>)
     })
 }
 
-/// One open listen stream.
-#[derive(Debug)]
-struct Listener {
-    /// The client's id of the `subscriptions/listen` request (its subscription id).
-    wire: Id,
-    /// The driver's stream it came on.
-    stream: Option<u64>,
-    granted: ListenFilter,
-}
-
-/// The open listen streams, by the key of their request.
+/// The open listen streams: what each was granted, by the key of its request (which stays
+/// open in the session: its client id and stream are the open request's).
 #[derive(Debug, Default)]
 pub(super) struct Listeners {
-    open: HashMap<Id, Listener>,
+    open: HashMap<Id, ListenFilter>,
 }
 
 impl Listeners {
@@ -110,7 +101,7 @@ impl<T> ServerSession<T> {
         let (wire, stream) = (open.wire(&key), open.stream);
         let params = json!({"notifications": granted, "_meta": {META_SUBSCRIPTION_ID: wire}});
         self.queue_notification("notifications/subscriptions/acknowledged", Some(params), stream);
-        self.listeners.open.insert(key, Listener { wire, stream, granted });
+        self.listeners.open.insert(key, granted);
     }
 
     /// A notification a listen stream carries: to each stream that asked for it, tagged with
@@ -119,9 +110,9 @@ impl<T> ServerSession<T> {
         if wants(&ListenFilter::default(), method, params).is_none() {
             return false;
         }
-        let to: Vec<(Id, Option<u64>)> = (self.listeners.open.values())
-            .filter(|l| wants(&l.granted, method, params) == Some(true))
-            .map(|l| (l.wire.clone(), l.stream))
+        let to: Vec<(Id, Option<u64>)> = (self.listeners.open.iter())
+            .filter(|(_, granted)| wants(granted, method, params) == Some(true))
+            .filter_map(|(key, _)| self.open.get(key).map(|o| (o.wire(key), o.stream)))
             .collect();
         for (wire, stream) in to {
             let mut params = params.cloned().unwrap_or_else(|| json!({}));
@@ -144,7 +135,7 @@ impl<T> ServerSession<T> {
     /// The URIs the open listen streams asked updates of.
     pub fn listened_uris(&self) -> Vec<String> {
         let mut uris: Vec<String> = (self.listeners.open.values())
-            .flat_map(|l| l.granted.resource_subscriptions.iter().cloned())
+            .flat_map(|granted| granted.resource_subscriptions.iter().cloned())
             .collect();
         uris.sort();
         uris.dedup();
