@@ -80,21 +80,7 @@ impl HostRouter {
     /// it was).
     pub async fn refresh(&self) -> Result<()> {
         let mut lists: Vec<(String, Arc<Vec<Tool>>)> = Vec::new();
-        // Newest first: a client kept for a server that was since replaced under the same
-        // name gives way to the replacement.
-        for client in self.live.clients().into_iter().rev() {
-            if !client.has_capability("tools") {
-                continue;
-            }
-            if lists.iter().any(|(name, _)| name == client.name()) {
-                if lock(&self.warned).insert(client.name().to_owned()) {
-                    tracing::warn!(
-                        server = client.name(),
-                        "router: two live servers of this name; routing to the newest (give each server a name of its own)"
-                    );
-                }
-                continue;
-            }
+        for client in self.servers() {
             match client.tools().await {
                 Ok(tools) => lists.push((client.name().to_owned(), tools)),
                 Err(e) => tracing::warn!(server = client.name(), "router: tools/list failed: {e}"),
@@ -158,15 +144,37 @@ impl HostRouter {
     /// it is for (give the model [`SEARCH_INSTRUCTIONS`](crate::route::find::SEARCH_INSTRUCTIONS)
     /// with it). Its calls are answered by [`find_tools`](Self::find_tools).
     pub fn find_tools_definition(&self) -> serde_json::Value {
-        let mut servers: Vec<crate::route::find::ServerBrief> = Vec::new();
-        for client in self.live.clients().into_iter().rev() {
-            if client.has_capability("tools") && !servers.iter().any(|s| s.name == client.name()) {
-                let (name, about) = (client.name().to_owned(), client.about());
-                servers.push(crate::route::find::ServerBrief { name, about });
-            }
-        }
+        let mut servers: Vec<crate::route::find::ServerBrief> = (self.servers().into_iter())
+            .map(|c| crate::route::find::ServerBrief {
+                name: c.name().to_owned(),
+                about: c.about(),
+            })
+            .collect();
         servers.sort_by(|a, b| a.name.cmp(&b.name));
         crate::route::find::definition(&servers)
+    }
+
+    /// The live servers that have tools, one per name: newest first, so that a client kept
+    /// for a server since replaced under the same name gives way to the replacement (warned
+    /// about once a name).
+    fn servers(&self) -> Vec<Client> {
+        let mut servers: Vec<Client> = Vec::new();
+        for client in self.live.clients().into_iter().rev() {
+            if !client.has_capability("tools") {
+                continue;
+            }
+            if servers.iter().any(|s| s.name() == client.name()) {
+                if lock(&self.warned).insert(client.name().to_owned()) {
+                    tracing::warn!(
+                        server = client.name(),
+                        "router: two live servers of this name; routing to the newest (give each server a name of its own)"
+                    );
+                }
+                continue;
+            }
+            servers.push(client);
+        }
+        servers
     }
 
     /// Answers a `ringmcp__find_tools` call of the model (its `arguments`): the tool result to
