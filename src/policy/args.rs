@@ -160,6 +160,10 @@ pub(crate) fn metachar(value: &str, allowed: &str) -> Option<&'static str> {
         listed.or_else(|| (!allowed.contains('$') && expands_variable(text)).then_some(VARIABLE))
     };
     found(value).or_else(|| {
+        // NFKC leaves ASCII as it is: only other text can hide a metacharacter.
+        if value.is_ascii() {
+            return None;
+        }
         let nfkc: String = value.nfkc().collect();
         if nfkc == value { None } else { found(&nfkc) }
     })
