@@ -320,17 +320,21 @@ mod tests {
         super::sse(b"");
         super::route(b"{\"model_type\":\"bert\"}\nfs\t{\"name\":\"read_file\",\"description\":\"Read a file\",\"inputSchema\":{\"properties\":{\"path\":{}}}}\nfs\t{\"name\":\"read_file\"}\ngh\t{\"name\":\"create_issue\"}\ngh\t[1]\nread ~/notes.txt\nopen a PR on acme/widgets #4\n\xff");
         super::route(b"RMCPEMB1");
-        // The seed model loads (so the fuzzer starts past the safetensors parser).
-        let model = include_bytes!("../fuzz/seeds/route/model");
-        let split = model.iter().position(|&b| b == b'\n').unwrap();
-        crate::route::BertEmbedder::from_parts(
-            "seed",
-            &model[..split],
-            &model[split + 1..],
-            "[PAD]\n[UNK]\n[CLS]\n[SEP]\nread\nfile\n##s\n",
-        )
-        .expect("the seed model loads");
-        super::route(model);
+        // The seed models load (so the fuzzer starts past the safetensors parser).
+        for (model, vocab) in [
+            (&include_bytes!("../fuzz/seeds/route/model")[..], super::route::VOCAB_BERT),
+            (&include_bytes!("../fuzz/seeds/route/model-mpnet")[..], super::route::VOCAB_MPNET),
+        ] {
+            let split = model.iter().position(|&b| b == b'\n').unwrap();
+            crate::route::BertEmbedder::from_parts(
+                "seed",
+                &model[..split],
+                &model[split + 1..],
+                vocab,
+            )
+            .expect("the seed model loads");
+            super::route(model);
+        }
         super::gateway(b"__\nfs\tread_file\nfs\tread.file\nx__y\tz\ngh\tr\xc3\xa9po\nringmcp-spill://a/b?offset=1\ngw:1");
     }
 }

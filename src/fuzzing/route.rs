@@ -16,19 +16,21 @@ type Tools = Vec<(String, Value)>;
 /// token totals add up (and each tool's count is its whole definition's, also after an edit
 /// that reuses the unchanged parts' counts), and replacing a server (whole, edited, in part, or
 /// with nothing) keeps the catalog consistent. Nothing panics.
+/// The fuzzed models' vocabularies: BERT's markers, MPNet's.
+pub(crate) const VOCAB_BERT: &str = "[PAD]\n[UNK]\n[CLS]\n[SEP]\nread\nfile\n##s\n";
+pub(crate) const VOCAB_MPNET: &str = "<s>\n<pad>\n</s>\n[UNK]\nread\nfile\n##s\n";
+
 pub fn route(data: &[u8]) {
     let _ = StaticEmbedder::from_bytes(data);
     // A model: the first line is config.json, the rest model.safetensors (the seeds hold a
-    // small valid one), over a fixed vocabulary; when it loads, it embeds.
+    // small valid one of each family), over a fixed vocabulary with BERT's or MPNet's markers;
+    // when it loads, it embeds.
     let split = data.iter().position(|&b| b == b'\n').unwrap_or(data.len());
     let weights = data.get(split + 1..).unwrap_or_default();
-    if let Ok(m) = BertEmbedder::from_parts(
-        "fuzz",
-        &data[..split],
-        weights,
-        "[PAD]\n[UNK]\n[CLS]\n[SEP]\nread\nfile\n##s\n",
-    ) {
-        assert_eq!(m.embed("read files").len(), m.dim());
+    for vocab in [VOCAB_BERT, VOCAB_MPNET] {
+        if let Ok(m) = BertEmbedder::from_parts("fuzz", &data[..split], weights, vocab) {
+            assert_eq!(m.embed("read files").len(), m.dim());
+        }
     }
     let (servers, queries) = catalog(&String::from_utf8_lossy(data));
     let mut router = Router::new().with_embedder(Arc::new(table()));

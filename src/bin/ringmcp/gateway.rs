@@ -39,8 +39,9 @@ pub(crate) struct Args {
     #[arg(long, value_name = "TOKENS")]
     tool_budget: Option<usize>,
     /// The tool router's embedder in those modes: a static table file, or a model folder for
-    /// the full encoder, e.g. .deps/embed/all-MiniLM-L6-v2 (config: `gateway.embeddings`;
-    /// default $RINGMCP_EMBED_TABLE, else the static table scripts/deps.sh builds).
+    /// the full encoder, e.g. .deps/embed/all-MiniLM-L6-v2 or .deps/embed/all-mpnet-base-v2
+    /// (config: `gateway.embeddings`; default $RINGMCP_EMBED_TABLE, else the static table
+    /// scripts/deps.sh builds).
     #[arg(long, value_name = "FILE|DIR")]
     embeddings: Option<PathBuf>,
     /// Keep tool and prompt names unchanged (one backend only): no `server__` prefix.

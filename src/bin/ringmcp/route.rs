@@ -37,10 +37,10 @@ pub(crate) struct Args {
     /// Which ranking: fused (default), lexical (BM25 alone) or semantic (embeddings alone).
     #[arg(long, value_name = "RANKER", default_value = "fused")]
     ranker: Ranker,
-    /// The embeddings: a static table file, or a sentence-transformers BERT folder
+    /// The embeddings: a static table file, or a sentence-transformers BERT or MPNet folder
     /// (config.json, model.safetensors, vocab.txt) for the full encoder, e.g.
-    /// .deps/embed/all-MiniLM-L6-v2 (default: $RINGMCP_EMBED_TABLE, else the static table
-    /// scripts/deps.sh builds in .deps/embed).
+    /// .deps/embed/all-MiniLM-L6-v2 or .deps/embed/all-mpnet-base-v2 (default:
+    /// $RINGMCP_EMBED_TABLE, else the static table scripts/deps.sh builds in .deps/embed).
     #[arg(long, value_name = "FILE|DIR", conflicts_with = "no_embed")]
     embeddings: Option<PathBuf>,
     /// The fusion's weights, for experiments (`lexical=0.2,server=0.25,tool=0.5,
@@ -50,7 +50,7 @@ pub(crate) struct Args {
     /// Rank by keywords alone (no embedding table).
     #[arg(long)]
     no_embed: bool,
-    /// Print how long loading and indexing took and what the index holds (to stderr).
+    /// Print how long loading, indexing and routing took and what the index holds (to stderr).
     #[arg(long)]
     stats: bool,
     #[command(flatten)]
@@ -181,6 +181,7 @@ fn batch(args: &Args, router: &Router, file: &PathBuf) -> Result<(), Failure> {
         .map_err(|e| Failure::usage(format!("cannot read {}: {e}", file.display())))?;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
+    let (mut routed, mut spent) = (0usize, std::time::Duration::ZERO);
     for (n, line) in std::io::BufReader::new(input).lines().enumerate() {
         let line =
             line.map_err(|e| Failure::usage(format!("cannot read {}: {e}", file.display())))?;
@@ -193,12 +194,22 @@ fn batch(args: &Args, router: &Router, file: &PathBuf) -> Result<(), Failure> {
             .get("query")
             .and_then(Value::as_str)
             .ok_or_else(|| bad("each line needs a \"query\" string"))?;
+        let t = Instant::now();
         let routing = router.route_with(query, args.k, args.ranker);
+        spent += t.elapsed();
+        routed += 1;
         let names: Vec<&str> = routing.tools.iter().map(|t| t.name.as_str()).collect();
         let line = json!({ "id": v.get("id").cloned().unwrap_or(Value::Null), "tools": names, "tokens": routing.tokens });
         writeln!(out, "{line}").map_err(|e| Failure::usage(format!("cannot write: {e}")))?;
     }
     out.flush().map_err(|e| Failure::usage(format!("cannot write: {e}")))?;
+    if args.stats && routed > 0 {
+        eprintln!(
+            "router: {routed} queries routed in {:.1} ms ({:.3} ms per query, one at a time)",
+            spent.as_secs_f64() * 1e3,
+            spent.as_secs_f64() * 1e3 / routed as f64
+        );
+    }
     Ok(())
 }
 
