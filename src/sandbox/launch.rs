@@ -220,7 +220,9 @@ fn landlock_paths(mounts: &[MountStep]) -> (Vec<PathBuf>, Vec<PathBuf>) {
 }
 
 /// The resource limits: open files, no core dumps, 4 GiB files, and (not as root, where the
-/// cgroup's pids limit does it) processes.
+/// cgroup's pids limit does it) processes; each held to the host's own hard limit, which the
+/// sandbox cannot raise (a host started under `ulimit -n 1024` gives its servers 1024 fds, not
+/// an `EPERM` at every spawn).
 fn rlimits(uid: u32, config: &SandboxConfig) -> Vec<(libc::__rlimit_resource_t, u64, u64)> {
     let nofile = config.nofile_max();
     let mut rlimits = vec![
@@ -231,6 +233,12 @@ fn rlimits(uid: u32, config: &SandboxConfig) -> Vec<(libc::__rlimit_resource_t, 
     if uid != 0 {
         let n = config.pids_max();
         rlimits.push((libc::RLIMIT_NPROC, n, n));
+    }
+    for (resource, soft, hard) in &mut rlimits {
+        if let Some(host) = super::sys::hard_limit(*resource) {
+            *soft = (*soft).min(host);
+            *hard = (*hard).min(host);
+        }
     }
     rlimits
 }

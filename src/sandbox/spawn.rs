@@ -75,7 +75,7 @@ pub struct Spawned {
 #[non_exhaustive]
 pub enum SpawnError {
     /// The program could not be started (not found, not executable, bad cwd, ...).
-    #[error("starting {program:?}: {source}")]
+    #[error("starting {program:?}: {source}{}", super::sys::fd_advice(source))]
     Exec {
         /// The program.
         program: OsString,
@@ -105,7 +105,7 @@ pub enum SpawnError {
     },
     /// A host-side step of starting the sandbox failed (a pipe, placing the helper in its
     /// cgroup, sending the plan, waiting for the server's exec).
-    #[error("sandbox: {step}: {source}")]
+    #[error("sandbox: {step}: {source}{}", super::sys::fd_advice(source))]
     Host {
         /// The step.
         step: &'static str,

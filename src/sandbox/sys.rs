@@ -81,6 +81,43 @@ pub(crate) fn cloexec_from(first: libc::c_int) -> io::Result<()> {
     Ok(())
 }
 
+/// This process's hard limit for `resource` (`None` when unlimited or unreadable): a sandbox
+/// can only lower a limit, never raise it past the host's own (no capability of the server's
+/// user namespace counts for the host's limits).
+pub(crate) fn hard_limit(resource: libc::__rlimit_resource_t) -> Option<u64> {
+    limits(resource).and_then(|(_, hard)| hard)
+}
+
+/// This process's soft and hard limits for `resource` (`None` for unlimited).
+pub(crate) fn limits(resource: libc::__rlimit_resource_t) -> Option<(Option<u64>, Option<u64>)> {
+    let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: a valid out-pointer.
+    cvt(unsafe { libc::getrlimit(resource, &mut lim) }).ok()?;
+    let finite = |v: libc::rlim_t| (v != libc::RLIM_INFINITY).then_some(v);
+    Some((finite(lim.rlim_cur), finite(lim.rlim_max)))
+}
+
+/// What to do about an error that ran out of file descriptors (empty for any other): the
+/// process's own limit (`EMFILE`, with its value) or the system's table (`ENFILE`).
+pub(crate) fn fd_advice(e: &io::Error) -> String {
+    match e.raw_os_error() {
+        Some(libc::EMFILE) => {
+            let soft = limits(libc::RLIMIT_NOFILE)
+                .and_then(|(soft, _)| soft)
+                .map_or_else(String::new, |n| format!(" of {n}"));
+            format!(
+                " (this process reached its open-file limit{soft}, RLIMIT_NOFILE: each server \
+                 holds a few fds; raise the limit, e.g. `ulimit -n 65536` or systemd's \
+                 LimitNOFILE=, or run fewer servers)"
+            )
+        }
+        Some(libc::ENFILE) => " (the system's open-file table is full, fs.file-max: close \
+                                 other programs' files or raise fs.file-max)"
+            .into(),
+        _ => String::new(),
+    }
+}
+
 /// The fds this process has open beyond 0-2 (the listing's own fd left out): what a server
 /// finds at start is checked with it (the attack probe, the reference server's `fds` tool).
 pub fn open_fds_beyond_stdio() -> Vec<i32> {

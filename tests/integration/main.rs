@@ -12,6 +12,7 @@ mod gateway;
 mod gateway_http;
 mod json_suite;
 mod leaks;
+mod limits;
 mod policy;
 mod python_sdk;
 mod reference;
