@@ -214,7 +214,8 @@ async fn listed<T: Default>(
 }
 
 /// Runs backend `index` for the gateway's life: start, serve, and restart with back-off.
-pub(crate) async fn supervise(core: Arc<Core>, index: usize) {
+/// `legacy`: the upstream client speaks a revision before 2026-07-28.
+pub(crate) async fn supervise(core: Arc<Core>, index: usize, legacy: bool) {
     let backend = core.backends[index].clone();
     let policy = core.settings.restart.clone();
     let mut failures = 0u32;
@@ -222,7 +223,7 @@ pub(crate) async fn supervise(core: Arc<Core>, index: usize) {
     loop {
         set(&backend, |s| s.health = Health::Starting);
         let started = Instant::now();
-        match core.spawn(backend.spec.clone()).await {
+        match start(&core, &backend.spec, legacy).await {
             Ok(client) => {
                 tracing::info!(
                     server = backend.name(),
@@ -294,6 +295,41 @@ pub(crate) async fn supervise(core: Arc<Core>, index: usize) {
         });
         tokio::time::sleep(delay).await;
     }
+}
+
+/// Starts a backend in its era. For a legacy client, a backend whose config leaves the era
+/// open speaks the `initialize` handshake, so that what it asks of the client (elicitation,
+/// sampling, roots) goes the way that client takes it: a server written for both eras may
+/// have no way to ask in 2026-07-28 (the Python SDK's tools that call `ctx.elicit` fail
+/// with "no back-channel"). A backend that refuses the handshake (it speaks only
+/// 2026-07-28) is started again with the probe, and its rounds are relayed as requests.
+async fn start(core: &Core, spec: &ServerSpec, legacy: bool) -> crate::host::Result<Client> {
+    if !legacy || spec.era.is_some() {
+        return core.spawn(spec.clone()).await;
+    }
+    let mut first = spec.clone();
+    first.era = Some(crate::protocol::Era::Legacy);
+    match core.spawn(first).await {
+        Err(e) if refused_handshake(&e) => {
+            let why = e.request_error().map(ToString::to_string).unwrap_or_default();
+            tracing::info!(
+                server = %spec.name,
+                "backend refused the initialize handshake ({why}): speaking 2026-07-28 to it"
+            );
+            core.spawn(spec.clone()).await
+        }
+        started => started,
+    }
+}
+
+/// Whether a start failed because the server answered `initialize` with an error or with a
+/// revision the handshake does not take (not because it crashed or stayed silent).
+fn refused_handshake(e: &crate::host::Error) -> bool {
+    use crate::protocol::RequestError;
+    matches!(
+        e.request_error(),
+        Some(RequestError::Rpc(_) | RequestError::UnsupportedVersion { .. })
+    ) && matches!(e, crate::host::Error::Handshake(_))
 }
 
 fn set(backend: &Backend, f: impl FnOnce(&mut State)) {

@@ -332,11 +332,15 @@ impl Core {
         }
     }
 
-    /// Starts every backend's supervisor (on the current tokio runtime).
-    pub(crate) fn start(self: &Arc<Self>) {
+    /// Starts every backend's supervisor (on the current tokio runtime) for a client of
+    /// revision `client`: a backend whose era the config leaves open speaks the client's era
+    /// (docs/gateway.md, "Eras").
+    pub(crate) fn start(self: &Arc<Self>, client: crate::protocol::ProtocolVersion) {
+        let legacy = !client.is_modern();
         let mut supervisors = lock(&self.supervisors);
         for i in 0..self.backends.len() {
-            supervisors.push(tokio::spawn(backend::supervise(self.clone(), i)).abort_handle());
+            let supervisor = backend::supervise(self.clone(), i, legacy);
+            supervisors.push(tokio::spawn(supervisor).abort_handle());
         }
     }
 

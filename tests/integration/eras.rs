@@ -1,6 +1,7 @@
 //! Both eras behind one API, over stdio, against the reference server in each of its modes
 //! (`ringmcp serve --era legacy|silent|modern|dual`): the `server/discover` probe and its
-//! fallback, the per-server era cache, and 2026-07-28 `input_required` rounds.
+//! fallback, the per-server era cache, 2026-07-28 `input_required` rounds, and the era the
+//! gateway speaks to its backends for a legacy client.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -201,4 +202,47 @@ fn subscriptions_go_through_the_listen_stream() {
     assert!(changed, "list_changed arrived on the listen stream");
     let stats = client.blocking().stats().unwrap().session;
     assert_eq!(stats.violations, 0, "{stats:?}");
+}
+
+/// A legacy client behind the gateway keeps what a backend asks of it: a backend written for
+/// both eras on the Python SDK, whose tools elicit and sample through server requests, gets
+/// the `initialize` handshake (in 2026-07-28 it would have no back-channel and its calls would
+/// fail), and its requests reach the client; a backend that speaks only 2026-07-28 still comes
+/// up, on the probe.
+#[test]
+fn the_gateway_speaks_a_legacy_clients_era_to_its_backends() {
+    use crate::upstream::Upstream;
+    use crate::util::{TempDir, deps_dir, require, ringmcp_bin};
+    let Some(python) = require(deps_dir().join("venv/bin/python"), "Python venv with the mcp SDK")
+    else {
+        return;
+    };
+    let dir = TempDir::new("gw-eras");
+    let py_server = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/servers/py_echo_server.py");
+    let config = json!({"mcpServers": {
+        "py": {"command": python, "args": [py_server]},
+        "modern": {"command": ringmcp_bin(), "args": ["serve", "--era", "modern"]},
+    }});
+    let path = dir.0.join("gateway.json");
+    std::fs::write(&path, serde_json::to_vec(&config).unwrap()).unwrap();
+    let answerer: crate::upstream::Answerer =
+        Box::new(|request| match request["method"].as_str() {
+            Some("elicitation/create") => json!({"action": "accept", "content": {"ok": true}}),
+            Some("sampling/createMessage") => json!({"role": "assistant", "model": "test",
+            "content": {"type": "text", "text": "a short summary"}}),
+            other => panic!("the gateway asked {other:?}"),
+        });
+    let capabilities = json!({"elicitation": {}, "sampling": {}});
+    let mut up = Upstream::start_with(&path, &[], &[], capabilities, Some(answerer));
+    let confirmed = up.call("py__confirm", json!({"question": "Deploy now?"}));
+    assert_eq!(confirmed["result"]["content"][0]["text"], "accept: True", "{confirmed}");
+    let summary = up.call("py__summarize", json!({"text": "a long text"}));
+    assert_eq!(summary["result"]["content"][0]["text"], "a short summary", "{summary}");
+    let methods: Vec<&str> = up.asked.iter().map(|r| r["method"].as_str().unwrap()).collect();
+    assert_eq!(methods, ["elicitation/create", "sampling/createMessage"]);
+    assert_eq!(up.status("py")["protocolVersion"], "2025-11-25");
+    assert_eq!(up.status("modern")["protocolVersion"], "2026-07-28");
+    let sum = up.call("modern__add", json!({"a": 2, "b": 40}));
+    assert_eq!(sum["result"]["content"][0]["text"], "42", "{sum}");
 }

@@ -586,7 +586,6 @@ fn start(server: &Arc<Server>, what: &str) -> Result<mpsc::Sender<Input>, Refusa
     })?;
     let (tx, rx) = mpsc::channel(256);
     let core = gateway.core;
-    core.start();
     tokio::spawn(run(core, inbox.0, Source::Channel(rx), Router::Http(Streams::new())));
     Ok(tx)
 }

@@ -123,6 +123,8 @@ struct Loop {
     parked: HashMap<String, Parked>,
     /// A task's id → the id of the retry that now waits for its answer.
     retried: HashMap<Id, Id>,
+    /// Whether the backends were started (once the client's revision is known).
+    started: bool,
 }
 
 /// Serves one upstream session until its input ends.
@@ -155,6 +157,7 @@ pub(crate) async fn run(
         again: false,
         parked: HashMap::new(),
         retried: HashMap::new(),
+        started: false,
     };
     loop {
         if !l.flush() {
@@ -171,6 +174,7 @@ pub(crate) async fn run(
             input = frames.next() => match input {
                 Some(Input::Frame(f, origin)) => {
                     l.session.handle_frame_from(&f, origin, Instant::now());
+                    l.start_backends();
                 }
                 Some(Input::Oversized(id, len)) => l.session.reject(id.as_ref(), ErrorObject::new(
                     codes::INVALID_REQUEST,
@@ -218,6 +222,18 @@ pub(crate) async fn run(
 }
 
 impl Loop {
+    /// Starts the backends once the client's revision is known (its `initialize`, or its
+    /// first 2026-07-28 request), in that revision's era (docs/gateway.md, "Eras").
+    fn start_backends(&mut self) {
+        if self.started {
+            return;
+        }
+        if let Some(version) = self.session.version().or(self.session.latest_version()) {
+            self.started = true;
+            self.core.start(version);
+        }
+    }
+
     /// Writes what the session has to send; `false` when stdout is gone.
     fn flush(&mut self) -> bool {
         while let Some(line) = self.session.poll_transmit() {

@@ -134,7 +134,6 @@ pub fn serve_stdio(gateway: Gateway, inbox: Inbox) -> Result<(), GatewayError> {
             Ok(s) => Source::Stdin(Box::new(s)),
             Err(e) => return Err(GatewayError::Io(e)),
         };
-        core.start();
         run(core, inbox.0, source, Router::Direct(StdoutSink::new(output)?)).await;
         Ok(())
     })?;
@@ -342,7 +341,6 @@ where
     })?;
     let core = gateway.core;
     runtime.block_on(async {
-        core.start();
         run(core, inbox.0, Source::Channel(frames), Router::Stdio(lines)).await;
     });
     // The runtime's tasks are dropped with it, an indexing still running on the blocking pool
