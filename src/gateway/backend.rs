@@ -3,7 +3,7 @@
 //! (docs/gateway.md, "Resilience").
 
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Instant, SystemTime};
 
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -14,9 +14,6 @@ use crate::protocol::{Prompt, Resource, Tool};
 use super::catalog::{Lists, ToolFilter};
 use super::outbox::Out;
 use super::{BackendSpec, Core, lock};
-
-/// A backend stays up this long before its back-off starts again from the first delay.
-const STABLE_AFTER: Duration = Duration::from_secs(60);
 
 /// Where a backend is in its life.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -213,17 +210,20 @@ async fn listed<T: Default>(
     })
 }
 
-/// Runs backend `index` for the gateway's life: start, serve, and restart with back-off.
-/// `legacy`: the upstream client speaks a revision before 2026-07-28.
+/// Runs backend `index` for the gateway's life: start it (again, with back-off, while its
+/// first start fails), then serve it while the host's supervision restarts it whenever it
+/// goes away (docs/host.md, "Supervision"), until that gives up. `legacy`: the upstream
+/// client speaks a revision before 2026-07-28.
 pub(crate) async fn supervise(core: Arc<Core>, index: usize, legacy: bool) {
     let backend = core.backends[index].clone();
     let policy = core.settings.restart.clone();
+    let spec = backend.spec.clone().restart(policy.clone());
     let mut failures = 0u32;
     let mut first = true;
     loop {
         set(&backend, |s| s.health = Health::Starting);
         let started = Instant::now();
-        match start(&core, &backend.spec, legacy).await {
+        match start(&core, &spec, legacy).await {
             Ok(client) => {
                 tracing::info!(
                     server = backend.name(),
@@ -231,38 +231,24 @@ pub(crate) async fn supervise(core: Arc<Core>, index: usize, legacy: bool) {
                     "backend up in {} ms",
                     started.elapsed().as_millis()
                 );
-                let level = lock(&core.log_level).clone();
-                if let Some(level) = level
-                    && (client.has_capability("logging") || client.protocol_version().is_modern())
-                    && let Err(e) = client.set_log_level(&level).await
-                {
-                    tracing::info!(server = backend.name(), "logging/setLevel {level}: {e}");
-                }
                 let events = client.events();
-                set(&backend, |s| {
-                    s.health = Health::Up;
-                    s.client = Some(client.clone());
-                    s.up_since = Some(Instant::now());
-                });
-                core.invalidate();
+                set_log_level(&core, &backend, &client).await;
+                came_up(&core, &backend, &client);
                 if std::mem::take(&mut first) {
                     core.settle();
                 }
-                core.upstream.send(Out::ListsChanged);
                 let reason = forward_events(&core, index, &client, events).await;
-                let up_for = started.elapsed();
                 drop(client);
-                if up_for >= STABLE_AFTER {
-                    failures = 0;
-                }
-                tracing::warn!(server = backend.name(), "backend went away: {reason}");
+                tracing::error!(server = backend.name(), "backend stays down: {reason}");
                 set(&backend, |s| {
+                    s.health = Health::Stopped;
                     s.client = None;
                     s.up_since = None;
                     s.last_error = Some(reason);
                 });
                 core.invalidate();
                 core.upstream.send(Out::ListsChanged);
+                return;
             }
             Err(e) => {
                 tracing::warn!(server = backend.name(), "backend failed to start: {e}");
@@ -295,6 +281,29 @@ pub(crate) async fn supervise(core: Arc<Core>, index: usize, legacy: bool) {
         });
         tokio::time::sleep(delay).await;
     }
+}
+
+/// The upstream client's `logging/setLevel`, given to a backend that comes up (the host gives
+/// it again after each restart).
+async fn set_log_level(core: &Core, backend: &Backend, client: &Client) {
+    let level = lock(&core.log_level).clone();
+    if let Some(level) = level
+        && (client.has_capability("logging") || client.protocol_version().is_modern())
+        && let Err(e) = client.set_log_level(&level).await
+    {
+        tracing::info!(server = backend.name(), "logging/setLevel {level}: {e}");
+    }
+}
+
+/// A backend is up (first start or restart): its tools join the lists.
+fn came_up(core: &Core, backend: &Backend, client: &Client) {
+    set(backend, |s| {
+        s.health = Health::Up;
+        s.client = Some(client.clone());
+        s.up_since = Some(Instant::now());
+    });
+    core.invalidate();
+    core.upstream.send(Out::ListsChanged);
 }
 
 /// Starts a backend in its era. For a legacy client, a backend whose config leaves the era
@@ -336,8 +345,8 @@ fn set(backend: &Backend, f: impl FnOnce(&mut State)) {
     f(&mut lock(&backend.state));
 }
 
-/// Forwards the backend's notifications upstream until its connection ends; returns why it
-/// ended.
+/// Forwards the backend's notifications upstream, and follows its restarts, until the host
+/// stops restarting it; returns why.
 async fn forward_events(
     core: &Core,
     index: usize,
@@ -381,6 +390,28 @@ async fn forward_events(
                     server = %name,
                     "sandbox limits hit: {oom_kills} OOM kills, {refused_forks} refused forks"
                 );
+            }
+            ServerEvent::Restarting { reason, attempt, delay } => {
+                tracing::warn!(
+                    server = %name,
+                    "backend went away: {reason}; restarting in {} ms (attempt {attempt})",
+                    delay.as_millis()
+                );
+                let backend = &core.backends[index];
+                set(backend, |s| {
+                    s.health = Health::Restarting { in_ms: delay.as_millis() as u64 };
+                    s.next_try = Some(Instant::now() + delay);
+                    s.restarts += 1;
+                    s.client = None;
+                    s.up_since = None;
+                    s.last_error = Some(reason);
+                });
+                core.invalidate();
+                core.upstream.send(Out::ListsChanged);
+            }
+            ServerEvent::Restarted { restarts, version } => {
+                tracing::info!(server = %name, %version, "backend back up (restart {restarts})");
+                came_up(core, &core.backends[index], client);
             }
             ServerEvent::Closed(reason) => return reason.to_string(),
         }

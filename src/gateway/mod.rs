@@ -37,6 +37,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::Value;
 
+pub use crate::host::RestartPolicy;
 use crate::host::{Host, ServerSpec};
 
 pub use backend::{BackendStatus, Health};
@@ -93,34 +94,6 @@ impl Default for GatewaySettings {
             tool_budget: None,
             embeddings: None,
         }
-    }
-}
-
-/// Restarts with exponential back-off: `initialDelayMs`, doubled after each failure up to
-/// `maxDelayMs`, reset once a backend stayed up for a minute; `maxRestarts` in a row, then
-/// the backend stays down (absent: no limit).
-#[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
-pub struct RestartPolicy {
-    /// The first delay.
-    pub initial_delay_ms: u64,
-    /// The longest delay.
-    pub max_delay_ms: u64,
-    /// Restarts in a row before giving up (`None`: never give up).
-    pub max_restarts: Option<u32>,
-}
-
-impl Default for RestartPolicy {
-    fn default() -> Self {
-        RestartPolicy { initial_delay_ms: 500, max_delay_ms: 30_000, max_restarts: None }
-    }
-}
-
-impl RestartPolicy {
-    /// The delay before restart number `n` (1-based) of a run of failures.
-    pub fn delay(&self, n: u32) -> Duration {
-        let factor = 1u64 << n.saturating_sub(1).min(20);
-        Duration::from_millis(self.initial_delay_ms.saturating_mul(factor).min(self.max_delay_ms))
     }
 }
 

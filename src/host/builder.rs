@@ -256,23 +256,28 @@ impl HostBuilder {
                 return Err(Error::Reactor(e));
             }
         };
-        Ok(Host {
+        let (jobs, spawner) = spawner;
+        let launcher = launcher::Launcher {
             reactor,
-            spawner: Some(spawner),
-            session: self.session,
-            thread: Some(thread),
+            jobs: std::sync::Mutex::new(Some(jobs)),
             next_id: AtomicU64::new(1),
             events_capacity: self.events_capacity,
             queue_limit: self.queue_limit,
-            features,
             parser: self.parser,
             max_request: self.max_request,
             spill_store,
+            session: self.session,
             handler: self.handler,
             policy: self.policy,
             eras: Arc::default(),
             live: router::LiveClients::default(),
             taint: Arc::default(),
+        };
+        Ok(Host {
+            launcher: Arc::new(launcher),
+            thread: Some(thread),
+            spawner: Some(spawner),
+            features,
         })
     }
 

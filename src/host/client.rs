@@ -77,6 +77,9 @@ pub(crate) struct ClientInner {
     pub(crate) events: EventStream,
     /// The policy gate, when the host has a policy: every request passes it first.
     pub(crate) gate: Option<Arc<super::gate::Gate>>,
+    /// Whether the server is restarted when it goes away (its requests in flight then fail
+    /// with [`Error::Restarted`]).
+    pub(crate) supervised: bool,
 }
 
 impl Drop for ClientInner {
@@ -96,16 +99,36 @@ impl Drop for ClientInner {
 /// of them is also on the [`blocking`](Self::blocking) view, for synchronous code (not to be
 /// used from inside an async task). Every `tools/call` goes through one road, [`ToolCall`]
 /// ([`call`](Self::call)), which the `call_tool*` conveniences end in.
+///
+/// A server started with [`ServerSpec::restart`](super::ServerSpec::restart) keeps its
+/// `Client` across restarts: each restart swaps in the new connection (docs/host.md,
+/// "Supervision").
 #[derive(Clone)]
 pub struct Client {
-    inner: Arc<ClientInner>,
+    cell: Arc<Cell>,
+}
+
+/// What every clone of a [`Client`] shares: the server's current connection, and its
+/// supervision when it is restarted.
+pub(crate) struct Cell {
+    name: Arc<str>,
+    current: std::sync::RwLock<Arc<ClientInner>>,
+    pub(crate) supervision: Option<Arc<super::supervise::Supervision>>,
+}
+
+impl Drop for Cell {
+    fn drop(&mut self) {
+        if let Some(s) = &self.supervision {
+            s.stop();
+        }
+    }
 }
 
 impl std::fmt::Debug for Client {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Client")
-            .field("name", &self.inner.name)
-            .field("version", &self.inner.details.version)
+            .field("name", &self.cell.name)
+            .field("version", &self.inner().details.version)
             .finish()
     }
 }
@@ -132,33 +155,69 @@ fn malformed(server: &Arc<str>, method: &str, reason: String) -> Error {
 }
 
 impl Client {
-    pub(crate) fn new(inner: ClientInner) -> Client {
-        Client { inner: Arc::new(inner) }
+    pub(crate) fn new(
+        inner: ClientInner,
+        supervision: Option<Arc<super::supervise::Supervision>>,
+    ) -> Client {
+        let name = inner.name.clone();
+        let current = std::sync::RwLock::new(Arc::new(inner));
+        Client { cell: Arc::new(Cell { name, current, supervision }) }
+    }
+
+    /// The current connection (a restarted server's newest).
+    pub(crate) fn inner(&self) -> Arc<ClientInner> {
+        self.cell.current.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+    }
+
+    /// Swaps in a restarted server's new connection; the old one is shut down once its last
+    /// user lets go of it.
+    pub(crate) fn replace(&self, inner: ClientInner) {
+        let new = Arc::new(inner);
+        let mut current =
+            self.cell.current.write().unwrap_or_else(std::sync::PoisonError::into_inner);
+        *current = new;
+    }
+
+    /// Its supervision, when it is restarted.
+    pub(crate) fn supervision(&self) -> Option<&Arc<super::supervise::Supervision>> {
+        self.cell.supervision.as_ref()
+    }
+
+    /// The client of a cell (the supervisor's, after a restart).
+    pub(crate) fn from_cell(cell: Arc<Cell>) -> Client {
+        Client { cell }
+    }
+
+    /// For a server started with [`ServerSpec::restart`](super::ServerSpec::restart): whether
+    /// it is up, being restarted or given up on, its restarts and its last error (`None` for
+    /// a server that is not restarted).
+    pub fn supervision_status(&self) -> Option<super::SupervisionStatus> {
+        self.supervision().map(|s| s.status())
     }
 
     /// A weak reference (the host's list of live clients holds these).
-    pub(crate) fn downgrade(&self) -> std::sync::Weak<ClientInner> {
-        Arc::downgrade(&self.inner)
+    pub(crate) fn downgrade(&self) -> std::sync::Weak<Cell> {
+        Arc::downgrade(&self.cell)
     }
 
     /// The client of a weak reference, while it lives.
-    pub(crate) fn upgrade(weak: &std::sync::Weak<ClientInner>) -> Option<Client> {
-        weak.upgrade().map(|inner| Client { inner })
+    pub(crate) fn upgrade(weak: &std::sync::Weak<Cell>) -> Option<Client> {
+        weak.upgrade().map(|cell| Client { cell })
     }
 
     /// The server's name (from its spec).
     pub fn name(&self) -> &str {
-        &self.inner.name
+        &self.cell.name
     }
 
     /// What the server is for, in a few words: its spec's `description`, else what its
     /// handshake said of it (`serverInfo`'s description or title, its `instructions`' first
     /// sentence). How tool search names it ([`route::find`](crate::route::find)).
     pub fn about(&self) -> Option<String> {
-        let init = &self.inner.details.init;
+        let init = &self.inner().details.init;
         let info = serde_json::to_value(&init.server_info).ok();
         crate::route::find::about(
-            self.inner.description.as_deref(),
+            self.inner().description.as_deref(),
             info.as_ref(),
             init.instructions.as_deref(),
         )
@@ -166,23 +225,23 @@ impl Client {
 
     /// The negotiated protocol revision.
     pub fn protocol_version(&self) -> ProtocolVersion {
-        self.inner.details.version
+        self.inner().details.version
     }
 
     /// The server's `InitializeResult` (serverInfo, capabilities, instructions).
-    pub fn server_info(&self) -> &InitializeResult {
-        &self.inner.details.init
+    pub fn server_info(&self) -> InitializeResult {
+        self.inner().details.init.clone()
     }
 
     /// Whether the server declared capability `name` (`"tools"`, `"resources"`, ...).
     pub fn has_capability(&self, name: &str) -> bool {
-        self.inner.details.has_capability(name)
+        self.inner().details.has_capability(name)
     }
 
     /// The server's notifications, protocol violations and end, as a stream. All clones of a
     /// client share one stream (each event goes to one receiver).
     pub fn events(&self) -> EventStream {
-        self.inner.events.clone()
+        self.inner().events.clone()
     }
 
     /// Replaces the roots this client answers `roots/list` with, and tells the server
@@ -195,6 +254,9 @@ impl Client {
     /// confines it to.
     pub fn set_roots(&self, roots: Vec<crate::protocol::Root>) -> Result<()> {
         let permit = self.pass(Request::Roots(&roots))?;
+        if let Some(s) = self.supervision() {
+            s.remember_roots(&roots);
+        }
         self.command(ServerCommand::SetRoots { roots }, permit);
         Ok(())
     }
@@ -237,7 +299,8 @@ impl Client {
     /// for a refetch (a tool's `taskSupport` and `outputSchema` rarely change, and servers
     /// announce a change right after the handshake whether or not anything changed).
     pub(crate) fn cached_tool(&self, name: &str) -> Option<CachedTool> {
-        let cache = self.inner.cache.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let inner = self.inner();
+        let cache = inner.cache.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let list = cache.tools.as_ref()?.list.clone();
         let index = list.iter().position(|t| t.name == name)?;
         Some(CachedTool { list, index })
@@ -293,7 +356,7 @@ impl Client {
             })?;
             client.screen_read(&shown, &mut value);
             serde_json::from_value(value)
-                .map_err(|e| malformed(&client.inner.name, "resources/read", e.to_string()))
+                .map_err(|e| malformed(&client.inner().name, "resources/read", e.to_string()))
         }
     }
 
@@ -321,6 +384,9 @@ impl Client {
         uri: &str,
     ) -> impl Future<Output = Result<()>> + Send + 'static {
         use futures::future::Either;
+        if let Some(s) = self.supervision() {
+            s.remember_subscription(uri, true);
+        }
         if self.protocol_version().is_modern() {
             let params = json!({ "uri": uri });
             let uri = uri.to_owned();
@@ -354,6 +420,9 @@ impl Client {
         uri: &str,
     ) -> impl Future<Output = Result<()>> + Send + 'static {
         use futures::future::Either;
+        if let Some(s) = self.supervision() {
+            s.remember_subscription(uri, false);
+        }
         if self.protocol_version().is_modern() {
             let outcome = self.require(&["resources", "subscribe"]).map(|()| {
                 self.update_listen(|f| f.resource_subscriptions.retain(|u| u != uri));
@@ -378,6 +447,9 @@ impl Client {
         const LEVELS: [&str; 8] =
             ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"];
         let params = json!({ "level": level });
+        if let (Some(s), true) = (self.supervision(), LEVELS.contains(&level)) {
+            s.remember_log_level(level);
+        }
         let sent: Result<futures::future::Either<_, _>> = if !LEVELS.contains(&level) {
             Err(Error::InvalidArgument(format!("{level:?} is not a log level (one of {LEVELS:?})")))
         } else if self.protocol_version().is_modern() {
@@ -435,7 +507,7 @@ impl Client {
 
     /// Fails unless the server declared the capability at `path` (e.g. `resources.subscribe`).
     fn require(&self, path: &[&str]) -> Result<()> {
-        let caps = &self.inner.details.init.capabilities;
+        let caps = &self.inner().details.init.capabilities;
         let found = path
             .iter()
             .try_fold(caps, |v, key| v.get(key))
@@ -445,7 +517,7 @@ impl Client {
         } else {
             Err(Error::InvalidArgument(format!(
                 "server {:?} did not declare the `{}` capability",
-                self.inner.name,
+                self.inner().name,
                 path.join(".")
             )))
         }
@@ -497,15 +569,18 @@ impl Client {
     /// [`Error::ReactorStopped`] when the server has already been removed.
     pub async fn stats(&self) -> Result<ServerStats> {
         let (tx, rx) = oneshot::channel();
-        self.inner.reactor.send(self.inner.id, ServerCommand::Stats { reply: tx });
+        self.inner().reactor.send(self.inner().id, ServerCommand::Stats { reply: tx });
         rx.await.map_err(|_| Error::ReactorStopped)
     }
 
     /// Runs the shutdown sequence (close stdin, SIGTERM after 2 s, SIGKILL after 2 more) and
     /// waits for the process to be reaped; returns how it ended.
     pub async fn shutdown(&self) -> CloseReason {
+        if let Some(s) = self.supervision() {
+            s.stop();
+        }
         let (tx, rx) = oneshot::channel();
-        self.inner.reactor.send(self.inner.id, ServerCommand::Shutdown { reply: Some(tx) });
+        self.inner().reactor.send(self.inner().id, ServerCommand::Shutdown { reply: Some(tx) });
         rx.await.unwrap_or(CloseReason::Shutdown)
     }
 }

@@ -45,6 +45,8 @@ pub struct ServerSpec {
     /// What the server is for, in a few words (its config's `"description"`): how tool
     /// search names it to the model ([`route::find`](crate::route::find)).
     pub description: Option<String>,
+    /// How it is restarted when it goes away (its config's `"restart"`; absent: it is not).
+    pub restart: Option<super::RestartPolicy>,
     /// The first builder call that did not apply to this kind of server.
     misuse: Option<&'static str>,
 }
@@ -86,6 +88,7 @@ impl ServerSpec {
             era: None,
             policy: None,
             description: None,
+            restart: None,
             misuse: None,
         }
     }
@@ -151,6 +154,16 @@ impl ServerSpec {
             Endpoint::Http(remote) => format!("url {}", remote.url),
             Endpoint::Stdio(l) => format!("cmd {:?} {:?} {:?}", l.program, l.args, l.cwd),
         }
+    }
+
+    /// Restarts the server when it goes away, as `policy` says (docs/host.md,
+    /// "Supervision"): the [`Client`](super::Client) stays the same, its requests in flight
+    /// fail with [`Error::Restarted`](super::Error::Restarted), and its events tell of each
+    /// restart.
+    #[must_use]
+    pub fn restart(mut self, policy: super::RestartPolicy) -> Self {
+        self.restart = Some(policy);
+        self
     }
 
     /// Finds the revision this way instead of the host's ([`Era::Legacy`] to skip the
@@ -288,6 +301,8 @@ struct Entry {
     tools: Option<Value>,
     /// What the server is for, in a few words (tool search names it so).
     description: Option<String>,
+    /// How it is restarted when it goes away (`{}` for the defaults).
+    restart: Option<super::RestartPolicy>,
     /// Other keys (`url`, `type`, `disabled`, ...), kept for later layers.
     #[serde(flatten)]
     _other: BTreeMap<String, Value>,
@@ -406,6 +421,8 @@ impl Config {
                 spec = spec.header(k, v);
             }
             spec.era = entry.era;
+            spec.restart = entry.restart.clone();
+            spec.restart = entry.restart.clone();
             spec.policy = entry.policy.clone();
             spec.description = entry.description.clone();
             if let Some(oauth) = &entry.oauth {
@@ -426,6 +443,7 @@ impl Config {
             spec = spec.sandbox(Some(sandbox.clone()));
         }
         spec.era = entry.era;
+        spec.restart = entry.restart.clone();
         spec.policy = entry.policy.clone();
         spec.description = entry.description.clone();
         Ok(spec)

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use serde_json::json;
 
 use crate::jsonrpc::{ErrorObject, codes};
-use crate::protocol::{Fault, RequestError};
+use crate::protocol::{CloseReason, Fault, RequestError};
 use crate::queue::QUEUE_FULL_MESSAGE;
 use crate::sandbox::SpawnError;
 
@@ -72,6 +72,30 @@ pub enum Error {
     /// The host was dropped or its reactor thread died.
     #[error("the host's reactor has stopped")]
     ReactorStopped,
+    /// A server started with [`ServerSpec::restart`](super::ServerSpec::restart) went away
+    /// while this request was in flight. The request was not re-sent (it may have taken
+    /// effect); the server is being restarted ([`ServerEvent::Restarting`](super::ServerEvent::Restarting)).
+    #[error(
+        "server {server:?} went away during the request ({reason}) and is being restarted; the request was not re-sent: send it again once the server is back if repeating it is safe"
+    )]
+    Restarted {
+        /// The server's name.
+        server: Arc<str>,
+        /// How its connection ended.
+        reason: CloseReason,
+    },
+    /// A server started with [`ServerSpec::restart`](super::ServerSpec::restart) is down:
+    /// being restarted (`retry_after` says when the next start is tried), or given up on after
+    /// failing too often in a row (`retry_after` is `None`). Nothing was sent.
+    #[error("server {server:?} is not available: {why}")]
+    Unavailable {
+        /// The server's name.
+        server: Arc<str>,
+        /// Why, and what to do.
+        why: String,
+        /// When the next start is tried, while it is being restarted.
+        retry_after: Option<std::time::Duration>,
+    },
     /// The tool router's indexing failed (a bug: it panicked); the catalog stays as it was and
     /// the next route tries again.
     #[error("the tool router's indexing failed ({0}); the next route indexes again")]
@@ -100,6 +124,7 @@ impl Error {
         match self {
             Error::Server { source, .. } => source.fault(),
             Error::Handshake(failure) => failure.source.fault(),
+            Error::Restarted { .. } | Error::Unavailable { .. } => Fault::Peer,
             Error::Spawn { source, .. } => spawn_fault(source),
             Error::Policy { denial, .. } if denial.kind == crate::policy::DenialKind::Audit => {
                 Fault::Io
@@ -206,6 +231,17 @@ impl From<&Error> for ErrorObject {
         if let Error::Policy { denial, .. } = e {
             return ErrorObject::new(denial.code(), e.to_string())
                 .with_data(json!({ "rule": denial.rule, "reason": denial.reason }));
+        }
+        match e {
+            Error::Unavailable { retry_after: Some(after), .. } => {
+                let secs = (after.as_secs_f64() * 1000.0).ceil() / 1000.0;
+                return ErrorObject::new(codes::SERVER_ERROR, e.to_string())
+                    .with_data(json!({ "retryAfterSeconds": secs }));
+            }
+            Error::Restarted { .. } | Error::Unavailable { .. } => {
+                return ErrorObject::new(codes::SERVER_ERROR, e.to_string());
+            }
+            _ => {}
         }
         let code = match e.request_error() {
             Some(RequestError::Rpc(obj)) => return obj.clone(),

@@ -44,7 +44,29 @@ pub enum ServerEvent {
         /// Time since the server's last message.
         silent_for: std::time::Duration,
     },
-    /// The connection ended; the last event of the stream.
+    /// A server started with [`ServerSpec::restart`](super::ServerSpec::restart) went away
+    /// and is restarted after `delay` (docs/host.md, "Supervision"). Requests in flight failed
+    /// with [`Error::Restarted`](super::Error::Restarted); until it is back, new ones fail with
+    /// [`Error::Unavailable`](super::Error::Unavailable).
+    Restarting {
+        /// Why it went away (or why the last attempt to start it failed).
+        reason: String,
+        /// Failures in a row, this one included.
+        attempt: u32,
+        /// The back-off before the next start.
+        delay: std::time::Duration,
+    },
+    /// A restarted server is back: handshake done, its roots, log level and resource
+    /// subscriptions given again. Its lists may have changed: `list_changed` notifications
+    /// for each follow.
+    Restarted {
+        /// Restarts so far.
+        restarts: u32,
+        /// The revision negotiated this time.
+        version: crate::protocol::ProtocolVersion,
+    },
+    /// The connection ended; the last event of the stream (for a restarted server: once it
+    /// is shut down, or once it failed too often in a row and is not restarted again).
     Closed(CloseReason),
 }
 
@@ -57,12 +79,23 @@ pub type EventStream = async_channel::Receiver<ServerEvent>;
 /// The reactor's end of an event stream. Bounded by a length check rather than by the channel
 /// (a bounded channel preallocates every slot: with 1,000 servers that was megabytes for
 /// streams that are mostly empty). Only the reactor sends, so the check cannot race.
-#[derive(Debug)]
 pub(crate) struct EventSink {
     tx: async_channel::Sender<ServerEvent>,
     capacity: usize,
     /// Bumped by every `list_changed` notification that passes (delivered or not).
     lists: Arc<ListEpochs>,
+    /// A restarted server's supervisor, told of the connection's end instead of the stream
+    /// when it takes it (`true`: it restarts the server).
+    on_close: Option<CloseHook>,
+}
+
+/// Told of a connection's end; `true` when it takes the event (see [`EventSink`]).
+pub(crate) type CloseHook = Arc<dyn Fn(&crate::protocol::CloseReason) -> bool + Send + Sync>;
+
+impl std::fmt::Debug for EventSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EventSink").field("capacity", &self.capacity).finish_non_exhaustive()
+    }
 }
 
 /// How many times the server said each of its lists changed: a client's cached list is fresh
@@ -78,7 +111,20 @@ impl EventSink {
     /// A sink holding at most `capacity` undelivered events, and its stream.
     pub(crate) fn new(capacity: usize) -> (EventSink, EventStream) {
         let (tx, rx) = async_channel::unbounded();
-        (EventSink { tx, capacity: capacity.max(1), lists: Arc::default() }, rx)
+        let sink =
+            EventSink { tx, capacity: capacity.max(1), lists: Arc::default(), on_close: None };
+        (sink, rx)
+    }
+
+    /// Another sink into the same stream, with the same list counters (a restarted server's
+    /// next connection), told of its end through `on_close`.
+    pub(crate) fn sibling(&self, on_close: Option<CloseHook>) -> EventSink {
+        EventSink {
+            tx: self.tx.clone(),
+            capacity: self.capacity,
+            lists: self.lists.clone(),
+            on_close,
+        }
     }
 
     /// The list-change counters, shared with the client's list caches.
@@ -88,6 +134,11 @@ impl EventSink {
 
     /// Sends, unless the stream is full or nobody listens any more.
     pub(crate) fn try_send(&self, event: ServerEvent) -> Result<(), ServerEvent> {
+        if let (ServerEvent::Closed(reason), Some(hook)) = (&event, &self.on_close)
+            && hook(reason)
+        {
+            return Ok(());
+        }
         if let ServerEvent::Notification(n) = &event {
             let epoch = match n.method.as_str() {
                 "notifications/tools/list_changed" => Some(&self.lists.tools),

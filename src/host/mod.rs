@@ -31,6 +31,7 @@ mod events;
 pub mod gate;
 mod handler;
 mod inbound;
+mod launcher;
 pub mod pins;
 mod pump;
 mod remote;
@@ -40,21 +41,20 @@ pub mod router;
 mod schema;
 mod spawner;
 pub use builder::HostBuilder;
-use spawner::{SpawnJob, start_spawner};
+use spawner::start_spawner;
 mod spilling;
 mod stats;
 mod stderr;
+mod supervise;
 mod tasks;
 
 use std::future::Future;
 use std::os::fd::OwnedFd;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
 use std::sync::mpsc::{Sender, channel};
 use std::thread::JoinHandle;
 use std::time::Duration;
-
-use futures_channel::oneshot;
 
 use crate::parse::JsonParser;
 use crate::parse::pool::ParsePool;
@@ -70,16 +70,16 @@ pub use client::{
 };
 pub use config::{Config, ConfigError, Endpoint, ServerSpec};
 pub use error::{Error, Result, STDERR_LINE_MAX, STDERR_LINES, StartFailure};
-use events::EventSink;
 pub use events::{EventStream, ServerEvent};
 pub use gate::PolicySettings;
 pub use handler::ClientHandler;
 pub use remote::RemoteSpec;
 pub use spilling::SpillConfig;
 pub use stats::{SandboxStats, ServerStats};
+pub use supervise::{RestartPolicy, STABLE_AFTER, ServerHealth, SupervisionStatus};
 pub use tasks::Task;
 
-use client::{ClientInner, block_on};
+use client::block_on;
 use driver::{Driver, DriverConfig, ParsedQueue, ReactorCommand};
 use pump::ServerCommand;
 use request::{QueuedRequest, ServerId};
@@ -138,31 +138,12 @@ impl ReactorHandle {
 /// can take up to about 4 s for a server that ignores both stdin EOF and SIGTERM.
 #[derive(Debug)]
 pub struct Host {
-    reactor: Arc<ReactorHandle>,
+    /// What starting a server takes (shared with the supervisors of restartable servers).
+    launcher: Arc<launcher::Launcher>,
     thread: Option<JoinHandle<()>>,
-    next_id: AtomicU64,
-    events_capacity: usize,
-    queue_limit: usize,
+    /// The spawner thread (its job queue is the launcher's).
+    spawner: Option<JoinHandle<()>>,
     features: Features,
-    parser: JsonParser,
-    max_request: usize,
-    spill_store: Option<Arc<crate::spill::store::SpillStore>>,
-    /// The spawner thread and its job queue.
-    spawner: Option<(std::sync::mpsc::Sender<SpawnJob>, JoinHandle<()>)>,
-    /// Session settings, for HTTP servers (stdio ones get them from the reactor's copy).
-    session: SessionConfig,
-    /// The application's answers to server requests, for HTTP servers (stdio ones go through
-    /// the reactor's copy).
-    handler: Option<handler::SharedHandler>,
-    /// The policy gate's settings, when the host has a policy.
-    policy: Option<PolicySettings>,
-    /// The era each server spoke at its last start (true: 2026-07-28), by
-    /// [`ServerSpec::identity`] (the era is cached per server).
-    eras: Arc<std::sync::Mutex<std::collections::HashMap<String, bool>>>,
-    /// Every client this host started, for [`Host::router`] (dropped ones are pruned there).
-    live: router::LiveClients,
-    /// The session's taint (docs/policy.md, "After untrusted content"), shared by every gate.
-    taint: Arc<std::sync::Mutex<crate::policy::taint::Taint>>,
 }
 
 impl std::fmt::Debug for ReactorHandle {
@@ -191,20 +172,25 @@ impl Host {
         &self,
         embedder: Option<Arc<dyn crate::route::Embedder>>,
     ) -> router::HostRouter {
-        router::HostRouter::new(self.live.clone(), embedder)
+        router::HostRouter::new(self.launcher.live.clone(), embedder)
     }
 
     /// What tainted this host's session (content from an open-world tool, or content the scan
     /// flagged), if anything has: from then on, high-impact tools ask (or are refused, as the
     /// policy's `afterUntrusted` says). `None` without a policy.
     pub fn taint(&self) -> Option<crate::policy::taint::TaintSource> {
-        self.taint.lock().unwrap_or_else(std::sync::PoisonError::into_inner).source().cloned()
+        self.launcher
+            .taint
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .source()
+            .cloned()
     }
 
     /// Starts the session afresh (a new conversation): untrusted content read so far no
     /// longer counts.
     pub fn clear_taint(&self) {
-        self.taint.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clear();
+        self.launcher.taint.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clear();
     }
 
     /// What the kernel's io_uring offered this host's reactor (and so which fast paths run).
@@ -213,7 +199,8 @@ impl Host {
     }
 
     /// Starts a server and completes the `initialize` handshake. The future resolves once the
-    /// server is ready to use.
+    /// server is ready to use. A spec with [`restart`](ServerSpec::restart) is restarted
+    /// when it goes away (docs/host.md, "Supervision").
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] (nothing started) for a spec with a builder call that does
@@ -221,131 +208,7 @@ impl Host {
     /// [`Error::Server`] when the handshake fails (error answer, unsupported version,
     /// timeout, early exit).
     pub fn spawn(&self, spec: ServerSpec) -> impl Future<Output = Result<Client>> + Send + use<> {
-        use futures::future::Either;
-        if let Some(why) = spec.misuse() {
-            return Either::Left(std::future::ready(Err(Error::InvalidArgument(why))));
-        }
-        // Relaxed: the counter only needs to hand out distinct values.
-        let id = ServerId::new(self.next_id.fetch_add(1, Ordering::Relaxed));
-        let name: Arc<str> = spec.name.as_str().into();
-        let (events_tx, events_rx) = EventSink::new(self.events_capacity);
-        let lists = events_tx.lists();
-        let (tx, rx) = oneshot::channel();
-        let queue = Arc::new(RequestQueue::new(id.get(), self.queue_limit));
-        let max_request = spec.max_request_bytes.unwrap_or(self.max_request);
-        let mut spec = Box::new(spec);
-        // A server known to be legacy skips the probe; a modern one is probed anyway (the
-        // probe is its first request), with the fallback, in case it changed.
-        let identity = spec.identity();
-        let gate = self.policy.clone().map(|settings| {
-            let roots = self.session.roots.as_deref().unwrap_or_default();
-            gate::GateInputs::of(&spec, settings, roots, self.taint.clone())
-        });
-        let eras = self.eras.clone();
-        let live = self.live.clone();
-        let known =
-            eras.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(&identity).copied();
-        let default_era = self.session.era;
-        let era = spec.era.unwrap_or(match (default_era, known) {
-            (Era::Auto, Some(false)) => Era::Legacy,
-            (era, _) => era,
-        });
-        spec.era = Some(era);
-        let hint = spec.launch().filter(|_| spec.sandboxed()).map(|l| {
-            let words = std::iter::once(&l.program).chain(&l.args);
-            let command: Vec<String> = words.map(|w| shell_word(&w.to_string_lossy())).collect();
-            let network = l.sandbox.as_ref().map(|s| s.network.clone()).unwrap_or_default();
-            error::sandbox_hint(&command.join(" "), &network)
-        });
-        let registry = Arc::new(spilling::SpillRegistry::default());
-        // With a policy, the server's sampling requests pass its gate before the handler.
-        let gate_slot: Option<gate::GateSlot> = self.policy.as_ref().map(|_| Arc::default());
-        let handler = self.handler.as_ref().map(|shared| match &gate_slot {
-            Some(slot) => {
-                let gated = gate::Gated { inner: shared.0.clone(), gate: slot.clone() };
-                Arc::new(gated) as Arc<dyn ClientHandler>
-            }
-            None => shared.0.clone(),
-        });
-        let description = spec.description.clone();
-        let job =
-            SpawnJob { id, spec, queue: queue.clone(), events: events_tx, reply: tx, handler };
-        let reactor = self.start_backend(job);
-        let parser = self.parser;
-        let store = self.spill_store.clone();
-        Either::Right(async move {
-            let details = rx.await.map_err(|_| Error::ReactorStopped)?;
-            let mut eras = eras.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            match &details {
-                Ok(d) => eras.insert(identity, d.version.is_modern()),
-                // Probe again next time.
-                Err(_) => eras.remove(&identity),
-            };
-            drop(eras);
-            let details = details.map_err(|mut e| {
-                if let Error::Handshake(failure) = &mut e {
-                    failure.hint = hint;
-                }
-                e
-            })?;
-            let gate = gate.map(|g| g.build(name.clone(), details.init.instructions.clone()));
-            if let (Some(slot), Some(gate)) = (&gate_slot, &gate) {
-                let _ = slot.set(gate.clone());
-            }
-            let client = Client::new(ClientInner {
-                id,
-                queue,
-                name,
-                description,
-                details,
-                reactor,
-                events: events_rx,
-                parser,
-                max_request,
-                spilled: registry,
-                store,
-                next_request_seq: AtomicU64::new(0),
-                lists,
-                cache: std::sync::Mutex::default(),
-                output_schemas: schema::OutputSchemas::default(),
-                gate,
-            });
-            live.add(&client);
-            Ok(client)
-        })
-    }
-
-    /// Hands a server to its connection: an HTTP server to a thread of its own, a stdio one
-    /// to the spawner thread and then the reactor. Returns where its requests go.
-    fn start_backend(&self, job: SpawnJob) -> Arc<dyn RequestSink> {
-        let Some(remote) = job.spec.remote().cloned() else {
-            if let Some((jobs, _)) = &self.spawner {
-                // If the spawner is gone the job (and its reply sender) is dropped: the
-                // caller sees `ReactorStopped`.
-                let _ = jobs.send(job);
-            }
-            return self.reactor.clone();
-        };
-        let SpawnJob { id, spec, queue, events, reply, handler } = job;
-        // Declares what the handler answers, as for stdio servers; the connection's thread
-        // runs the handler.
-        let mut session = self.session.clone();
-        if let Some(t) = spec.request_timeout {
-            session.request_timeout = t;
-        }
-        session.era = spec.era.unwrap_or(session.era);
-        gate::scope_roots(&mut session, &spec);
-        let name = spec.name.as_str().into();
-        remote::start(remote::RemoteParts {
-            id,
-            name,
-            spec: remote,
-            session,
-            queue,
-            events,
-            reply,
-            handler,
-        })
+        launcher::Launcher::spawn(&self.launcher, spec)
     }
 
     /// Blocking [`spawn`](Self::spawn).
@@ -371,11 +234,11 @@ impl Drop for Host {
     fn drop(&mut self) {
         // The spawner first: every process it started reaches the reactor, which then shuts
         // them down with the rest.
-        if let Some((jobs, thread)) = self.spawner.take() {
-            drop(jobs);
+        self.launcher.close();
+        if let Some(thread) = self.spawner.take() {
             let _ = thread.join();
         }
-        self.reactor.send(ReactorCommand::Stop);
+        self.launcher.reactor.send(ReactorCommand::Stop);
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }

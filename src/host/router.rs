@@ -10,14 +10,14 @@ use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 
-use super::client::{Client, ClientInner};
+use super::client::{Cell, Client};
 use super::error::Result;
 use crate::protocol::Tool;
 use crate::route::{Embedder, Ranker, Router, Routing};
 
 /// The clients a host started, weakly held.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct LiveClients(Arc<Mutex<Vec<Weak<ClientInner>>>>);
+pub(crate) struct LiveClients(Arc<Mutex<Vec<Weak<Cell>>>>);
 
 impl LiveClients {
     pub(crate) fn add(&self, client: &Client) {

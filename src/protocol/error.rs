@@ -25,6 +25,14 @@ pub enum CloseReason {
     Io(IoFailure),
     /// The sandbox's OOM killer stopped the server at its memory limit (given as enforced).
     OutOfMemory(String),
+    /// A server the host restarts failed this many times in a row and is not restarted
+    /// again; `last` is the last failure.
+    GaveUp {
+        /// Failures in a row.
+        failures: u32,
+        /// The last one.
+        last: String,
+    },
 }
 
 impl fmt::Display for CloseReason {
@@ -41,6 +49,10 @@ impl fmt::Display for CloseReason {
             CloseReason::OutOfMemory(limit) => {
                 write!(f, "server was OOM-killed at its sandbox memory limit ({limit})")
             }
+            CloseReason::GaveUp { failures, last } => write!(
+                f,
+                "server failed {failures} times in a row and is not restarted again (last: {last}); fix what that says and start it again"
+            ),
         }
     }
 }

@@ -20,6 +20,7 @@ mod route;
 mod sandbox;
 mod scripted;
 mod spill;
+mod supervise;
 mod transport;
 mod upstream;
 mod util;

@@ -111,7 +111,7 @@ impl ToolCall {
     /// [`Error::InvalidArgument`] if `arguments` is not an object, or for a task the server or
     /// tool cannot run; otherwise as [`Client::request`].
     pub fn send(self) -> CallFuture {
-        match self.client.inner.gate.clone() {
+        match self.client.inner().gate.clone() {
             None => CallFuture(Box::pin(dispatch(self, Pass::Check))),
             Some(gate) => CallFuture(Box::pin(async move {
                 let mut this = self;
@@ -151,7 +151,7 @@ impl ToolCall {
 /// The gate's decision on a call, with the approval when one is needed (the gate records
 /// it). `Err` is the refusal: nothing is sent.
 async fn decide(gate: &Gate, client: &Client, name: &str, arguments: &mut Value) -> Result<Permit> {
-    let refused = |denial| Error::Policy { server: client.inner.name.clone(), denial };
+    let refused = |denial| Error::Policy { server: client.inner().name.clone(), denial };
     // A call is decided against the listing (fetched once, then cached): an unlisted tool is
     // refused, and the definition's schema, annotations and pins count.
     let list = client.tools().await?;
@@ -191,7 +191,7 @@ fn dispatch(
         ))
     };
     async move {
-        let (server, schemas) = (&client.inner.name, &client.inner.output_schemas);
+        let (server, schemas) = (&client.inner().name, &client.inner().output_schemas);
         let mut result: CallToolResult = call.await?;
         let schema = tool.as_ref().and_then(|t| schemas.get(&t.list, t.index));
         if let Some(schema) = schema

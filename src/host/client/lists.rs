@@ -72,7 +72,7 @@ impl Client {
                     if e.code == codes::INVALID_PARAMS && cursor.is_some() && !restarted =>
                 {
                     tracing::debug!(
-                        server = &*self.inner.name,
+                        server = &*self.inner().name,
                         "{method}: cursor refused ({}); starting over",
                         e.message
                     );
@@ -83,7 +83,7 @@ impl Client {
                 Err(e) => return Err(e),
             };
             let malformed = |reason: String| Error::Server {
-                server: self.inner.name.clone(),
+                server: self.inner().name.clone(),
                 source: RequestError::MalformedResult { method: method.into(), reason },
             };
             let list = page.get_mut(key).map(Value::take).unwrap_or(Value::Array(Vec::new()));
@@ -106,7 +106,7 @@ impl Client {
             }
         }
         Err(Error::Server {
-            server: self.inner.name.clone(),
+            server: self.inner().name.clone(),
             source: RequestError::MalformedResult {
                 method: method.into(),
                 reason: format!("more than {MAX_PAGES} pages"),
@@ -122,7 +122,7 @@ impl Client {
     /// As [`list_tools`](Self::list_tools).
     pub async fn tools(&self) -> Result<Arc<Vec<Tool>>> {
         self.listen_for_list_changes("tools");
-        let epoch = &self.inner.lists.tools;
+        let epoch = &self.inner().lists.tools;
         self.cached(epoch, |c| &mut c.tools, self.list_tools_ttl()).await
     }
 
@@ -133,7 +133,7 @@ impl Client {
     /// As [`list_resources`](Self::list_resources).
     pub async fn resources(&self) -> Result<Arc<Vec<Resource>>> {
         self.listen_for_list_changes("resources");
-        let epoch = &self.inner.lists.resources;
+        let epoch = &self.inner().lists.resources;
         self.cached(epoch, |c| &mut c.resources, self.list_all_ttl("resources/list", "resources"))
             .await
     }
@@ -145,7 +145,7 @@ impl Client {
     /// As [`list_prompts`](Self::list_prompts).
     pub async fn prompts(&self) -> Result<Arc<Vec<Prompt>>> {
         self.listen_for_list_changes("prompts");
-        let epoch = &self.inner.lists.prompts;
+        let epoch = &self.inner().lists.prompts;
         self.cached(epoch, |c| &mut c.prompts, self.list_all_ttl("prompts/list", "prompts")).await
     }
 
@@ -162,9 +162,9 @@ impl Client {
         // before this load is seen. The count is read before fetching: a change during the
         // fetch makes the next call fetch again.
         let now = epoch.load(std::sync::atomic::Ordering::Acquire);
+        let inner = self.inner();
         {
-            let mut cache =
-                self.inner.cache.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let mut cache = inner.cache.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
             if let Some(c) = slot(&mut cache)
                 && c.epoch == now
                 && c.fresh_until.is_none_or(|until| Instant::now() < until)
@@ -175,7 +175,7 @@ impl Client {
         let fetched = Instant::now();
         let (list, ttl) = fetch.await?;
         let list = Arc::new(list);
-        let mut cache = self.inner.cache.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut cache = inner.cache.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let fresh_until = ttl.map(|ttl| fetched + ttl);
         *slot(&mut cache) = Some(Cached { epoch: now, fresh_until, list: list.clone() });
         Ok(list)
@@ -199,7 +199,7 @@ impl Client {
             tools.retain(|tool| match crate::protocol::param_headers(&tool.input_schema) {
                 Ok(_) => true,
                 Err(why) => {
-                    let server = &*self.inner.name;
+                    let server = &*self.inner().name;
                     tracing::warn!(server, tool = tool.name, "tool left out: {why}");
                     false
                 }
@@ -211,14 +211,15 @@ impl Client {
     /// 2026-07-28: changes the `subscriptions/listen` filter and reopens the stream when it
     /// changed.
     pub(super) fn update_listen(&self, change: impl FnOnce(&mut crate::protocol::ListenFilter)) {
-        let mut cache = self.inner.cache.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let inner = self.inner();
+        let mut cache = inner.cache.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let before = cache.listen.clone();
         change(&mut cache.listen);
         if cache.listen != before {
             // Sent under the lock, so that filters reach the session in the order they were
             // made (the send never blocks).
             let filter = cache.listen.clone();
-            self.inner.reactor.send(self.inner.id, ServerCommand::Listen { filter });
+            self.inner().reactor.send(self.inner().id, ServerCommand::Listen { filter });
         }
     }
 

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 
 use crate::jsonrpc::RawJson;
 use crate::parse::{JsonParser, Parser};
-use crate::protocol::{Progress, RequestError, Tool};
+use crate::protocol::{CloseReason, Progress, RequestError, Tool};
 use crate::queue::QueueFull;
 
 use super::super::RequestSink;
@@ -66,6 +66,8 @@ impl Future for ResponseFuture {
 struct RawFuture {
     state: Waiting,
     server: Arc<str>,
+    /// The server is restarted when it goes away: its end is [`Error::Restarted`].
+    supervised: bool,
 }
 
 #[derive(Debug)]
@@ -108,6 +110,11 @@ impl Future for RawFuture {
                 self.state = Waiting::Done;
                 Poll::Ready(match outcome {
                     Ok(Ok(v)) => Ok(v),
+                    Ok(Err(RequestError::Closed(reason)))
+                        if self.supervised && reason != crate::protocol::CloseReason::Shutdown =>
+                    {
+                        Err(Error::Restarted { server, reason })
+                    }
                     Ok(Err(source)) => Err(Error::Server { server, source }),
                     Err(oneshot::Canceled) => Err(Error::ReactorStopped),
                 })
@@ -141,8 +148,8 @@ impl Client {
         pass: Pass,
     ) -> ResponseFuture {
         let raw = self.send(method, params, timeout, None, pass);
-        let spilled = self.inner.spilled.clone();
-        ResponseFuture { raw, spilled, method: method.into(), parser: self.inner.parser }
+        let spilled = self.inner().spilled.clone();
+        ResponseFuture { raw, spilled, method: method.into(), parser: self.inner().parser }
     }
 
     /// Queues a request; the future yields its raw `result`. Every request of this client goes
@@ -158,14 +165,18 @@ impl Client {
         progress: Option<async_channel::Sender<Progress>>,
         pass: Pass,
     ) -> RawFuture {
-        let server = self.inner.name.clone();
+        let server = self.inner().name.clone();
         let permit = match pass {
             Pass::Permitted(permit) => permit,
             Pass::Check => match self.pass_gate(method, &mut params) {
                 Ok(permit) => permit,
                 Err(denial) => {
                     let error = Error::Policy { server: server.clone(), denial };
-                    return RawFuture { state: Waiting::Refused(Some(error)), server };
+                    return RawFuture {
+                        state: Waiting::Refused(Some(error)),
+                        server,
+                        supervised: false,
+                    };
                 }
             },
         };
@@ -181,22 +192,34 @@ impl Client {
         progress: Option<async_channel::Sender<Progress>>,
         _permit: Permit,
     ) -> RawFuture {
-        let server = self.inner.name.clone();
+        let server = self.inner().name.clone();
         let params = match params.map(|p| serialise_params(&p)).transpose() {
             Ok(p) => p,
-            Err(e) => return RawFuture { state: Waiting::Refused(Some(e)), server },
+            Err(e) => {
+                return RawFuture { state: Waiting::Refused(Some(e)), server, supervised: false };
+            }
         };
         let refuse = |source| RawFuture {
             state: Waiting::Refused(Some(Error::Server { server: server.clone(), source })),
             server: server.clone(),
+            supervised: false,
         };
         // The envelope around the params adds well under 256 bytes.
         let len = params.as_ref().map_or(0, |p| p.get().len()) + method.len() + 64;
-        if len > self.inner.max_request {
-            return refuse(RequestError::RequestTooLarge { len, max: self.inner.max_request });
+        if len > self.inner().max_request {
+            return refuse(RequestError::RequestTooLarge { len, max: self.inner().max_request });
         }
-        let queue = &self.inner.queue;
+        let inner = self.inner();
+        let queue = &inner.queue;
         if let Some(reason) = queue.closed() {
+            if let Some(s) = self.supervision().filter(|_| *reason != CloseReason::Shutdown) {
+                let error = s.unavailable(reason);
+                return RawFuture {
+                    state: Waiting::Refused(Some(error)),
+                    server,
+                    supervised: false,
+                };
+            }
             return refuse(RequestError::Closed(reason.clone()));
         }
         let ticket = match queue.admit() {
@@ -207,14 +230,14 @@ impl Client {
         };
         let (tx, rx) = oneshot::channel();
         // Relaxed: the counter only needs to hand out distinct values.
-        let seq = self.inner.next_request_seq.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let seq = self.inner().next_request_seq.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let reply = Reply { tx, ticket, seq };
         if queue.push(QueuedRequest { method: method.into(), params, timeout, reply, progress }) {
-            self.inner.reactor.schedule(queue.clone());
+            self.inner().reactor.schedule(queue.clone());
         }
         let cancel =
-            CancelOnDrop { reactor: self.inner.reactor.clone(), server: self.inner.id, seq };
-        RawFuture { state: Waiting::Reply(rx, cancel), server }
+            CancelOnDrop { reactor: self.inner().reactor.clone(), server: self.inner().id, seq };
+        RawFuture { state: Waiting::Reply(rx, cancel), server, supervised: inner.supervised }
     }
 
     /// The gate's decision on a request [`send`](Self::send) is about to queue (credentials
@@ -224,7 +247,8 @@ impl Client {
         method: &str,
         params: &mut Option<Value>,
     ) -> std::result::Result<Permit, crate::policy::Denial> {
-        let gate = self.inner.gate.as_deref();
+        let inner = self.inner();
+        let gate = inner.gate.as_deref();
         if method != "tools/call" || gate.is_none() {
             return gate::check_now(gate, Request::Method { method, params: params.as_ref() });
         }
@@ -246,21 +270,22 @@ impl Client {
 
     /// The cached tool list, if one was fetched and no `list_changed` came since.
     fn fresh_cached_tools(&self) -> Option<Arc<Vec<Tool>>> {
-        let cache = self.inner.cache.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let inner = self.inner();
+        let cache = inner.cache.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let cached = cache.tools.as_ref()?;
-        let now = self.inner.lists.tools.load(std::sync::atomic::Ordering::Acquire);
+        let now = self.inner().lists.tools.load(std::sync::atomic::Ordering::Acquire);
         (cached.epoch == now).then(|| cached.list.clone())
     }
 
     /// The gate's permit for a request that never waits for approval.
     pub(super) fn pass(&self, request: Request<'_>) -> Result<Permit> {
-        gate::check_now(self.inner.gate.as_deref(), request)
-            .map_err(|denial| Error::Policy { server: self.inner.name.clone(), denial })
+        gate::check_now(self.inner().gate.as_deref(), request)
+            .map_err(|denial| Error::Policy { server: self.inner().name.clone(), denial })
     }
 
     /// Hands the reactor a command the gate let through.
     pub(super) fn command(&self, command: ServerCommand, _permit: Permit) {
-        self.inner.reactor.send(self.inner.id, command);
+        self.inner().reactor.send(self.inner().id, command);
     }
 
     /// Sends now; the returned future parses the raw result straight into `T` on the thread
@@ -283,8 +308,8 @@ impl Client {
         pass: Pass,
     ) -> impl Future<Output = Result<T>> + Send + 'static {
         let sent = params.map(|p| self.send(method, Some(p), timeout, progress, pass));
-        let (server, parser) = (self.inner.name.clone(), self.inner.parser);
-        let spilled = self.inner.spilled.clone();
+        let (server, parser) = (self.inner().name.clone(), self.inner().parser);
+        let spilled = self.inner().spilled.clone();
         async move {
             let mut raw = sent?.await?;
             spilled.adopt(raw.take_attachments());

@@ -32,7 +32,7 @@ impl Client {
                             .and_then(|x| x.get("uri"))
                             .and_then(Value::as_str)
                     });
-                    if let Some(report) = uri.and_then(|u| client.inner.spilled.report(u)) {
+                    if let Some(report) = uri.and_then(|u| client.inner().spilled.report(u)) {
                         out.push((at, report));
                         return;
                     }
@@ -53,7 +53,7 @@ impl Client {
             }
         }
         let mut out = Vec::new();
-        if self.inner.gate.is_some() {
+        if self.inner().gate.is_some() {
             walk(self, value, String::new(), &mut out);
         }
         out
@@ -62,7 +62,7 @@ impl Client {
     /// A resource's contents about to reach the caller, past the gate's content screen
     /// (resources read from the open world taint the session only when flagged).
     pub(crate) fn screen_read(&self, uri: &str, value: &mut Value) {
-        if let Some(gate) = &self.inner.gate {
+        if let Some(gate) = &self.inner().gate {
             let spilled = self.spill_reports(value);
             gate.screen(&format!("resources/read {uri}"), false, value, spilled);
         }
@@ -71,7 +71,7 @@ impl Client {
     /// A spilled payload this client received (a `ringmcp-spill://` URI from a result), as a
     /// handle: `read_at`, `read_range`, or `reader()` for `std::io::Read + Seek`.
     pub fn spilled(&self, uri: &str) -> Option<SpillFile> {
-        self.inner.spilled.get(uri)
+        self.inner().spilled.get(uri)
     }
 
     /// Reads up to `len` bytes of a spilled payload from `offset` (fewer at its end).
@@ -80,7 +80,7 @@ impl Client {
     /// [`Error::Spill`] when the URI is unknown (or released) or the file cannot be read.
     pub fn read_spilled(&self, uri: &str, offset: u64, len: usize) -> Result<Vec<u8>> {
         let file = self
-            .inner
+            .inner()
             .spilled
             .get(uri)
             .ok_or_else(|| Error::Spill(SpillError::NotFound(uri.into())))?;
@@ -120,7 +120,7 @@ impl Client {
             if let Some(file) = known {
                 return Ok(file);
             }
-            let Some(store) = client.inner.store.clone() else {
+            let Some(store) = client.inner().store.clone() else {
                 return Err(Error::Spill(SpillError::Disabled));
             };
             let result = read.expect("read is sent when the URI is not a spilled one").await?;
@@ -153,13 +153,13 @@ impl Client {
             let mut writer = store.create("resource").map_err(Error::Spill)?;
             writer.write_all(&bytes).map_err(Error::Spill)?;
             let file = writer.finish().map_err(Error::Spill)?;
-            client.inner.spilled.insert(vec![file.clone()]);
+            client.inner().spilled.insert(vec![file.clone()]);
             Ok(file)
         })
     }
 
     /// Lets go of a spilled payload: its file is removed once no handle to it is left.
     pub fn release_spilled(&self, uri: &str) -> Option<SpillFile> {
-        self.inner.spilled.remove(uri)
+        self.inner().spilled.remove(uri)
     }
 }
