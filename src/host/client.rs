@@ -112,8 +112,34 @@ pub struct Client {
 /// supervision when it is restarted.
 pub(crate) struct Cell {
     name: Arc<str>,
-    current: std::sync::RwLock<Arc<ClientInner>>,
+    current: Current,
     pub(crate) supervision: Option<Arc<super::supervise::Supervision>>,
+}
+
+/// The connection: fixed for a server that is not restarted (read without any atomic
+/// operation, as every request reads it several times), swappable for one that is.
+enum Current {
+    Fixed(Arc<ClientInner>),
+    Swapped(std::sync::RwLock<Arc<ClientInner>>),
+}
+
+/// A borrow of the current connection (see [`Client::inner`]).
+pub(crate) enum InnerRef<'a> {
+    Fixed(&'a Arc<ClientInner>),
+    /// A clone (no lock is held: a request reads the connection several times, and a
+    /// nested read lock could deadlock against a restart's write).
+    Swapped(Arc<ClientInner>),
+}
+
+impl std::ops::Deref for InnerRef<'_> {
+    type Target = Arc<ClientInner>;
+
+    fn deref(&self) -> &Arc<ClientInner> {
+        match self {
+            InnerRef::Fixed(inner) => inner,
+            InnerRef::Swapped(inner) => inner,
+        }
+    }
 }
 
 impl Drop for Cell {
@@ -160,22 +186,37 @@ impl Client {
         supervision: Option<Arc<super::supervise::Supervision>>,
     ) -> Client {
         let name = inner.name.clone();
-        let current = std::sync::RwLock::new(Arc::new(inner));
+        let current = match supervision {
+            Some(_) => Current::Swapped(std::sync::RwLock::new(Arc::new(inner))),
+            None => Current::Fixed(Arc::new(inner)),
+        };
         Client { cell: Arc::new(Cell { name, current, supervision }) }
     }
 
-    /// The current connection (a restarted server's newest).
-    pub(crate) fn inner(&self) -> Arc<ClientInner> {
-        self.cell.current.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+    /// The current connection (a restarted server's newest). Held across an `await`, clone
+    /// the `Arc` out of it.
+    pub(crate) fn inner(&self) -> InnerRef<'_> {
+        match &self.cell.current {
+            Current::Fixed(inner) => InnerRef::Fixed(inner),
+            Current::Swapped(lock) => InnerRef::Swapped(
+                lock.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone(),
+            ),
+        }
     }
 
     /// Swaps in a restarted server's new connection; the old one is shut down once its last
     /// user lets go of it.
     pub(crate) fn replace(&self, inner: ClientInner) {
+        let Current::Swapped(lock) = &self.cell.current else {
+            unreachable!("only a supervised client's connection is replaced")
+        };
         let new = Arc::new(inner);
-        let mut current =
-            self.cell.current.write().unwrap_or_else(std::sync::PoisonError::into_inner);
-        *current = new;
+        let old = std::mem::replace(
+            &mut *lock.write().unwrap_or_else(std::sync::PoisonError::into_inner),
+            new,
+        );
+        // Dropped outside the lock: the last user's drop shuts the old connection down.
+        drop(old);
     }
 
     /// Its supervision, when it is restarted.

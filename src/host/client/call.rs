@@ -111,7 +111,8 @@ impl ToolCall {
     /// [`Error::InvalidArgument`] if `arguments` is not an object, or for a task the server or
     /// tool cannot run; otherwise as [`Client::request`].
     pub fn send(self) -> CallFuture {
-        match self.client.inner().gate.clone() {
+        let gate = self.client.inner().gate.clone();
+        match gate {
             None => CallFuture(Box::pin(dispatch(self, Pass::Check))),
             Some(gate) => CallFuture(Box::pin(async move {
                 let mut this = self;
@@ -191,7 +192,8 @@ fn dispatch(
         ))
     };
     async move {
-        let (server, schemas) = (&client.inner().name, &client.inner().output_schemas);
+        let inner = std::sync::Arc::clone(&client.inner());
+        let (server, schemas) = (&inner.name, &inner.output_schemas);
         let mut result: CallToolResult = call.await?;
         let schema = tool.as_ref().and_then(|t| schemas.get(&t.list, t.index));
         if let Some(schema) = schema

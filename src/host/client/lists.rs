@@ -122,8 +122,8 @@ impl Client {
     /// As [`list_tools`](Self::list_tools).
     pub async fn tools(&self) -> Result<Arc<Vec<Tool>>> {
         self.listen_for_list_changes("tools");
-        let epoch = &self.inner().lists.tools;
-        self.cached(epoch, |c| &mut c.tools, self.list_tools_ttl()).await
+        let lists = Arc::clone(&self.inner().lists);
+        self.cached(&lists.tools, |c| &mut c.tools, self.list_tools_ttl()).await
     }
 
     /// The server's resources, cached like [`tools`](Self::tools) (invalidated by
@@ -133,9 +133,13 @@ impl Client {
     /// As [`list_resources`](Self::list_resources).
     pub async fn resources(&self) -> Result<Arc<Vec<Resource>>> {
         self.listen_for_list_changes("resources");
-        let epoch = &self.inner().lists.resources;
-        self.cached(epoch, |c| &mut c.resources, self.list_all_ttl("resources/list", "resources"))
-            .await
+        let lists = Arc::clone(&self.inner().lists);
+        self.cached(
+            &lists.resources,
+            |c| &mut c.resources,
+            self.list_all_ttl("resources/list", "resources"),
+        )
+        .await
     }
 
     /// The server's prompts, cached like [`tools`](Self::tools) (invalidated by
@@ -145,8 +149,13 @@ impl Client {
     /// As [`list_prompts`](Self::list_prompts).
     pub async fn prompts(&self) -> Result<Arc<Vec<Prompt>>> {
         self.listen_for_list_changes("prompts");
-        let epoch = &self.inner().lists.prompts;
-        self.cached(epoch, |c| &mut c.prompts, self.list_all_ttl("prompts/list", "prompts")).await
+        let lists = Arc::clone(&self.inner().lists);
+        self.cached(
+            &lists.prompts,
+            |c| &mut c.prompts,
+            self.list_all_ttl("prompts/list", "prompts"),
+        )
+        .await
     }
 
     /// A cached list: fresh until the server's `list_changed` (counted in `epoch`), and in
@@ -162,7 +171,7 @@ impl Client {
         // before this load is seen. The count is read before fetching: a change during the
         // fetch makes the next call fetch again.
         let now = epoch.load(std::sync::atomic::Ordering::Acquire);
-        let inner = self.inner();
+        let inner = Arc::clone(&self.inner());
         {
             let mut cache = inner.cache.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
             if let Some(c) = slot(&mut cache)
