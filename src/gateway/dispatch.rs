@@ -177,6 +177,15 @@ async fn call_tool(core: &Arc<Core>, params: Value) -> Result<Value, ErrorObject
     }
     let catalog = core.catalog().await;
     let Some(target) = catalog.tool(name) else {
+        // A tool of a backend that is down (its tools left the lists): why, and when it is
+        // back, rather than "unknown".
+        let down = name
+            .split_once(core.naming.separator.as_str())
+            .and_then(|(server, _)| core.backends.iter().find(|b| b.name() == server))
+            .filter(|b| b.client().is_none());
+        if let Some(backend) = down {
+            backend.require()?;
+        }
         return Err(ErrorObject::new(codes::INVALID_PARAMS, format!("Unknown tool: {name}"))
             .with_data(json!({"tool": name, "hint": "list the tools: names are SERVER__TOOL"})));
     };
