@@ -12,6 +12,7 @@ mod measure;
 mod plot;
 mod report;
 mod servers;
+mod soak;
 use crate::size;
 
 use std::io::IsTerminal;
@@ -80,6 +81,15 @@ pub(crate) struct Args {
     /// (untimed). Compare `--no-sandbox` with the default sandbox (PERFORMANCE.md P6).
     #[arg(long)]
     spawn_only: bool,
+    /// The soak: this share of the calls (0 < RATE ≤ 1) are faults, drawn at random among a
+    /// crash, a hang and a garbage line (the tools of the reference server, the default,
+    /// started with `--fault-tools`); servers that die are restarted;
+    /// every call is accounted for; RSS, fds and threads are sampled (PERFORMANCE.md).
+    #[arg(long, value_name = "RATE")]
+    faults: Option<f64>,
+    /// With `--faults`: seconds between samples of RSS, fds and threads.
+    #[arg(long, value_name = "SECS", default_value_t = 5.0, requires = "faults")]
+    sample_every: f64,
     #[command(flatten)]
     server: ServerArgs,
 }
@@ -113,6 +123,12 @@ fn plan(args: &Args) -> Result<Plan, Failure> {
         None => Some(args.requests.unwrap_or(DEFAULT_REQUESTS)),
     };
     positive_secs("--idle-seconds", args.idle_seconds)?;
+    positive_secs("--sample-every", args.sample_every)?;
+    if let Some(rate) = args.faults.filter(|r| !(*r > 0.0 && *r <= 1.0)) {
+        return Err(Failure::usage(format!(
+            "--faults must be a share of the calls, 0 < RATE ≤ 1, got {rate}"
+        )));
+    }
     let report = match &args.report {
         Some(path) => Some((path.clone(), plot::Format::of(path).map_err(Failure::usage)?)),
         None => None,
@@ -198,7 +214,15 @@ fn spawn_bench(
 
 fn bench(args: &Args) -> Result<(), Failure> {
     let plan = plan(args)?;
-    let spec = args.server.spec()?;
+    let before = soak::baseline();
+    let mut spec = args.server.spec()?;
+    if args.faults.is_some() {
+        // The built-in reference server, with the tools the faults call.
+        if spec.name == "ringmcp-serve" {
+            spec = spec.arg("--fault-tools");
+        }
+        spec = spec.restart(soak::restart_policy());
+    }
     let servers = args.servers as usize;
     let concurrency = args.concurrency as usize;
     let idle_count = args.idle_servers as usize;
@@ -214,6 +238,9 @@ fn bench(args: &Args) -> Result<(), Failure> {
         return spawn_bench(args, &host, &spec);
     }
     let clients = servers::spawn_copies(&host, &spec, 0, servers)?;
+    if args.faults.is_some() {
+        soak::check_tools(&clients[0]).map_err(Failure::usage)?;
+    }
 
     let mut idle = None;
     let mut idle_clients = Vec::new();
@@ -224,8 +251,13 @@ fn bench(args: &Args) -> Result<(), Failure> {
         idle = Some(servers::measure_idle(idle_count, started.elapsed(), window));
     }
 
-    let load =
-        Load { clients: &clients, tool: &args.tool, arguments: &plan.arguments, concurrency };
+    let load = Load {
+        clients: &clients,
+        tool: &args.tool,
+        arguments: &plan.arguments,
+        concurrency,
+        faults: args.faults,
+    };
     if args.warmup > 0 {
         drive(&load, Stop::After(args.warmup), None);
     }
@@ -235,9 +267,22 @@ fn bench(args: &Args) -> Result<(), Failure> {
         (n, None) => Stop::After(n.unwrap_or(DEFAULT_REQUESTS)),
     };
     let bar = progress(plan.requests, "calls");
+    let sampler = match args.faults {
+        Some(_) => {
+            Some(soak::Sampler::start(Duration::from_secs_f64(args.sample_every)).map_err(|e| {
+                Failure {
+                    code: exit::TRANSPORT,
+                    message: format!("starting the sampler: {e}"),
+                    json: None,
+                }
+            })?)
+        }
+        None => None,
+    };
     let cpu_before = CpuTime::now();
     let outcome = drive(&load, stop, bar.as_ref());
     let cpu = CpuTime::now().since(cpu_before);
+    let samples = sampler.map(soak::Sampler::finish);
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
@@ -281,18 +326,49 @@ fn bench(args: &Args) -> Result<(), Failure> {
         }),
         idle,
         fd_limit,
+        soak: None,
     };
+    let mut report = report;
+    if let (Some(rate), Some(samples)) = (args.faults, samples) {
+        drop(idle_clients);
+        drop(clients);
+        drop(host);
+        report.soak = Some(soak::report(rate, &outcome.accounts, samples, before));
+        return print_report(args, &plan, &report, &outcome, raw.as_ref());
+    }
+    print_report(args, &plan, &report, &outcome, raw.as_ref())?;
+    drop(idle_clients);
+    drop(clients);
+    drop(host);
+    Ok(())
+}
+
+/// Prints the report (and writes its plot, and the soak's).
+fn print_report(
+    args: &Args,
+    plan: &Plan,
+    report: &Report,
+    outcome: &drive::Outcome,
+    raw: Option<&baseline::Baseline>,
+) -> Result<(), Failure> {
     if args.json {
         println!("{}", report.to_json());
     } else {
         print!("{}", report.to_text());
+        if let Some(soak) = &report.soak {
+            print!("{}", soak.to_text());
+        }
     }
     if let Some((path, format)) = &plan.report {
-        write_plot(path, *format, &report, &outcome.latencies, raw.as_ref().map(|b| &b.latencies))?;
+        write_plot(path, *format, report, &outcome.latencies, raw.map(|b| &b.latencies))?;
+        if let Some(soak) = &report.soak {
+            soak::write_plot(path, soak, &report.setup.shape()).map_err(|e| Failure {
+                code: exit::TRANSPORT,
+                message: e,
+                json: None,
+            })?;
+        }
     }
-    drop(idle_clients);
-    drop(clients);
-    drop(host);
     Ok(())
 }
 

@@ -13,6 +13,7 @@ use serde_json::Value;
 
 use super::kind::{TOOL_IS_ERROR, error_kind};
 use super::measure::Latencies;
+use super::soak;
 
 /// Progress is reported every this many completions (indicatif takes a lock per update).
 const PROGRESS_EVERY: u64 = 64;
@@ -24,6 +25,8 @@ pub(crate) struct Load<'a> {
     pub(crate) tool: &'a str,
     pub(crate) arguments: &'a Value,
     pub(crate) concurrency: usize,
+    /// `--faults`: the share of calls that are faults (soak.rs).
+    pub(crate) faults: Option<f64>,
 }
 
 /// When to stop issuing calls (the ones in flight then are still awaited and counted).
@@ -43,6 +46,18 @@ pub(crate) struct Outcome {
     pub(crate) errors: BTreeMap<String, u64>,
     /// Wall time from the first call issued to the last one completed.
     pub(crate) elapsed: Duration,
+    /// `--faults`: every call accounted for.
+    pub(crate) accounts: Accounts,
+}
+
+/// The soak's account of every call: the faults injected and what they got, and the ordinary
+/// calls that failed, explained by a fault or not.
+#[derive(Debug, Default)]
+pub(crate) struct Accounts {
+    pub(crate) injected: BTreeMap<String, u64>,
+    pub(crate) fault_outcomes: BTreeMap<String, BTreeMap<String, u64>>,
+    pub(crate) collateral: BTreeMap<String, u64>,
+    pub(crate) unexplained: BTreeMap<String, u64>,
 }
 
 impl Outcome {
@@ -58,6 +73,7 @@ pub(crate) fn drive(load: &Load<'_>, stop: Stop, progress: Option<&ProgressBar>)
     let mut latencies = Latencies::new();
     let mut ok = 0;
     let mut errors = BTreeMap::new();
+    let mut accounts = Accounts::default();
     let start = Instant::now();
     block_on(async {
         let mut in_flight = FuturesUnordered::new();
@@ -70,17 +86,22 @@ pub(crate) fn drive(load: &Load<'_>, stop: Stop, progress: Option<&ProgressBar>)
             in_flight.push(timed_call(load, issued));
             issued += 1;
         }
-        while let Some((latency, result)) = in_flight.next().await {
+        while let Some((latency, result, fault)) = in_flight.next().await {
             if more(issued) {
                 in_flight.push(timed_call(load, issued));
                 issued += 1;
             }
             latencies.record(latency);
-            match result {
-                Ok(r) if r.is_error => *errors.entry(TOOL_IS_ERROR.to_owned()).or_insert(0) += 1,
-                Ok(_) => ok += 1,
-                Err(e) => *errors.entry(error_kind(&e)).or_insert(0) += 1,
+            let kind = match &result {
+                Ok(r) if r.is_error => Some(TOOL_IS_ERROR.to_owned()),
+                Ok(_) => None,
+                Err(e) => Some(error_kind(e)),
+            };
+            match &kind {
+                Some(k) => *errors.entry(k.clone()).or_insert(0) += 1,
+                None => ok += 1,
             }
+            accounts.record(fault, kind);
             let done = latencies.count();
             if let Some(bar) = progress
                 && done.is_multiple_of(PROGRESS_EVERY)
@@ -89,18 +110,53 @@ pub(crate) fn drive(load: &Load<'_>, stop: Stop, progress: Option<&ProgressBar>)
             }
         }
     });
-    Outcome { latencies, ok, errors, elapsed: start.elapsed() }
+    Outcome { latencies, ok, errors, elapsed: start.elapsed(), accounts }
+}
+
+impl Accounts {
+    /// One call: a fault (its kind) or an ordinary call, and its error kind if it failed.
+    fn record(&mut self, fault: Option<usize>, error: Option<String>) {
+        let bump =
+            |m: &mut BTreeMap<String, u64>, k: &str| *m.entry(k.to_owned()).or_insert(0) += 1;
+        match (fault, error) {
+            (Some(f), error) => {
+                let name = soak::FAULTS[f].0;
+                bump(&mut self.injected, name);
+                let outcomes = self.fault_outcomes.entry(name.to_owned()).or_default();
+                bump(outcomes, error.as_deref().unwrap_or("answered"));
+            }
+            (None, Some(e)) if soak::explained(&e) => bump(&mut self.collateral, &e),
+            (None, Some(e)) => bump(&mut self.unexplained, &e),
+            (None, None) => {}
+        }
+    }
 }
 
 /// One call, timed from its first poll (when the request is built and handed to the reactor)
 /// to its typed result.
-async fn timed_call(load: &Load<'_>, i: u64) -> (Duration, Result<CallToolResult>) {
+async fn timed_call(load: &Load<'_>, i: u64) -> (Duration, Result<CallToolResult>, Option<usize>) {
     let client = &load.clients[(i % load.clients.len() as u64) as usize];
+    let fault = load.faults.and_then(|rate| soak::draw(i, rate));
     // Building the arguments is the application's work, not the host's: not timed.
-    let arguments = load.arguments.clone();
+    let (tool, arguments, timeout) = match fault {
+        Some(f) => {
+            let tool = soak::FAULTS[f].1;
+            let args =
+                if tool == "exit" { serde_json::json!({"code": 1}) } else { serde_json::json!({}) };
+            (tool, args, (tool == "hang").then_some(soak::HANG_DEADLINE))
+        }
+        None => (load.tool, load.arguments.clone(), None),
+    };
     let started = Instant::now();
-    let result = client.call_tool(load.tool, arguments).await;
+    let call = client.call(tool, arguments);
+    let call = if timeout.is_some() { call.timeout(timeout) } else { call };
+    let result = call.send().await;
     let elapsed = started.elapsed();
+    // A server being restarted says when to come back: this slot waits until then (not
+    // timed), as a caller would, instead of spinning on refusals.
+    if let Err(ringmcp::host::Error::Unavailable { retry_after: Some(after), .. }) = &result {
+        futures_timer::Delay::new(*after).await;
+    }
     // A spilled answer is complete once on disk; letting go of it (not timed) keeps a long
     // run within the store's quota, as a real consumer would after reading it.
     if let Ok(r) = &result {
@@ -113,5 +169,5 @@ async fn timed_call(load: &Load<'_>, i: u64) -> (Duration, Result<CallToolResult
             }
         }
     }
-    (elapsed, result)
+    (elapsed, result, fault)
 }

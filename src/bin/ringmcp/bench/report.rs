@@ -56,6 +56,8 @@ pub(crate) struct Report {
     pub(crate) baseline: Option<BaselineResult>,
     pub(crate) idle: Option<Idle>,
     pub(crate) fd_limit: Option<FdLimit>,
+    /// `--faults`: the soak's accounts, samples and leaks.
+    pub(crate) soak: Option<super::soak::SoakReport>,
 }
 
 /// Rounds to 0.01 so the JSON stays readable.
@@ -137,6 +139,9 @@ impl Report {
                 "nofile_limit".into(),
                 json!({ "soft_before": f.soft_before, "soft": f.soft, "hard": f.hard }),
             );
+        }
+        if let Some(soak) = &self.soak {
+            map.insert("soak".into(), soak.to_json());
         }
         out
     }
@@ -319,6 +324,7 @@ mod tests {
             baseline: Some(BaselineResult { latency: latency(20.0), writer_thread: false }),
             idle: None,
             fd_limit: None,
+            soak: None,
         }
     }
 

@@ -1,0 +1,339 @@
+//! `--faults RATE`: the soak. A share of the calls are faults of the reference server's
+//! `--fault-tools` (a crash, a hang, a garbage line), the servers are restarted by the host's
+//! supervision when they die, and the process's RSS, fds and threads are sampled every few
+//! seconds. Every call is accounted for: an ordinary call may fail only because a fault hit
+//! its server (it was in flight when the server died, or was sent while it restarted); any
+//! other failure is counted as unexplained. After the run the servers and the host are
+//! dropped and the fds and threads counted again against the count before they started.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use plotters::prelude::*;
+use serde_json::{Value, json};
+
+use super::measure::current_rss_bytes;
+
+/// How long a hang fault waits before its call gives up.
+pub(crate) const HANG_DEADLINE: Duration = Duration::from_secs(2);
+
+/// The faults, in the order the draw picks them: the tool and its arguments.
+pub(crate) const FAULTS: [(&str, &str); 3] =
+    [("crash", "exit"), ("hang", "hang"), ("garbage", "noise")];
+
+/// Whether call `i` is a fault at `rate`, and which ([`FAULTS`] index): a fixed draw per call
+/// (splitmix64), so that two runs inject the same faults.
+pub(crate) fn draw(i: u64, rate: f64) -> Option<usize> {
+    let mut z = i.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^= z >> 31;
+    let unit = (z >> 11) as f64 / (1u64 << 53) as f64;
+    (unit < rate).then(|| (z % FAULTS.len() as u64) as usize)
+}
+
+/// How the soak's servers are restarted: quickly, and never given up on.
+pub(crate) fn restart_policy() -> ringmcp::host::RestartPolicy {
+    ringmcp::host::RestartPolicy { initial_delay_ms: 100, max_delay_ms: 500, max_restarts: None }
+}
+
+/// Whether the server has the fault tools.
+pub(crate) fn check_tools(client: &ringmcp::host::Client) -> Result<(), String> {
+    let tools = client.blocking().list_tools().map_err(|e| format!("listing its tools: {e}"))?;
+    let missing: Vec<&str> = FAULTS
+        .iter()
+        .map(|(_, tool)| *tool)
+        .filter(|t| !tools.iter().any(|tool| tool.name == *t))
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    Err(format!(
+        "--faults calls the tools {missing:?}, which this server does not have: run it on the reference server (the default: `ringmcp bench --faults 0.01`), or one with tools of those names"
+    ))
+}
+
+/// The soak's report once the servers and the host are gone: `after` is taken once the fds
+/// and threads settled (up to 10 s), or as they are then.
+pub(crate) fn report(
+    rate: f64,
+    accounts: &super::drive::Accounts,
+    samples: Vec<Sample>,
+    before: Sample,
+) -> SoakReport {
+    let start = Instant::now();
+    let deadline = start + Duration::from_secs(10);
+    let mut after = sample(start);
+    while (after.fds > before.fds || after.threads > before.threads) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+        after = sample(start);
+    }
+    SoakReport {
+        rate,
+        injected: accounts.injected.clone(),
+        fault_outcomes: accounts.fault_outcomes.clone(),
+        collateral: accounts.collateral.clone(),
+        unexplained: accounts.unexplained.clone(),
+        samples,
+        before,
+        after,
+    }
+}
+
+/// Writes the samples' plot beside `--report FILE`: `FILE`'s stem with `-soak.svg`.
+pub(crate) fn write_plot(
+    report: &std::path::Path,
+    soak: &SoakReport,
+    shape: &str,
+) -> Result<(), String> {
+    let stem = report.file_stem().and_then(|s| s.to_str()).unwrap_or("bench");
+    let path = report.with_file_name(format!("{stem}-soak.svg"));
+    let svg = soak.svg(&format!("ringmcp bench --faults {}: {shape}", soak.rate))?;
+    std::fs::write(&path, svg).map_err(|e| format!("writing {}: {e}", path.display()))
+}
+
+/// The error kinds an ordinary call may get when a fault hit its server.
+pub(crate) fn explained(kind: &str) -> bool {
+    matches!(kind, "restarted" | "unavailable")
+}
+
+/// One sample of the process.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Sample {
+    pub(crate) secs: f64,
+    pub(crate) rss_bytes: u64,
+    pub(crate) fds: usize,
+    pub(crate) threads: usize,
+}
+
+fn count(dir: &str) -> usize {
+    std::fs::read_dir(dir).map(|d| d.count()).unwrap_or(0)
+}
+
+/// The process before the run: what lives for the process once started (the shared timer
+/// thread a restarting server's callers wait on) started first, so that it is not counted
+/// as left behind.
+pub(crate) fn baseline() -> Sample {
+    futures::executor::block_on(futures_timer::Delay::new(Duration::from_millis(1)));
+    sample(Instant::now())
+}
+
+/// The process now.
+pub(crate) fn sample(since: Instant) -> Sample {
+    Sample {
+        secs: since.elapsed().as_secs_f64(),
+        rss_bytes: current_rss_bytes().unwrap_or(0),
+        fds: count("/proc/self/fd"),
+        threads: count("/proc/self/task"),
+    }
+}
+
+/// Samples the process every `every` on a thread of its own until stopped.
+pub(crate) struct Sampler {
+    stop: Arc<AtomicBool>,
+    samples: Arc<Mutex<Vec<Sample>>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Sampler {
+    pub(crate) fn start(every: Duration) -> std::io::Result<Sampler> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let samples = Arc::new(Mutex::new(Vec::new()));
+        let (s, out) = (stop.clone(), samples.clone());
+        let thread = std::thread::Builder::new().name("bench-sampler".into()).spawn(move || {
+            let start = Instant::now();
+            let mut next = start;
+            while !s.load(Ordering::Acquire) {
+                if Instant::now() >= next {
+                    out.lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .push(sample(start));
+                    next += every;
+                }
+                std::thread::sleep(Duration::from_millis(50).min(every));
+            }
+        })?;
+        Ok(Sampler { stop, samples, thread: Some(thread) })
+    }
+
+    /// Stops it; the samples taken.
+    pub(crate) fn finish(mut self) -> Vec<Sample> {
+        self.stop.store(true, Ordering::Release);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+        std::mem::take(&mut *self.samples.lock().unwrap_or_else(std::sync::PoisonError::into_inner))
+    }
+}
+
+/// What the soak adds to the report.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct SoakReport {
+    pub(crate) rate: f64,
+    /// Faults injected, by kind.
+    pub(crate) injected: BTreeMap<String, u64>,
+    /// Outcomes of the fault calls: `kind → outcome → count`.
+    pub(crate) fault_outcomes: BTreeMap<String, BTreeMap<String, u64>>,
+    /// Failures of ordinary calls a fault explains (by kind), and those it does not.
+    pub(crate) collateral: BTreeMap<String, u64>,
+    pub(crate) unexplained: BTreeMap<String, u64>,
+    pub(crate) samples: Vec<Sample>,
+    /// fds and threads before the servers started, and once they and the host were gone.
+    pub(crate) before: Sample,
+    pub(crate) after: Sample,
+}
+
+impl SoakReport {
+    /// RSS of the last fifth of the samples against the second fifth (the first is warm-up),
+    /// as a ratio (1.0: flat).
+    pub(crate) fn rss_growth(&self) -> Option<f64> {
+        let n = self.samples.len();
+        if n < 10 {
+            return None;
+        }
+        let median = |s: &[Sample]| {
+            let mut v: Vec<u64> = s.iter().map(|s| s.rss_bytes).collect();
+            v.sort_unstable();
+            v[v.len() / 2] as f64
+        };
+        let early = median(&self.samples[n / 5..2 * n / 5]);
+        let late = median(&self.samples[4 * n / 5..]);
+        (early > 0.0).then(|| late / early)
+    }
+
+    /// Whether nothing was left: fds and threads back where they were.
+    pub(crate) fn leaked(&self) -> Vec<String> {
+        let mut leaks = Vec::new();
+        if self.after.fds > self.before.fds {
+            leaks.push(format!("{} fds ({} before)", self.after.fds, self.before.fds));
+        }
+        if self.after.threads > self.before.threads {
+            leaks.push(format!("{} threads ({} before)", self.after.threads, self.before.threads));
+        }
+        leaks
+    }
+
+    pub(crate) fn to_json(&self) -> Value {
+        let samples: Vec<Value> = (self.samples.iter())
+            .map(|s| json!([(s.secs * 10.0).round() / 10.0, s.rss_bytes, s.fds, s.threads]))
+            .collect();
+        json!({
+            "rate": self.rate,
+            "injected": self.injected,
+            "faultOutcomes": self.fault_outcomes,
+            "collateral": self.collateral,
+            "unexplained": self.unexplained,
+            "rssGrowth": self.rss_growth(),
+            "leaks": self.leaked(),
+            "before": {"fds": self.before.fds, "threads": self.before.threads},
+            "after": {"fds": self.after.fds, "threads": self.after.threads},
+            "samples": {"columns": ["secs", "rssBytes", "fds", "threads"], "rows": samples},
+        })
+    }
+
+    pub(crate) fn to_text(&self) -> String {
+        use std::fmt::Write as _;
+        let mut t = String::new();
+        let _ = writeln!(t, "soak: faults at rate {}", self.rate);
+        for (kind, n) in &self.injected {
+            let outcomes = self
+                .fault_outcomes
+                .get(kind)
+                .map(|o| o.iter().map(|(k, n)| format!("{k} {n}")).collect::<Vec<_>>().join(", "));
+            let _ = writeln!(t, "  {kind:<8} {n:>7} injected: {}", outcomes.unwrap_or_default());
+        }
+        let list = |m: &BTreeMap<String, u64>| {
+            if m.is_empty() {
+                "none".to_owned()
+            } else {
+                m.iter().map(|(k, n)| format!("{k} {n}")).collect::<Vec<_>>().join(", ")
+            }
+        };
+        let _ = writeln!(t, "  ordinary calls failed by a fault: {}", list(&self.collateral));
+        let _ = writeln!(t, "  unexplained failures: {}", list(&self.unexplained));
+        if let Some(g) = self.rss_growth() {
+            let _ = writeln!(t, "  RSS, last fifth against second fifth: ×{g:.3}");
+        }
+        let leaks = self.leaked();
+        let _ = writeln!(
+            t,
+            "  afterwards: {} fds, {} threads ({} and {} before): {}",
+            self.after.fds,
+            self.after.threads,
+            self.before.fds,
+            self.before.threads,
+            if leaks.is_empty() { "nothing left".to_owned() } else { leaks.join(", ") }
+        );
+        t
+    }
+
+    /// RSS (MiB), fds and threads over time, as an SVG.
+    pub(crate) fn svg(&self, title: &str) -> Result<String, String> {
+        let e = |e: DrawingAreaErrorKind<_>| e.to_string();
+        let secs = self.samples.last().map_or(1.0, |s| s.secs.max(1.0));
+        let mib = |s: &Sample| s.rss_bytes as f64 / f64::from(1 << 20);
+        let top = self.samples.iter().map(|s| mib(s).max(s.fds as f64).max(s.threads as f64));
+        let top = top.fold(1.0, f64::max) * 1.2;
+        let mut out = String::new();
+        {
+            let root = SVGBackend::with_string(&mut out, (960, 560)).into_drawing_area();
+            root.fill(&WHITE).map_err(e)?;
+            let mut chart = ChartBuilder::on(&root)
+                .caption(title, ("sans-serif", 20))
+                .margin(20)
+                .x_label_area_size(45)
+                .y_label_area_size(70)
+                .build_cartesian_2d(0f64..secs, 0f64..top)
+                .map_err(e)?;
+            chart.configure_mesh().x_desc("seconds").y_desc("MiB / count").draw().map_err(e)?;
+            type Series<'a> = (&'a str, RGBColor, &'a dyn Fn(&Sample) -> f64);
+            let series: [Series<'_>; 3] = [
+                ("RSS (MiB)", BLUE, &mib),
+                ("fds", RED, &|s: &Sample| s.fds as f64),
+                ("threads", GREEN, &|s: &Sample| s.threads as f64),
+            ];
+            for (label, colour, y) in series {
+                let points: Vec<(f64, f64)> = self.samples.iter().map(|s| (s.secs, y(s))).collect();
+                chart
+                    .draw_series(LineSeries::new(points, colour.stroke_width(2)))
+                    .map_err(e)?
+                    .label(label)
+                    .legend(move |(x, y)| {
+                        PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2))
+                    });
+            }
+            chart
+                .configure_series_labels()
+                .position(SeriesLabelPosition::UpperRight)
+                .background_style(WHITE.mix(0.9))
+                .border_style(BLACK)
+                .draw()
+                .map_err(e)?;
+            root.present().map_err(e)?;
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_draw_injects_about_the_rate_and_every_kind() {
+        let n = 100_000;
+        let mut kinds = [0u64; 3];
+        for i in 0..n {
+            if let Some(k) = draw(i, 0.01) {
+                kinds[k] += 1;
+            }
+        }
+        let total: u64 = kinds.iter().sum();
+        assert!((800..1200).contains(&total), "{total}");
+        assert!(kinds.iter().all(|&k| k > 200), "{kinds:?}");
+        assert_eq!(draw(7, 0.0), None);
+        assert!(draw(7, 1.0).is_some());
+    }
+}
