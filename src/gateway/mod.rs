@@ -124,9 +124,46 @@ pub enum GatewayError {
     /// The `"gateway"` object or a `"tools"` filter is malformed.
     #[error("{0}")]
     Settings(String),
+    /// The servers need more open files than this process may have.
+    #[error(
+        "the config has {servers} servers, which need about {needed} open files; this process may open {limit} (RLIMIT_NOFILE): raise the limit (`ulimit -n {suggest}`, or systemd's LimitNOFILE={suggest}) or split the servers across several gateways"
+    )]
+    TooManyServers {
+        /// Servers in the config.
+        servers: usize,
+        /// Files they need, about.
+        needed: u64,
+        /// The process's limit.
+        limit: u64,
+        /// A limit that fits.
+        suggest: u64,
+    },
     /// Reading or writing stdio failed.
     #[error("gateway I/O: {0}")]
     Io(#[from] std::io::Error),
+}
+
+/// Open files the host holds for one server it starts (pipes, pidfd, cgroup; measured: 5).
+const FDS_PER_STDIO_SERVER: u64 = 5;
+/// Open files the host holds for one HTTP server (its connections and its thread's runtime).
+const FDS_PER_HTTP_SERVER: u64 = 4;
+/// Open files the gateway itself needs besides its servers.
+const FDS_RESERVE: u64 = 64;
+
+/// Refuses a config whose servers cannot all be held open under this process's open-file
+/// limit, before anything is started (each would otherwise fail on its own, late).
+fn check_fd_budget(backends: &[BackendSpec]) -> Result<(), GatewayError> {
+    let Some(limit) = crate::sandbox::open_file_limit() else { return Ok(()) };
+    let per = |b: &BackendSpec| match b.spec.launch() {
+        Some(_) => FDS_PER_STDIO_SERVER,
+        None => FDS_PER_HTTP_SERVER,
+    };
+    let needed = FDS_RESERVE + backends.iter().map(per).sum::<u64>();
+    if needed <= limit {
+        return Ok(());
+    }
+    let suggest = needed.next_power_of_two().max(1024);
+    Err(GatewayError::TooManyServers { servers: backends.len(), needed, limit, suggest })
 }
 
 /// What the gateway is made of: the host its backends run on, the backends, and how names
@@ -194,6 +231,7 @@ impl Gateway {
         if !prefix && backends.len() > 1 {
             return Err(GatewayError::NoPrefixNeedsOne(backends.len()));
         }
+        check_fd_budget(&backends)?;
         for b in &backends {
             check_server(&b.spec.name, &settings.separator)?;
         }

@@ -422,7 +422,6 @@ impl Config {
             }
             spec.era = entry.era;
             spec.restart = entry.restart.clone();
-            spec.restart = entry.restart.clone();
             spec.policy = entry.policy.clone();
             spec.description = entry.description.clone();
             if let Some(oauth) = &entry.oauth {

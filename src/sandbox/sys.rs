@@ -97,6 +97,12 @@ pub(crate) fn limits(resource: libc::__rlimit_resource_t) -> Option<(Option<u64>
     Some((finite(lim.rlim_cur), finite(lim.rlim_max)))
 }
 
+/// How many files this process may open (its soft `RLIMIT_NOFILE`; `None`: unlimited or
+/// unreadable).
+pub fn open_file_limit() -> Option<u64> {
+    limits(libc::RLIMIT_NOFILE).and_then(|(soft, _)| soft)
+}
+
 /// What to do about an error that ran out of file descriptors (empty for any other): the
 /// process's own limit (`EMFILE`, with its value) or the system's table (`ENFILE`).
 pub(crate) fn fd_advice(e: &io::Error) -> String {

@@ -49,3 +49,95 @@ fn the_fd_limit_reached_is_a_clear_error_and_the_others_run() {
     }
     assert_eq!(routed + left_out.len(), 30, "each server is routed or left out, once:\n{stderr}");
 }
+
+/// The audit trail's disk fills up: a call whose decision cannot be recorded is refused (the
+/// audit fails closed) with an error that says so and what to do; once there is room again,
+/// calls go through and are recorded.
+#[test]
+fn a_full_disk_under_the_audit_trail_fails_closed_and_says_so() {
+    use ringmcp::host::{Host, PolicySettings};
+    use serde_json::json;
+    let dir = TempDir::new("audit-full");
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=64k,mode=0700", "tmpfs"])
+        .arg(&dir.0)
+        .output();
+    match mounted {
+        Ok(out) if out.status.success() => {}
+        other => {
+            crate::util::skip_machine(format!("cannot mount a tmpfs (not root?): {other:?}"));
+            return;
+        }
+    }
+    struct Unmount(std::path::PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg(&self.0).status();
+        }
+    }
+    let _mount = Unmount(dir.0.clone());
+    let log = dir.0.join("audit.jsonl");
+    let audit = ringmcp::host::audit::AuditLog::open(
+        serde_json::from_value(json!({"path": log, "fsync": "always"})).unwrap(),
+    )
+    .unwrap();
+    let settings =
+        PolicySettings { audit: Some(std::sync::Arc::new(audit)), ..PolicySettings::default() };
+    let host = Host::builder().policy(settings).build().unwrap();
+    let client = host.spawn_blocking(crate::util::reference("audited", &[]).sandbox(None)).unwrap();
+    assert_eq!(client.blocking().call_tool("echo", json!({"text": "a"})).unwrap().text(), "a");
+    // Fill the rest of the disk.
+    let filler = dir.0.join("filler");
+    {
+        use std::io::Write;
+        let mut f = std::fs::File::create(&filler).unwrap();
+        while f.write_all(&[b'x'; 4096]).is_ok() {}
+        let _ = f.sync_all();
+    }
+    let err = client.blocking().call_tool("echo", json!({"text": "b"})).unwrap_err();
+    let ringmcp::host::Error::Policy { denial, .. } = &err else { panic!("{err}") };
+    assert_eq!(denial.kind, ringmcp::policy::DenialKind::Audit, "{err}");
+    let message = err.to_string();
+    assert!(message.contains("audit trail cannot be written"), "{message}");
+    assert!(message.contains("No space left") || message.contains("no space"), "{message}");
+    assert!(message.contains("free space"), "what to do: {message}");
+    std::fs::remove_file(&filler).unwrap();
+    assert_eq!(client.blocking().call_tool("echo", json!({"text": "c"})).unwrap().text(), "c");
+    let trail = std::fs::read_to_string(&log).unwrap();
+    assert!(trail.contains("\"c\"") || trail.lines().count() >= 2, "{trail}");
+    drop((client, host));
+}
+
+/// Ten thousand servers configured, under an open-file limit that cannot hold them: the
+/// gateway refuses at once, before starting any, saying how many files they need, the limit,
+/// and what to do; nothing is left running.
+#[test]
+fn ten_thousand_servers_configured_are_refused_up_front_with_the_numbers() {
+    let tmp = TempDir::new("ten-thousand");
+    let config = tmp.0.join("huge.json");
+    let servers: serde_json::Map<String, serde_json::Value> = (0..10_000)
+        .map(|i| {
+            let spec = serde_json::json!({"command": ringmcp_bin(), "args": ["serve"]});
+            (format!("s{i:05}"), spec)
+        })
+        .collect();
+    std::fs::write(
+        &config,
+        serde_json::to_vec(&serde_json::json!({"mcpServers": servers})).unwrap(),
+    )
+    .unwrap();
+    let started = std::time::Instant::now();
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(r#"ulimit -n 4096 && exec "$0" gateway --config "$1" </dev/null"#)
+        .arg(ringmcp_bin())
+        .arg(&config)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains("10000 servers"), "{stderr}");
+    assert!(stderr.contains("may open 4096"), "{stderr}");
+    assert!(stderr.contains("ulimit -n 65536"), "what to do: {stderr}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(20), "refused up front");
+}

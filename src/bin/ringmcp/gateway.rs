@@ -115,7 +115,7 @@ fn start(args: &Args) -> Result<(), Failure> {
             tracing::info!(server = %name, "disabled in the config: not started");
             continue;
         }
-        let spec = servers.with_server(&name).spec()?;
+        let spec = servers.with_server(&name).spec_in(Some(&config))?;
         let filter = gateway::filter_from(&name, config.tools_filter(&name))
             .map_err(|e| Failure::usage(e.to_string()))?;
         backends.push(BackendSpec { spec, filter });

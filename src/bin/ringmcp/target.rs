@@ -150,6 +150,12 @@ impl ServerArgs {
 
     /// The spec of the chosen server.
     pub(crate) fn spec(&self) -> Result<ServerSpec, Failure> {
+        self.spec_in(None)
+    }
+
+    /// [`spec`](Self::spec), from `loaded`, the config file already read (a gateway of many
+    /// servers reads it once, not once a server).
+    pub(crate) fn spec_in(&self, loaded: Option<&Config>) -> Result<ServerSpec, Failure> {
         if !(self.timeout.is_finite() && self.timeout > 0.0) {
             return Err(Failure::usage(format!(
                 "--timeout must be a positive number of seconds, got {}",
@@ -160,9 +166,11 @@ impl ServerArgs {
             (Some(_), _, Some(_)) => {
                 return Err(Failure::usage("give either --config/--server or -- CMD, not both"));
             }
-            (Some(file), Some(name), None) => Config::load(file)
-                .and_then(|c| c.server(name))
-                .map_err(|e| Failure::usage(e.to_string()))?,
+            (Some(file), Some(name), None) => match loaded {
+                Some(config) => config.server(name),
+                None => Config::load(file).and_then(|c| c.server(name)),
+            }
+            .map_err(|e| Failure::usage(e.to_string()))?,
             (Some(file), None, None) => {
                 let names = Config::load(file).map(|c| c.names()).unwrap_or_default();
                 return Err(Failure::usage(format!(
