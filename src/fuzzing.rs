@@ -299,6 +299,14 @@ mod tests {
         super::policy(b"\x00{\"tools\": {\"t\": \"allow\"}}\n{\"path\": \"../etc\"}");
         super::policy(b"\x07not json\n/srv/root/%2e%2e/x");
         super::server_session(b"\x06{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{\"roots\":{}}}}\n{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}\nnot json");
+        for seed in [
+            &include_bytes!("../fuzz/seeds/server_session/legacy")[..],
+            &include_bytes!("../fuzz/seeds/server_session/modern")[..],
+            &include_bytes!("../fuzz/seeds/server_session/modern-rounds")[..],
+            &include_bytes!("../fuzz/seeds/server_session/modern-scoped")[..],
+        ] {
+            super::server_session(seed);
+        }
         for script in [
             &b"\x00\x00\x01\x04\x02\x08\x00\x09\x00"[..],
             b"\x3f\x00\x00\x04\x00\x08\x00\x08\x01\x08\x02\x0a\x09",

@@ -303,6 +303,15 @@ pub fn server_session(data: &[u8]) {
     }
     s.handle_timeout(now + std::time::Duration::from_secs(3600));
     drain(&mut s, &mut ended);
+    while s.poll_event().is_some() {}
+    // Bounded memory: once every request is answered and every deadline passed, nothing is
+    // held but the listen streams (answered only when the client cancels them): each is an
+    // open request, its stream's owed answer and its filter.
+    let (held, streams) = (s.footprint(), s.listen_streams());
+    assert!(
+        held <= 3 * streams,
+        "the session still holds {held} entries for {streams} listen streams"
+    );
     if ctl & 8 == 0 && !cancelled {
         // (an open listen stream is never answered, so its stream never ends)
         assert!(ended.values().all(|e| *e), "{ended:?}");

@@ -200,6 +200,28 @@ impl<T> ServerSession<T> {
         }
     }
 
+    /// Entries the session holds for the client's requests and its own (open requests, their
+    /// progress tokens, streams owed answers, parked rounds, listen streams, requests in
+    /// flight, queued transmits and events): what bounds its memory. Fuzzing checks that it
+    /// comes back to the listen streams alone once everything is answered and timed out.
+    #[doc(hidden)]
+    pub fn footprint(&self) -> usize {
+        self.open.len()
+            + self.tokens.len()
+            + self.owed.len()
+            + self.rounds.len()
+            + self.listeners.len()
+            + self.pending.len()
+            + self.transmit.len()
+            + self.events.len()
+    }
+
+    /// Listen streams open (see [`footprint`](Self::footprint)).
+    #[doc(hidden)]
+    pub fn listen_streams(&self) -> usize {
+        self.listeners.len()
+    }
+
     /// The revision of the client's latest request (a stateless client has no handshake).
     pub fn latest_version(&self) -> Option<ProtocolVersion> {
         self.seen

@@ -69,6 +69,11 @@ pub(super) struct Listeners {
 }
 
 impl Listeners {
+    /// Listen streams open.
+    pub(super) fn len(&self) -> usize {
+        self.open.len()
+    }
+
     /// The stream keyed `key` ended (cancelled by the client).
     pub(super) fn close(&mut self, key: &Id) {
         self.open.remove(key);

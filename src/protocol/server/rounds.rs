@@ -31,6 +31,11 @@ pub(super) struct Rounds {
 }
 
 impl Rounds {
+    /// Rounds parked.
+    pub(super) fn len(&self) -> usize {
+        self.parked.len()
+    }
+
     pub(super) fn next_deadline(&self) -> Option<Instant> {
         self.parked.values().map(|r| r.deadline).min()
     }
