@@ -102,26 +102,43 @@ pub(crate) fn svg(title: &str, curves: &[Curve<'_>]) -> Result<String, String> {
             .draw()
             .map_err(e)?;
         let colours = [BLUE, RED, GREEN, MAGENTA];
-        for (i, (label, pts)) in series.into_iter().enumerate() {
-            let colour = colours[i % colours.len()];
-            chart
-                .draw_series(LineSeries::new(pts, colour.stroke_width(2)))
-                .map_err(e)?
-                .label(label)
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2))
-                });
-        }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .background_style(WHITE.mix(0.9))
-            .border_style(BLACK)
-            .draw()
-            .map_err(e)?;
+        let series = (series.into_iter().enumerate())
+            .map(|(i, (label, pts))| (label, colours[i % colours.len()], pts))
+            .collect();
+        lines(&mut chart, series, SeriesLabelPosition::UpperLeft)?;
         root.present().map_err(e)?;
     }
     Ok(out)
+}
+
+/// Draws each `(label, colour, points)` as a line, with its legend at `position`.
+pub(crate) fn lines<'a, DB, X, Y>(
+    chart: &mut ChartContext<'a, DB, Cartesian2d<X, Y>>,
+    series: Vec<(&str, RGBColor, Vec<(f64, f64)>)>,
+    position: SeriesLabelPosition,
+) -> Result<(), String>
+where
+    DB: DrawingBackend + 'a,
+    X: Ranged<ValueType = f64>,
+    Y: Ranged<ValueType = f64>,
+{
+    let e = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
+    for (label, colour, pts) in series {
+        chart
+            .draw_series(LineSeries::new(pts, colour.stroke_width(2)))
+            .map_err(e)?
+            .label(label)
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2))
+            });
+    }
+    chart
+        .configure_series_labels()
+        .position(position)
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK)
+        .draw()
+        .map_err(e)
 }
 
 /// An HTML page with the summary text above the plot.

@@ -294,23 +294,12 @@ impl SoakReport {
                 ("fds", RED, &|s: &Sample| s.fds as f64),
                 ("threads", GREEN, &|s: &Sample| s.threads as f64),
             ];
-            for (label, colour, y) in series {
-                let points: Vec<(f64, f64)> = self.samples.iter().map(|s| (s.secs, y(s))).collect();
-                chart
-                    .draw_series(LineSeries::new(points, colour.stroke_width(2)))
-                    .map_err(e)?
-                    .label(label)
-                    .legend(move |(x, y)| {
-                        PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2))
-                    });
-            }
-            chart
-                .configure_series_labels()
-                .position(SeriesLabelPosition::UpperRight)
-                .background_style(WHITE.mix(0.9))
-                .border_style(BLACK)
-                .draw()
-                .map_err(e)?;
+            let series = (series.into_iter())
+                .map(|(label, colour, y)| {
+                    (label, colour, self.samples.iter().map(|s| (s.secs, y(s))).collect())
+                })
+                .collect();
+            super::plot::lines(&mut chart, series, SeriesLabelPosition::UpperRight)?;
             root.present().map_err(e)?;
         }
         Ok(out)
