@@ -111,10 +111,13 @@ pub(crate) fn svg(title: &str, curves: &[Curve<'_>]) -> Result<String, String> {
     Ok(out)
 }
 
-/// Draws each `(label, colour, points)` as a line, with its legend at `position`.
+/// One line of a plot: its legend label, colour and points.
+pub(crate) type Line<'a> = (&'a str, RGBColor, Vec<(f64, f64)>);
+
+/// Draws each line, with its legend at `position`.
 pub(crate) fn lines<'a, DB, X, Y>(
     chart: &mut ChartContext<'a, DB, Cartesian2d<X, Y>>,
-    series: Vec<(&str, RGBColor, Vec<(f64, f64)>)>,
+    series: Vec<Line<'_>>,
     position: SeriesLabelPosition,
 ) -> Result<(), String>
 where
