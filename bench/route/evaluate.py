@@ -12,7 +12,9 @@ Two modes, each request ranked by every ranker over bench/route/catalog.json:
   for each request, one a step, written from the request and the tool's definition alone,
   without seeing the catalog (bench/route/model-queries.jsonl; PERFORMANCE.md says how).
   Recall and MRR are the first query's, against the request's first step; "served" counts a
-  request when the five tools each of its queries returned cover every step.
+  request when the five tools each of its queries returned cover every step. The fused rankers
+  rank as ringmcp__find_tools does (`ringmcp route --find`: Weights::search, keywords weigh
+  more).
 
 The rankers: bm25 = BM25 alone; static = the static MiniLM table alone; fused = the router with
 it (the default); minilm, mpnet = the router's full all-MiniLM-L6-v2 / all-mpnet-base-v2 encoder
@@ -124,8 +126,8 @@ def model_loop(binary, catalog, queries, sent, ranker, embeddings, weights):
     five tools of its queries, together, cover every step."""
     flat = [{"id": f"{q['id']}#{i}", "query": text}
             for q in queries for i, text in enumerate(sent[q["id"]])]
-    ten, elapsed = run_router(binary, catalog, flat, ranker, 10, embeddings, weights)
-    five, _ = run_router(binary, catalog, flat, ranker, 5, embeddings, weights)
+    ten, elapsed = run_router(binary, catalog, flat, ranker, 10, embeddings, weights, find=True)
+    five, _ = run_router(binary, catalog, flat, ranker, 5, embeddings, weights, find=True)
     first = {q["id"]: ten[f"{q['id']}#0"]["tools"] for q in queries}
     firsts = [dict(q, relevant=q["steps"][0]) for q in queries]
     union = {q["id"]: [t for i in range(len(sent[q["id"]])) for t in five[f"{q['id']}#{i}"]["tools"]]
@@ -138,7 +140,9 @@ def model_loop(binary, catalog, queries, sent, ranker, embeddings, weights):
     return m
 
 
-def run_router(binary, catalog, queries, ranker, k, embeddings=None, weights=None):
+def run_router(binary, catalog, queries, ranker, k, embeddings=None, weights=None, find=False):
+    """Each query routed by `ringmcp route`; `find`: a fused ranking as ringmcp__find_tools
+    ranks a model's query (`--find`)."""
     with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as f:
         for q in queries:
             f.write(json.dumps({"id": q["id"], "query": q["query"]}) + "\n")
@@ -146,8 +150,9 @@ def run_router(binary, catalog, queries, ranker, k, embeddings=None, weights=Non
     try:
         t = time.time()
         out = subprocess.run(
-            [binary, "route", "--catalog", catalog, "--queries", path, "--k", str(k),
-             "--ranker", ranker] + (["--embeddings", embeddings] if embeddings else [])
+            [binary, "route", "--catalog", catalog, "--queries", path, "--k", str(k)]
+            + (["--find"] if find and ranker == "fused" else ["--ranker", ranker])
+            + (["--embeddings", embeddings] if embeddings else [])
             + (["--weights", weights] if weights else []),
             check=True, capture_output=True, text=True,
         ).stdout

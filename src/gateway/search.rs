@@ -208,7 +208,7 @@ impl Search {
         let mut index = self.index();
         self.sync(&mut index, catalog, names);
         let router = index.router.as_ref().expect("synced");
-        let routing = router.route(query, k);
+        let routing = router.find(query, k);
         let result = find::result(query, router, &routing);
         Ok((result, routing.tools.into_iter().map(|t| t.name).collect()))
     }

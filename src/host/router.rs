@@ -190,7 +190,7 @@ impl HostRouter {
             crate::route::find::arguments(arguments).map_err(super::Error::InvalidArgument)?;
         self.refresh().await?;
         let state = lock(&self.state);
-        let routing = state.router.route(query, k);
+        let routing = state.router.find(query, k);
         Ok(crate::route::find::result(query, &state.router, &routing))
     }
 }

@@ -94,6 +94,16 @@ impl Default for Weights {
     }
 }
 
+impl Weights {
+    /// The weights of a query a model wrote for `ringmcp__find_tools` ([`Router::find`]): the
+    /// action and the object, in the catalog's own words more often than a user's request, so
+    /// the keywords count for more (chosen on the development split of the model-written
+    /// queries, docs/routing.md "The model in the loop").
+    pub fn search() -> Self {
+        Weights { lexical: 0.65, ..Weights::default() }
+    }
+}
+
 /// One line of a catalog file (`ringmcp route --catalog`, `ringmcp inspect --catalog-out`):
 /// a server's name and one of its tools exactly as `tools/list` gave it.
 #[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
@@ -239,6 +249,8 @@ pub struct Router {
     vectors: VectorIndex,
     embedder: Option<Arc<dyn Embedder>>,
     weights: Weights,
+    /// [`Router::find`]'s weights, when not [`Weights::search`].
+    search_weights: Option<Weights>,
     all_tokens: usize,
     /// Per server, the JSON text of the tools [`sync`](Router::sync) last indexed it from.
     synced: HashMap<String, String>,
@@ -268,6 +280,12 @@ impl Router {
     /// Other fusion weights.
     pub fn with_weights(mut self, weights: Weights) -> Self {
         self.weights = weights;
+        self
+    }
+
+    /// Other weights for [`find`](Self::find) (default [`Weights::search`]).
+    pub fn with_search_weights(mut self, weights: Weights) -> Self {
+        self.search_weights = Some(weights);
         self
     }
 
@@ -448,22 +466,37 @@ impl Router {
     /// request that names several ([`steps::clauses`](super::steps::clauses)) on its own and
     /// takes the steps' lists in turns, best first, `k` tools in all.
     pub fn route_with(&self, query: &str, k: usize, ranker: Ranker) -> Routing {
+        self.route_weighted(query, k, ranker, self.weights)
+    }
+
+    /// The `k` tools best fitting a query a model wrote for `ringmcp__find_tools` (the
+    /// action and the object of one step): fused, with [`Weights::search`].
+    pub fn find(&self, query: &str, k: usize) -> Routing {
+        self.route_weighted(
+            query,
+            k,
+            Ranker::Fused,
+            self.search_weights.unwrap_or_else(Weights::search),
+        )
+    }
+
+    fn route_weighted(&self, query: &str, k: usize, ranker: Ranker, w: Weights) -> Routing {
         if ranker == Ranker::Fused {
             let clauses = super::steps::clauses(query);
             if clauses.len() > 1 {
-                return self.route_steps(&clauses, k);
+                return self.route_steps(&clauses, k, w);
             }
         }
-        self.route_one(query, k, ranker)
+        self.route_one(query, k, ranker, w)
     }
 
     /// Each clause routed with the fused ranking, their lists merged in turns (the first of
     /// each, then the second of each, ...) without repeats, up to `k`. (Taking each clause's
     /// best first and the rest by relative score served fewer multi-step requests of the dev
     /// half: bench/route/multistep.py.)
-    fn route_steps(&self, clauses: &[String], k: usize) -> Routing {
+    fn route_steps(&self, clauses: &[String], k: usize, w: Weights) -> Routing {
         let lists: Vec<Routing> =
-            clauses.iter().map(|c| self.route_one(c, k, Ranker::Fused)).collect();
+            clauses.iter().map(|c| self.route_one(c, k, Ranker::Fused, w)).collect();
         let mut tools: Vec<Routed> = Vec::with_capacity(k);
         'turns: for rank in 0..k {
             for list in &lists {
@@ -482,8 +515,7 @@ impl Router {
     }
 
     /// [`route_with`](Self::route_with) for one step.
-    fn route_one(&self, query: &str, k: usize, ranker: Ranker) -> Routing {
-        let w = self.weights;
+    fn route_one(&self, query: &str, k: usize, ranker: Ranker, w: Weights) -> Routing {
         let n = self.slots.len();
         // The router spells shorthand out ("PR" → pull request); each index alone, as the
         // baseline it is measured against, sees the query as written.
@@ -527,7 +559,7 @@ impl Router {
             values::Kinds::default()
         };
         if ranker == Ranker::Fused {
-            named_servers = self.boost_named(query, &q_terms, wanted, &mut score, &mut named);
+            named_servers = self.boost_named(query, &q_terms, wanted, &mut score, &mut named, w);
         }
         // Only the head can be returned (diversity reorders within k * 3).
         let head =
@@ -591,8 +623,8 @@ impl Router {
         wanted: values::Kinds,
         score: &mut [f32],
         named: &mut [u8],
+        w: Weights,
     ) -> HashSet<&str> {
-        let w = self.weights;
         let mut named_servers = HashSet::new();
         let q_set: HashSet<&str> = q_terms.iter().map(String::as_str).collect();
         for (server, terms) in &self.server_terms {

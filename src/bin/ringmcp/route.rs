@@ -47,6 +47,10 @@ pub(crate) struct Args {
     /// diversity=0.03,values=0.5`; any of them, the rest at their defaults).
     #[arg(long, value_name = "NAME=W,…")]
     weights: Option<Weights>,
+    /// Rank as `ringmcp__find_tools` ranks the query a model wrote (the action and the
+    /// object; keywords weigh more: `Weights::search`) instead of a user's request.
+    #[arg(long, conflicts_with = "ranker")]
+    find: bool,
     /// Rank by keywords alone (no embedding table).
     #[arg(long)]
     no_embed: bool,
@@ -55,6 +59,15 @@ pub(crate) struct Args {
     stats: bool,
     #[command(flatten)]
     server: ServerArgs,
+}
+
+/// `query` ranked as asked: as a model's `find_tools` query, or by `--ranker`.
+fn rank(router: &Router, args: &Args, query: &str) -> Routing {
+    if args.find {
+        router.find(query, args.k)
+    } else {
+        router.route_with(query, args.k, args.ranker)
+    }
 }
 
 pub(crate) fn run(args: Args) -> ExitCode {
@@ -101,7 +114,7 @@ fn route(args: &Args) -> Result<(), Failure> {
     };
     let indexed = t1.elapsed();
     if let Some(w) = args.weights {
-        router = router.with_weights(w);
+        router = if args.find { router.with_search_weights(w) } else { router.with_weights(w) };
     }
     if args.stats {
         let rss2 = rss_bytes();
@@ -126,7 +139,7 @@ fn route(args: &Args) -> Result<(), Failure> {
         return batch(args, &router, file);
     }
     let Some(query) = &args.query else { return Ok(()) };
-    let routing = router.route_with(query, args.k, args.ranker);
+    let routing = rank(&router, args, query);
     if args.json {
         let out = json!({
             "query": query,
@@ -195,7 +208,7 @@ fn batch(args: &Args, router: &Router, file: &PathBuf) -> Result<(), Failure> {
             .and_then(Value::as_str)
             .ok_or_else(|| bad("each line needs a \"query\" string"))?;
         let t = Instant::now();
-        let routing = router.route_with(query, args.k, args.ranker);
+        let routing = rank(router, args, query);
         spent += t.elapsed();
         routed += 1;
         let names: Vec<&str> = routing.tools.iter().map(|t| t.name.as_str()).collect();
