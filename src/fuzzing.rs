@@ -304,6 +304,7 @@ mod tests {
             &include_bytes!("../fuzz/seeds/server_session/modern")[..],
             &include_bytes!("../fuzz/seeds/server_session/modern-rounds")[..],
             &include_bytes!("../fuzz/seeds/server_session/modern-scoped")[..],
+            &include_bytes!("../fuzz/seeds/server_session/listen-progress")[..],
         ] {
             super::server_session(seed);
         }

@@ -306,10 +306,10 @@ pub fn server_session(data: &[u8]) {
     while s.poll_event().is_some() {}
     // Bounded memory: once every request is answered and every deadline passed, nothing is
     // held but the listen streams (answered only when the client cancels them): each is an
-    // open request, its stream's owed answer and its filter.
+    // open request, its stream's owed answer, its filter and its progress token, if any.
     let (held, streams) = (s.footprint(), s.listen_streams());
     assert!(
-        held <= 3 * streams,
+        held <= 4 * streams,
         "the session still holds {held} entries for {streams} listen streams"
     );
     if ctl & 8 == 0 && !cancelled {
