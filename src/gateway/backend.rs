@@ -153,6 +153,10 @@ impl Backend {
     pub(crate) fn status(&self) -> BackendStatus {
         let state = lock(&self.state);
         let mut health = state.health.clone();
+        // Its connection ended and the host's news of it is on its way: already restarting.
+        if health == Health::Up && state.client.as_ref().is_some_and(Client::connection_closed) {
+            health = Health::Restarting { in_ms: 0 };
+        }
         if let (Health::Restarting { .. }, Some(t)) = (&health, state.next_try) {
             health = Health::Restarting {
                 in_ms: t.saturating_duration_since(Instant::now()).as_millis() as u64,

@@ -224,6 +224,12 @@ impl Client {
         self.cell.supervision.as_ref()
     }
 
+    /// Whether its current connection has ended (a restarted server's, until the next one is
+    /// swapped in).
+    pub(crate) fn connection_closed(&self) -> bool {
+        self.inner().queue.closed().is_some()
+    }
+
     /// The client of a cell (the supervisor's, after a restart).
     pub(crate) fn from_cell(cell: Arc<Cell>) -> Client {
         Client { cell }
