@@ -28,6 +28,7 @@ pub mod router;
 pub mod steps;
 pub mod tokens;
 pub mod values;
+mod weights;
 
 pub use bert::BertEmbedder;
 pub use embed::{Embedder, StaticEmbedder};

@@ -389,7 +389,7 @@ fn the_fault_matrix() {
     ] {
         cell(&python, &FAULTS[2], transport, 1, route);
     }
-    let (fds, threads, mounted) = (count("/proc/self/fd"), count("/proc/self/task"), mounts());
+    let (fds, threads, mounted) = (util::open_fds(), count("/proc/self/task"), mounts());
     let mut table = String::new();
     let _ = writeln!(
         table,
@@ -406,7 +406,7 @@ fn the_fault_matrix() {
                 for route in [Route::Direct, Route::Gateway] {
                     let started = Instant::now();
                     let mut o = cell(&python, fault, transport, c, route);
-                    if let Err(n) = settle(|| count("/proc/self/fd"), |n| *n <= fds) {
+                    if let Err(n) = settle(util::open_fds, |n| *n <= fds) {
                         let open: Vec<String> =
                             (std::fs::read_dir("/proc/self/fd").into_iter().flatten().flatten())
                                 .filter_map(|e| std::fs::read_link(e.path()).ok())
