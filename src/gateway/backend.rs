@@ -3,7 +3,7 @@
 //! (docs/gateway.md, "Resilience").
 
 use std::sync::{Arc, Mutex};
-use std::time::{Instant, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -130,12 +130,14 @@ impl Backend {
             return Ok(c.clone());
         }
         let why = state.last_error.as_deref().unwrap_or("it has not finished starting");
+        let mut retry_after = None;
         let when = match &state.health {
             Health::Restarting { .. } => {
-                let left = state
-                    .next_try
-                    .map_or(0, |t| t.saturating_duration_since(Instant::now()).as_millis() as u64);
-                format!("; it is restarted in {} ms", left)
+                let left = (state.next_try)
+                    .map_or(Duration::ZERO, |t| t.saturating_duration_since(Instant::now()));
+                // A start under way (the delay passed): come back shortly.
+                retry_after = Some(left.max(Duration::from_millis(10)));
+                format!("; it is restarted in {} ms", left.as_millis())
             }
             Health::Stopped => {
                 "; it failed too often and stays down (see ringmcp__status; restart the gateway)"
@@ -143,10 +145,14 @@ impl Backend {
             }
             _ => String::new(),
         };
-        Err(crate::jsonrpc::ErrorObject::new(
-            crate::jsonrpc::codes::SERVER_ERROR,
-            format!("server {:?} is not available: {why}{when}", self.name()),
-        ))
+        // The host's own refusal, so that its JSON-RPC form (data.reason, retryAfterSeconds)
+        // is the same whether the client meets the server directly or through the gateway.
+        let refusal = crate::host::Error::Unavailable {
+            server: self.name().into(),
+            why: format!("{why}{when}"),
+            retry_after,
+        };
+        Err(crate::jsonrpc::ErrorObject::from(&refusal))
     }
 
     /// What `ringmcp__status` shows.
@@ -220,7 +226,8 @@ async fn listed<T: Default>(
 /// client speaks a revision before 2026-07-28.
 pub(crate) async fn supervise(core: Arc<Core>, index: usize, legacy: bool) {
     let backend = core.backends[index].clone();
-    let policy = core.settings.restart.clone();
+    // The server's own "restart" in the config, else the gateway's.
+    let policy = (backend.spec.restart.clone()).unwrap_or_else(|| core.settings.restart.clone());
     let spec = backend.spec.clone().restart(policy.clone());
     let mut failures = 0u32;
     let mut first = true;

@@ -404,6 +404,7 @@ impl Conn {
     /// The server is gone: fail what is pending, but only after every frame it sent before
     /// going has been delivered (some may still be on the parse pool).
     fn close_session(&mut self, reason: CloseReason) {
+        self.pump.refuse_new(&reason);
         self.inbound.close_session(&mut self.pump.session, reason);
     }
 
@@ -465,7 +466,9 @@ impl Conn {
             _ => {
                 let err = std::io::Error::from_raw_os_error(-result.min(-1));
                 tracing::warn!(server = self.name(), "writing to stdin: {err}");
-                self.pump.session.handle_closed(CloseReason::io_error("writing to stdin", err));
+                let reason = CloseReason::io_error("writing to stdin", err);
+                self.pump.refuse_new(&reason);
+                self.pump.session.handle_closed(reason);
                 self.flush(ring, now);
                 self.begin_shutdown(ring, now);
             }

@@ -232,14 +232,20 @@ impl From<&Error> for ErrorObject {
             return ErrorObject::new(denial.code(), e.to_string())
                 .with_data(json!({ "rule": denial.rule, "reason": denial.reason }));
         }
+        // A supervised server's state, for a client to act on without reading the message:
+        // `data.reason` is "restarted" (the request may have taken effect) or "unavailable".
         match e {
-            Error::Unavailable { retry_after: Some(after), .. } => {
-                let secs = (after.as_secs_f64() * 1000.0).ceil() / 1000.0;
-                return ErrorObject::new(codes::SERVER_ERROR, e.to_string())
-                    .with_data(json!({ "retryAfterSeconds": secs }));
+            Error::Unavailable { server, retry_after, .. } => {
+                let mut data = json!({ "reason": "unavailable", "server": &**server });
+                if let Some(after) = retry_after {
+                    let secs = (after.as_secs_f64() * 1000.0).ceil() / 1000.0;
+                    data["retryAfterSeconds"] = json!(secs);
+                }
+                return ErrorObject::new(codes::SERVER_ERROR, e.to_string()).with_data(data);
             }
-            Error::Restarted { .. } | Error::Unavailable { .. } => {
-                return ErrorObject::new(codes::SERVER_ERROR, e.to_string());
+            Error::Restarted { server, .. } => {
+                let data = json!({ "reason": "restarted", "server": &**server });
+                return ErrorObject::new(codes::SERVER_ERROR, e.to_string()).with_data(data);
             }
             _ => {}
         }

@@ -239,6 +239,14 @@ impl Pump {
         self.shutdown_waiters.push(reply);
     }
 
+    /// The connection is ending: no request is admitted from now on (those in flight fail
+    /// next), so that a caller told that its request failed finds the server closed (and, if
+    /// it is supervised, being restarted), never a connection that takes requests only to
+    /// fail them.
+    pub(crate) fn refuse_new(&self, reason: &CloseReason) {
+        self.queue.close(reason.clone());
+    }
+
     /// The connection is over: queued and pending requests fail with `reason`, and a
     /// handshake still under way fails with the error `failed` makes of it.
     pub(crate) fn close_session(

@@ -320,8 +320,14 @@ impl<T> ServerSession<T> {
                     let id = id.and_then(|v| serde_json::from_value::<Id>(v).ok());
                     match id {
                         Some(id) if let Some(open) = self.close(&id) => {
-                            if let Some(stream) = open.stream {
-                                self.settle(stream);
+                            if let Some(stream) = open.stream
+                                && self.settle(stream)
+                            {
+                                self.transmit.push_back(ServerTransmit {
+                                    bytes: bytes::Bytes::new(),
+                                    kind: ServerTransmitKind::StreamEnd,
+                                    stream: Some(stream),
+                                });
                             }
                             self.listeners.close(&id);
                             let reason = params

@@ -149,3 +149,77 @@ fn a_one_minute_soak_with_faults_accounts_for_every_call() {
     // Not the 30-minute flatness (PERFORMANCE.md), only a gross leak.
     assert!(number(soak, &["rssGrowth"]) < 1.5, "{soak}");
 }
+
+/// The soak through the gateway (its short form): two upstream clients (2025-11-25 sessions,
+/// each with its own two backends) of one `ringmcp gateway --http`, 1 % faults. Every call
+/// is accounted for (the gateway's -32000 say "restarted" or "unavailable" in their data), and
+/// the gateway holds afterwards what it held once warm: no fd, thread or backend more (its
+/// clients' pooled connections are counted apart).
+#[test]
+fn a_soak_through_the_gateway_with_two_clients_accounts_for_every_call() {
+    let args = [
+        "--gateway",
+        "2",
+        "--era",
+        "legacy",
+        "--duration",
+        "40",
+        "--servers",
+        "2",
+        "--concurrency",
+        "16",
+        "--faults",
+        "0.01",
+        "--sample-every",
+        "2",
+        "--warmup",
+        "50",
+        "--json",
+    ];
+    let (code, stdout, stderr) = bench(&args);
+    assert_eq!(code, Some(0), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let report: Value = serde_json::from_str(stdout.trim())
+        .unwrap_or_else(|e| panic!("stdout is not one JSON object ({e}):\n{stdout}"));
+    let soak = &report["soak"];
+    assert!(soak["process"].as_str().unwrap().starts_with("gateway"), "{soak}");
+    let errors: f64 =
+        report["errors"].as_object().unwrap().values().filter_map(Value::as_f64).sum();
+    assert_eq!(number(&report, &["calls"]), number(&report, &["ok"]) + errors, "{report}");
+    assert_eq!(soak["unexplained"], serde_json::json!({}), "{soak}");
+    for kind in ["crash", "hang", "garbage"] {
+        assert!(number(soak, &["injected", kind]) > 0.0, "{soak}");
+    }
+    assert!(number(soak, &["collateral", "restarted"]) > 0.0, "{soak}");
+    assert!(number(&report, &["ok"]) > 1000.0, "{report}");
+    // Two sessions of two backends each, back up after the faults.
+    assert_eq!(number(soak, &["before", "children"]), 4.0, "{soak}");
+    assert_eq!(soak["leaks"], serde_json::json!([]), "{soak}");
+    assert!(number(soak, &["rssGrowth"]) < 1.5, "{soak}");
+}
+
+/// A closed stderr (`ringmcp bench ... 2>&1 | head`) loses the log lines, and nothing else:
+/// the run ends (it once killed the reactor thread, which logged, and hung the bench).
+#[test]
+fn a_closed_stderr_does_not_stop_the_run() {
+    let mut child = std::process::Command::new(crate::util::ringmcp_bin())
+        .args(["bench", "--servers", "2", "--concurrency", "8", "--duration", "4"])
+        .args(["--faults", "0.02", "--warmup", "10", "--json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stderr.take());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(std::time::Instant::now() < deadline, "the bench hung with stderr closed");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    let mut out = String::new();
+    std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut out).unwrap();
+    assert!(status.success(), "{status}: {out}");
+    let report: Value = serde_json::from_str(out.trim()).unwrap();
+    assert!(number(&report, &["calls"]) > 0.0, "{report}");
+}

@@ -3,10 +3,12 @@
 //! N copies of the server run on one [`Host`] (one reactor thread); one bench thread keeps
 //! exactly C `tools/call`s in flight, spread round-robin, and records each call's latency.
 //! `--baseline` bounces the same request line off `cat` for the floor the kernel sets, and
-//! `--idle-servers` measures what idle servers cost the host.
+//! `--idle-servers` measures what idle servers cost the host. `--gateway CLIENTS` sends the
+//! calls through one `ringmcp gateway --http` with that many upstream clients.
 
 mod baseline;
 mod drive;
+mod gateway;
 mod kind;
 mod measure;
 mod plot;
@@ -90,6 +92,14 @@ pub(crate) struct Args {
     /// With `--faults`: seconds between samples of RSS, fds and threads.
     #[arg(long, value_name = "SECS", default_value_t = 5.0, requires = "faults")]
     sample_every: f64,
+    /// Send the calls through one `ringmcp gateway --http` on loopback, with this many
+    /// upstream clients (HTTP sessions) in front of it, each with its own copies of the
+    /// `--servers` backends. With `--faults`, the gateway is the process sampled, and nothing
+    /// of the sessions may be left in it once the clients are gone (the soak through the
+    /// gateway).
+    #[arg(long, value_name = "CLIENTS", value_parser = clap::value_parser!(u64).range(1..),
+          conflicts_with_all = ["policy", "spawn_only", "idle_servers"])]
+    gateway: Option<u64>,
     #[command(flatten)]
     server: ServerArgs,
 }
@@ -237,9 +247,24 @@ fn bench(args: &Args) -> Result<(), Failure> {
     if args.spawn_only {
         return spawn_bench(args, &host, &spec);
     }
-    let clients = servers::spawn_copies(&host, &spec, 0, servers)?;
+    let through = match args.gateway {
+        Some(_) => Some(gateway::Gateway::start(&spec, servers).map_err(Failure::usage)?),
+        None => None,
+    };
+    let watched = match &through {
+        Some(g) => soak::Watched::gateway(g.pid(), g.port()),
+        None => soak::Watched::this_process(),
+    };
+    let (clients, prefixes) = match (&through, args.gateway) {
+        (Some(g), Some(n)) => {
+            let specs = (0..n as usize).map(|i| g.client_spec(i));
+            let clients = specs.map(|s| host.spawn_blocking(s)).collect::<Result<Vec<_>, _>>()?;
+            (clients, gateway::prefixes(servers))
+        }
+        _ => (servers::spawn_copies(&host, &spec, 0, servers)?, vec![String::new()]),
+    };
     if args.faults.is_some() {
-        soak::check_tools(&clients[0]).map_err(Failure::usage)?;
+        soak::check_tools(&clients[0], &prefixes[0]).map_err(Failure::usage)?;
     }
 
     let mut idle = None;
@@ -253,14 +278,19 @@ fn bench(args: &Args) -> Result<(), Failure> {
 
     let load = Load {
         clients: &clients,
+        prefixes: &prefixes,
         tool: &args.tool,
         arguments: &plan.arguments,
         concurrency,
         faults: args.faults,
     };
     if args.warmup > 0 {
-        drive(&load, Stop::After(args.warmup), None);
+        // Without faults: every server is up and has answered once it is over.
+        drive(&Load { faults: None, ..load }, Stop::After(args.warmup), None);
     }
+    // Through the gateway, the point of comparison is the gateway serving these clients
+    // once warm (2026-07-28 clients share backends that live as long as the gateway).
+    let before = if through.is_some() { watched.sample(Instant::now()) } else { before };
     let bytes_before = host_bytes(&clients);
     let stop = match (plan.requests, plan.duration) {
         (_, Some(d)) => Stop::At(Instant::now() + d),
@@ -269,12 +299,11 @@ fn bench(args: &Args) -> Result<(), Failure> {
     let bar = progress(plan.requests, "calls");
     let sampler = match args.faults {
         Some(_) => {
-            Some(soak::Sampler::start(Duration::from_secs_f64(args.sample_every)).map_err(|e| {
-                Failure {
-                    code: exit::TRANSPORT,
-                    message: format!("starting the sampler: {e}"),
-                    json: None,
-                }
+            let every = Duration::from_secs_f64(args.sample_every);
+            Some(soak::Sampler::start(every, watched.clone()).map_err(|e| Failure {
+                code: exit::TRANSPORT,
+                message: format!("starting the sampler: {e}"),
+                json: None,
             })?)
         }
         None => None,
@@ -330,17 +359,31 @@ fn bench(args: &Args) -> Result<(), Failure> {
     };
     let mut report = report;
     if let (Some(rate), Some(samples)) = (args.faults, samples) {
-        drop(idle_clients);
+        // Directly, nothing may be left once the servers and the host are gone; through the
+        // gateway, once the faults are over, with its clients still connected.
+        if through.is_none() {
+            drop(idle_clients);
+            drop(clients);
+            drop(host);
+            report.soak = Some(soak::report(rate, &outcome.accounts, samples, before, &watched));
+            return print_report(args, &plan, &report, &outcome, raw.as_ref());
+        }
+        report.soak = Some(soak::report(rate, &outcome.accounts, samples, before, &watched));
         drop(clients);
         drop(host);
-        report.soak = Some(soak::report(rate, &outcome.accounts, samples, before));
+        if let Some(g) = through {
+            g.stop().map_err(|e| Failure { code: exit::TRANSPORT, message: e, json: None })?;
+        }
         return print_report(args, &plan, &report, &outcome, raw.as_ref());
     }
     print_report(args, &plan, &report, &outcome, raw.as_ref())?;
     drop(idle_clients);
     drop(clients);
     drop(host);
-    Ok(())
+    match through {
+        Some(g) => g.stop().map_err(|e| Failure { code: exit::TRANSPORT, message: e, json: None }),
+        None => Ok(()),
+    }
 }
 
 /// Prints the report (and writes its plot, and the soak's).

@@ -160,11 +160,15 @@ impl std::io::Write for Tee {
         if let Some(f) = &self.file {
             let _ = (&**f).write_all(buf);
         }
-        std::io::stderr().write_all(buf)?;
+        // A log line that cannot be written is lost, never an error: tracing-subscriber reports
+        // a writer's error with eprintln!, which panics on a closed stderr (`ringmcp ... |
+        // head`), killing whichever thread logged (the reactor's, a restart's).
+        let _ = std::io::stderr().write_all(buf);
         Ok(buf.len())
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
-        std::io::stderr().flush()
+        let _ = std::io::stderr().flush();
+        Ok(())
     }
 }

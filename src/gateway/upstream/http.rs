@@ -99,6 +99,8 @@ struct Server {
     stateless: Mutex<Option<mpsc::Sender<Input>>>,
     /// Numbers the POSTs (each is a stream of its session).
     next_stream: AtomicU64,
+    /// The sessions' loops, awaited when the gateway is told to stop.
+    loops: Mutex<tokio::task::JoinSet<()>>,
 }
 
 type Body = BoxBody<Bytes, Infallible>;
@@ -141,8 +143,9 @@ fn rpc_error(status: StatusCode, id: Option<&Id>, code: i64, message: &str) -> R
     r
 }
 
-/// Serves the gateway over Streamable HTTP until the process ends. `ready` is told the
-/// address bound (the port, when `addr` asked for 0).
+/// Serves the gateway over Streamable HTTP until SIGTERM or SIGINT, then closes every
+/// session (their requests in flight are answered for a while, their backends stopped) and
+/// returns. `ready` is told the address bound (the port, when `addr` asked for 0).
 ///
 /// # Errors
 /// [`GatewayError::Io`] when the address cannot be bound.
@@ -162,10 +165,16 @@ pub fn serve_http(
             sessions: Mutex::new(HashMap::new()),
             stateless: Mutex::new(None),
             next_stream: AtomicU64::new(0),
+            loops: Mutex::new(tokio::task::JoinSet::new()),
         });
         tokio::spawn(expire(server.clone()));
+        let mut stop = std::pin::pin!(stop_signal());
         loop {
-            let (stream, _) = match listener.accept().await {
+            let accepted = tokio::select! {
+                accepted = listener.accept() => accepted,
+                () = &mut stop => break,
+            };
+            let (stream, _) = match accepted {
                 Ok(s) => s,
                 Err(e) => {
                     tracing::warn!("accepting a connection: {e}");
@@ -187,13 +196,48 @@ pub fn serve_http(
                 }
             });
         }
+        drop(listener);
+        close(&server).await;
+        Ok(())
     })
+}
+
+/// SIGTERM or SIGINT (never, when they cannot be caught: the process is then ended by them).
+async fn stop_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    match (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) {
+        (Ok(mut term), Ok(mut int)) => {
+            let name = tokio::select! {
+                _ = term.recv() => "SIGTERM",
+                _ = int.recv() => "SIGINT",
+            };
+            tracing::info!("{name}: closing every session");
+        }
+        (Err(e), _) | (_, Err(e)) => {
+            tracing::warn!("cannot catch SIGTERM/SIGINT ({e}): they end the gateway at once");
+            std::future::pending::<()>().await;
+        }
+    }
+}
+
+/// Ends every session: their loops see their input end, answer what is in flight (up to
+/// `DRAIN`) and stop their backends.
+async fn close(server: &Server) {
+    lock(&server.sessions).clear();
+    *lock(&server.stateless) = None;
+    let mut loops = std::mem::take(&mut *lock(&server.loops));
+    let all = async { while loops.join_next().await.is_some() {} };
+    if tokio::time::timeout(super::DRAIN + Duration::from_secs(5), all).await.is_err() {
+        tracing::warn!("sessions still open after {} s: stopping anyway", super::DRAIN.as_secs());
+    }
 }
 
 /// Closes sessions idle past the timeout.
 async fn expire(server: Arc<Server>) {
     loop {
         tokio::time::sleep(Duration::from_secs(30)).await;
+        // Loops that ended leave their outcome in the set until taken.
+        while lock(&server.loops).try_join_next().is_some() {}
         let idle = server.options.idle_timeout;
         lock(&server.sessions).retain(|id, s| {
             let keep = s.used.elapsed() < idle;
@@ -586,7 +630,8 @@ fn start(server: &Arc<Server>, what: &str) -> Result<mpsc::Sender<Input>, Refusa
     })?;
     let (tx, rx) = mpsc::channel(256);
     let core = gateway.core;
-    tokio::spawn(run(core, inbox.0, Source::Channel(rx), Router::Http(Streams::new())));
+    let session = run(core, inbox.0, Source::Channel(rx), Router::Http(Streams::new()));
+    lock(&server.loops).spawn(session);
     Ok(tx)
 }
 

@@ -15,7 +15,7 @@ use tokio::sync::mpsc;
 use crate::jsonrpc::{ErrorObject, Id, codes};
 use crate::protocol::server::{
     Incoming, InputResponses, Listenable, Origin, ROUND_WAIT, ServerConfig, ServerSession,
-    ServerTransmit,
+    ServerTransmit, ServerTransmitKind,
 };
 use crate::protocol::{Implementation, ProtocolVersion};
 
@@ -77,6 +77,9 @@ pub(crate) enum Router {
 impl Router {
     /// Delivers one line; `false` when the connection is gone for good.
     fn line(&mut self, line: ServerTransmit) -> bool {
+        if line.kind == ServerTransmitKind::StreamEnd && !matches!(self, Router::Http(_)) {
+            return true; // stdio has one stream, which goes on
+        }
         match self {
             Router::Stdio(tx) => tx.send(line.bytes),
             Router::Direct(sink) => sink.line(line.bytes),

@@ -32,6 +32,10 @@ fn transmits(s: &mut S) -> Vec<(Value, (Option<u64>, bool))> {
 }
 
 fn checked(t: ServerTransmit) -> (Value, (Option<u64>, bool)) {
+    if t.kind == ServerTransmitKind::StreamEnd {
+        assert!(t.bytes.is_empty(), "a stream's end is no line");
+        return (Value::Null, (t.stream, true));
+    }
     let v: Value = serde_json::from_slice(&t.bytes).unwrap();
     assert!(t.bytes.ends_with(b"\n"), "one line");
     let mut ends = false;
@@ -49,6 +53,7 @@ fn checked(t: ServerTransmit) -> (Value, (Option<u64>, bool)) {
             assert!(v["id"].is_number(), "{v}");
             assert_eq!(v["method"], **method, "{v}");
         }
+        ServerTransmitKind::StreamEnd => unreachable!("handled above"),
     }
     (v, (t.stream, ends))
 }
@@ -257,6 +262,33 @@ fn modern_meta() -> Value {
 fn from(s: &mut S, stream: u64, scoped: bool, v: Value) {
     let origin = Some(Origin { stream, scoped });
     s.handle_frame_from(v.to_string().as_bytes(), origin, crate::fuzzing::epoch());
+}
+
+/// A stream whose requests were all cancelled ends without an answer (a client that
+/// cancelled does not wait on it); one with a request still open goes on.
+#[test]
+fn a_stream_whose_requests_were_all_cancelled_ends() {
+    let mut s = session();
+    initialize(&mut s, "2025-11-25", json!({}));
+    events(&mut s);
+    let call =
+        |id| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "x"}});
+    from(&mut s, 5, false, call(1));
+    from(&mut s, 6, false, json!([call(2), call(3)]));
+    assert_eq!(events(&mut s).len(), 3);
+    let cancel = |id| {
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                             "params": {"requestId": id}})
+    };
+    from(&mut s, 7, false, cancel(1));
+    from(&mut s, 8, false, cancel(2));
+    assert_eq!(transmits(&mut s), [(Value::Null, (Some(5), true))], "stream 6 still owes 3");
+    s.respond(&Id::Number(3), Ok(json!({})));
+    assert_eq!(transmits(&mut s)[0].1, (Some(6), true));
+    // Cancelling what is already answered, or was never asked, ends nothing.
+    from(&mut s, 9, false, cancel(3));
+    from(&mut s, 9, false, cancel(42));
+    assert!(transmits(&mut s).is_empty());
 }
 
 /// Each answer carries its stream back, and the last one a stream waits for says so (an

@@ -56,4 +56,8 @@ pub enum ServerTransmitKind {
         /// Its method.
         method: Arc<str>,
     },
+    /// No line (the bytes are empty): every request of the stream was cancelled, so no answer
+    /// will come for it; a driver ends the stream (a client that cancelled does not wait on
+    /// it, and a connection held open for nothing is a leak).
+    StreamEnd,
 }

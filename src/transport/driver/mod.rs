@@ -23,7 +23,7 @@ use super::wire::{Outgoing, encode_header_value, is_modern, valid_session_id};
 use super::{BoxError, GetStream, HttpConfig, Incoming, TransportError};
 use crate::jsonrpc::Id;
 use legacy::{legacy_connect, post_legacy};
-use stream::{StreamKind, open_get, spawn_stream};
+use stream::{StreamGuard, StreamKind, open_get, spawn_stream};
 
 mod legacy;
 mod stream;
@@ -96,8 +96,9 @@ pub(super) struct Ctx {
     legacy_fallback: bool,
     shared: Arc<Mutex<Shared>>,
     incoming: async_channel::Sender<Incoming>,
-    /// The POST stream tasks by request id, with a per-spawn token (ids can be reused).
-    streams: Mutex<HashMap<Id, (u64, AbortHandle)>>,
+    /// How to stop each request's POST or stream by request id, with a per-spawn token (ids
+    /// can be reused).
+    streams: Mutex<HashMap<Id, (u64, Stop)>>,
     next_token: Mutex<u64>,
     /// OAuth, when configured: one flow at a time.
     oauth: Option<(super::oauth::OAuthConfig, tokio::sync::Mutex<super::oauth::OAuthState>)>,
@@ -331,10 +332,37 @@ impl Ctx {
 
     fn cancel(&self, id: &Id) {
         let entry = self.streams.lock().unwrap_or_else(PoisonError::into_inner).remove(id);
-        if let Some((_, handle)) = entry {
-            handle.abort();
+        match entry {
+            Some((_, Stop::Post(stop))) => {
+                let _ = stop.send(());
+            }
+            Some((_, Stop::Stream(handle))) => handle.abort(),
+            None => {}
         }
     }
+
+    /// A new token for a tracked POST or stream.
+    fn next_token(&self) -> u64 {
+        let mut next = self.next_token.lock().unwrap_or_else(PoisonError::into_inner);
+        *next += 1;
+        *next
+    }
+
+    /// Tracks request `id`'s work as `stop`, under a new token.
+    fn track(&self, id: Id, stop: Stop) -> u64 {
+        let token = self.next_token();
+        self.streams.lock().unwrap_or_else(PoisonError::into_inner).insert(id, (token, stop));
+        token
+    }
+}
+
+/// How a request's work stops when it is cancelled (it timed out, or the caller gave up).
+pub(super) enum Stop {
+    /// Its POST, still waiting for the response's head: the POST ends as if sent (nothing is
+    /// owed to anyone), and its connection is closed.
+    Post(oneshot::Sender<()>),
+    /// Its SSE stream's task.
+    Stream(AbortHandle),
 }
 
 fn response_step(method: &'static str) -> &'static str {
@@ -393,9 +421,34 @@ async fn run(
                 let _ = reply.send(post(&ctx, body, out, extra).await);
             }
             TransportCommand::Send { body, out, extra, reply } => {
+                // A request's POST can be cancelled until its stream (if any) takes over:
+                // a server that holds the response's head back must not hold the
+                // connection after the caller gave up.
+                let (stop, stopped) = match out.request_id() {
+                    Some(id) => {
+                        let (tx, rx) = oneshot::channel();
+                        let token = ctx.track(id.clone(), Stop::Post(tx));
+                        (Some(StreamGuard::post(Arc::clone(&ctx), token, id.clone())), Some(rx))
+                    }
+                    None => (None, None),
+                };
                 let ctx = Arc::clone(&ctx);
                 tokio::spawn(async move {
-                    let _ = reply.send(post(&ctx, body, out, extra).await);
+                    let _untrack = stop;
+                    let cancelled = async {
+                        // A dropped sender: its stream took over, or the POST is untracked.
+                        if let Some(rx) = stopped
+                            && rx.await.is_ok()
+                        {
+                            return;
+                        }
+                        std::future::pending::<()>().await;
+                    };
+                    let outcome = tokio::select! {
+                        outcome = post(&ctx, body, out, extra) => outcome,
+                        () = cancelled => Ok(()),
+                    };
+                    let _ = reply.send(outcome);
                 });
             }
             // Its own task: a server slow to send the GET's head must not hold up the POSTs.

@@ -7,7 +7,7 @@ use reqwest::header::ACCEPT;
 use reqwest::{Method, Response, StatusCode};
 
 use super::{
-    Ctx, EVENT_STREAM, LAST_EVENT_ID, MIN_RETRY, SESSION_HEADER, Snapshot, VERSION_HEADER,
+    Ctx, EVENT_STREAM, LAST_EVENT_ID, MIN_RETRY, SESSION_HEADER, Snapshot, Stop, VERSION_HEADER,
     media_type,
 };
 use crate::jsonrpc::Id;
@@ -26,11 +26,7 @@ pub(super) enum StreamKind {
 }
 
 pub(super) fn spawn_stream(ctx: &Arc<Ctx>, response: Response, kind: StreamKind) {
-    let token = {
-        let mut next = ctx.next_token.lock().unwrap_or_else(PoisonError::into_inner);
-        *next += 1;
-        *next
-    };
+    let token = ctx.next_token();
     let tracked = match &kind {
         StreamKind::Post(Some(id)) => Some(id.clone()),
         _ => None,
@@ -44,16 +40,23 @@ pub(super) fn spawn_stream(ctx: &Arc<Ctx>, response: Response, kind: StreamKind)
     let task = tokio::spawn(stream_task(Arc::clone(ctx), response, kind, guard));
     if let Some(id) = tracked {
         let mut streams = ctx.streams.lock().unwrap_or_else(PoisonError::into_inner);
-        streams.insert(id, (token, task.abort_handle()));
+        streams.insert(id, (token, Stop::Stream(task.abort_handle())));
     }
 }
 
-/// Untracks a stream task when it ends or is aborted.
-struct StreamGuard {
+/// Untracks a stream task (or a POST waiting for its head) when it ends or is aborted.
+pub(super) struct StreamGuard {
     ctx: Arc<Ctx>,
     token: u64,
     tracked: Option<Id>,
     get: bool,
+}
+
+impl StreamGuard {
+    /// The guard of request `id`'s POST, tracked under `token`.
+    pub(super) fn post(ctx: Arc<Ctx>, token: u64, id: Id) -> StreamGuard {
+        StreamGuard { ctx, token, tracked: Some(id), get: false }
+    }
 }
 
 impl Drop for StreamGuard {

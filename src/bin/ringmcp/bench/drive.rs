@@ -22,6 +22,9 @@ const PROGRESS_EVERY: u64 = 64;
 #[derive(Debug)]
 pub(crate) struct Load<'a> {
     pub(crate) clients: &'a [Client],
+    /// The prefixes of the tool's name on each client: `[""]` for the servers themselves,
+    /// `s0__`, `s1__`, ... for a gateway's backends (`--gateway`).
+    pub(crate) prefixes: &'a [String],
     pub(crate) tool: &'a str,
     pub(crate) arguments: &'a Value,
     pub(crate) concurrency: usize,
@@ -66,7 +69,8 @@ impl Outcome {
     }
 }
 
-/// Runs the load on the current thread until `stop`. Call `i` goes to server `i % servers`;
+/// Runs the load on the current thread until `stop`. Call `i` goes to route `i % routes`
+/// (a client and, through a gateway, one of its backends: the clients first);
 /// as each call completes the next is issued, so exactly `concurrency` are in flight until the
 /// end. Failed calls are counted by kind and the run goes on.
 pub(crate) fn drive(load: &Load<'_>, stop: Stop, progress: Option<&ProgressBar>) -> Outcome {
@@ -135,7 +139,10 @@ impl Accounts {
 /// One call, timed from its first poll (when the request is built and handed to the reactor)
 /// to its typed result.
 async fn timed_call(load: &Load<'_>, i: u64) -> (Duration, Result<CallToolResult>, Option<usize>) {
-    let client = &load.clients[(i % load.clients.len() as u64) as usize];
+    let clients = load.clients.len() as u64;
+    let route = i % (clients * load.prefixes.len() as u64);
+    let client = &load.clients[(route % clients) as usize];
+    let prefix = &load.prefixes[(route / clients) as usize];
     let fault = load.faults.and_then(|rate| soak::draw(i, rate));
     // Building the arguments is the application's work, not the host's: not timed.
     let (tool, arguments, timeout) = match fault {
@@ -147,6 +154,13 @@ async fn timed_call(load: &Load<'_>, i: u64) -> (Duration, Result<CallToolResult
         }
         None => (load.tool, load.arguments.clone(), None),
     };
+    let named;
+    let tool = if prefix.is_empty() {
+        tool
+    } else {
+        named = format!("{prefix}{tool}");
+        &named
+    };
     let started = Instant::now();
     let call = client.call(tool, arguments);
     let call = if timeout.is_some() { call.timeout(timeout) } else { call };
@@ -154,8 +168,8 @@ async fn timed_call(load: &Load<'_>, i: u64) -> (Duration, Result<CallToolResult
     let elapsed = started.elapsed();
     // A server being restarted says when to come back: this slot waits until then (not
     // timed), as a caller would, instead of spinning on refusals.
-    if let Err(ringmcp::host::Error::Unavailable { retry_after: Some(after), .. }) = &result {
-        futures_timer::Delay::new(*after).await;
+    if let Some(after) = result.as_ref().err().and_then(super::kind::retry_after) {
+        futures_timer::Delay::new(after).await;
     }
     // A spilled answer is complete once on disk; letting go of it (not timed) keeps a long
     // run within the store's quota, as a real consumer would after reading it.

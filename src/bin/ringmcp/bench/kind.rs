@@ -23,7 +23,11 @@ pub(crate) fn error_kind(error: &Error) -> String {
         };
     };
     match request {
-        RequestError::Rpc(object) => format!("rpc {}", object.code),
+        // Through a gateway, a supervised backend's state comes as -32000 with data.reason.
+        RequestError::Rpc(object) => match supervised(object) {
+            Some(reason) => reason.to_owned(),
+            None => format!("rpc {}", object.code),
+        },
         RequestError::Timeout { .. } => "timeout".into(),
         RequestError::FrameTooLarge { .. } => "frame_too_large".into(),
         RequestError::Closed(_) => "closed".into(),
@@ -34,6 +38,25 @@ pub(crate) fn error_kind(error: &Error) -> String {
         RequestError::MalformedResult { .. } => "malformed_result".into(),
         other => format!("request {} {}", variant_name(other), code(error)),
     }
+}
+
+/// A gateway's "restarted" or "unavailable" (`data.reason` of its -32000), the kinds
+/// [`Error::Restarted`] and [`Error::Unavailable`] have when met directly.
+fn supervised(object: &ErrorObject) -> Option<&'static str> {
+    let reason = object.data.as_ref()?.get("reason")?.as_str()?;
+    ["restarted", "unavailable"].into_iter().find(|r| *r == reason)
+}
+
+/// How long a refused call is told to wait: [`Error::Unavailable`]'s `retry_after`, or a
+/// gateway's `data.retryAfterSeconds` for the same.
+pub(crate) fn retry_after(error: &Error) -> Option<std::time::Duration> {
+    if let Error::Unavailable { retry_after, .. } = error {
+        return *retry_after;
+    }
+    let Some(RequestError::Rpc(object)) = error.request_error() else { return None };
+    supervised(object).filter(|r| *r == "unavailable")?;
+    let secs = object.data.as_ref()?.get("retryAfterSeconds")?.as_f64()?;
+    std::time::Duration::try_from_secs_f64(secs).ok()
 }
 
 /// The JSON-RPC code a gateway would forward for this failure.
@@ -73,6 +96,13 @@ mod tests {
             (RequestError::Rpc(ErrorObject::new(-32602, "bad")), "rpc -32602"),
             (RequestError::Rpc(ErrorObject::new(-32000, "busy")), "rpc -32000"),
             (
+                RequestError::Rpc(
+                    ErrorObject::new(-32000, "gone")
+                        .with_data(serde_json::json!({"reason": "restarted", "server": "s"})),
+                ),
+                "restarted",
+            ),
+            (
                 RequestError::Timeout {
                     method: "tools/call".into(),
                     after: Duration::from_secs(1),
@@ -96,6 +126,17 @@ mod tests {
         for (source, kind) in cases {
             assert_eq!(error_kind(&server(source)), kind);
         }
+    }
+
+    #[test]
+    fn a_gateways_refusal_says_when_to_come_back() {
+        let data = serde_json::json!({"reason": "unavailable", "retryAfterSeconds": 0.25});
+        let refused = server(RequestError::Rpc(ErrorObject::new(-32000, "down").with_data(data)));
+        assert_eq!(error_kind(&refused), "unavailable");
+        assert_eq!(retry_after(&refused), Some(Duration::from_millis(250)));
+        let busy =
+            ErrorObject::new(-32000, "busy").with_data(serde_json::json!({"retryAfterSeconds": 1}));
+        assert_eq!(retry_after(&server(RequestError::Rpc(busy))), None);
     }
 
     #[test]

@@ -108,7 +108,12 @@ pub(crate) fn peak_rss_bytes() -> u64 {
 
 /// The process's current resident set size in bytes (`VmRSS` in /proc/self/status).
 pub(crate) fn current_rss_bytes() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    rss_bytes_of(std::path::Path::new("/proc/self"))
+}
+
+/// The resident set size of the process whose /proc directory is `proc`.
+pub(crate) fn rss_bytes_of(proc: &std::path::Path) -> Option<u64> {
+    let status = std::fs::read_to_string(proc.join("status")).ok()?;
     let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib * 1024)

@@ -14,7 +14,9 @@ use std::time::{Duration, Instant};
 use plotters::prelude::*;
 use serde_json::{Value, json};
 
-use super::measure::current_rss_bytes;
+use std::path::{Path, PathBuf};
+
+use super::measure::rss_bytes_of;
 
 /// How long a hang fault waits before its call gives up.
 pub(crate) const HANG_DEADLINE: Duration = Duration::from_secs(2);
@@ -39,13 +41,13 @@ pub(crate) fn restart_policy() -> ringmcp::host::RestartPolicy {
     ringmcp::host::RestartPolicy { initial_delay_ms: 100, max_delay_ms: 500, max_restarts: None }
 }
 
-/// Whether the server has the fault tools.
-pub(crate) fn check_tools(client: &ringmcp::host::Client) -> Result<(), String> {
+/// Whether the server has the fault tools (named with `prefix` through a gateway).
+pub(crate) fn check_tools(client: &ringmcp::host::Client, prefix: &str) -> Result<(), String> {
     let tools = client.blocking().list_tools().map_err(|e| format!("listing its tools: {e}"))?;
     let missing: Vec<&str> = FAULTS
         .iter()
         .map(|(_, tool)| *tool)
-        .filter(|t| !tools.iter().any(|tool| tool.name == *t))
+        .filter(|t| !tools.iter().any(|tool| tool.name.strip_prefix(prefix) == Some(*t)))
         .collect();
     if missing.is_empty() {
         return Ok(());
@@ -62,15 +64,17 @@ pub(crate) fn report(
     accounts: &super::drive::Accounts,
     samples: Vec<Sample>,
     before: Sample,
+    watched: &Watched,
 ) -> SoakReport {
     let start = Instant::now();
     let deadline = start + Duration::from_secs(10);
-    let mut after = sample(start);
-    while (after.fds > before.fds || after.threads > before.threads) && Instant::now() < deadline {
+    let mut after = watched.sample(start);
+    while before.left_in(&after) && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(50));
-        after = sample(start);
+        after = watched.sample(start);
     }
     SoakReport {
+        process: watched.label.clone(),
         rate,
         injected: accounts.injected.clone(),
         fault_outcomes: accounts.fault_outcomes.clone(),
@@ -106,10 +110,88 @@ pub(crate) struct Sample {
     pub(crate) rss_bytes: u64,
     pub(crate) fds: usize,
     pub(crate) threads: usize,
+    /// Its child processes (the servers).
+    pub(crate) children: usize,
+    /// A gateway's upstream connections (its clients' pools decide how many; not in `fds`).
+    pub(crate) connections: usize,
 }
 
-fn count(dir: &str) -> usize {
+impl Sample {
+    /// Whether `after` holds more fds, threads or children than this sample.
+    fn left_in(&self, after: &Sample) -> bool {
+        after.fds > self.fds || after.threads > self.threads || after.children > self.children
+    }
+}
+
+fn count(dir: &Path) -> usize {
     std::fs::read_dir(dir).map(|d| d.count()).unwrap_or(0)
+}
+
+/// The process sampled: the bench itself, or the gateway the load goes through.
+#[derive(Debug, Clone)]
+pub(crate) struct Watched {
+    proc: PathBuf,
+    /// A gateway's port: its connections there are counted apart from its fds.
+    port: Option<u16>,
+    /// What the report calls it.
+    pub(crate) label: String,
+}
+
+impl Watched {
+    pub(crate) fn this_process() -> Watched {
+        Watched { proc: PathBuf::from("/proc/self"), port: None, label: "bench".into() }
+    }
+
+    pub(crate) fn gateway(pid: u32, port: u16) -> Watched {
+        let proc = PathBuf::from(format!("/proc/{pid}"));
+        Watched { proc, port: Some(port), label: format!("gateway {pid}") }
+    }
+
+    /// The process now.
+    pub(crate) fn sample(&self, since: Instant) -> Sample {
+        let connections = self.port.map_or(0, |port| self.connections(port));
+        Sample {
+            secs: since.elapsed().as_secs_f64(),
+            rss_bytes: rss_bytes_of(&self.proc).unwrap_or(0),
+            fds: count(&self.proc.join("fd")).saturating_sub(connections),
+            threads: count(&self.proc.join("task")),
+            children: self.children(),
+            connections,
+        }
+    }
+
+    /// Its fds that are TCP connections accepted on `port` (the listening socket is one of
+    /// its own fds, not a connection).
+    fn connections(&self, port: u16) -> usize {
+        let mut inodes = std::collections::HashSet::new();
+        for table in ["net/tcp", "net/tcp6"] {
+            let Ok(text) = std::fs::read_to_string(self.proc.join(table)) else { continue };
+            for line in text.lines().skip(1) {
+                let f: Vec<&str> = line.split_whitespace().collect();
+                // local_address is HEX_IP:HEX_PORT, st 0A is LISTEN, the inode is field 9.
+                let local = f.get(1).and_then(|a| a.rsplit(':').next());
+                let local = local.and_then(|p| u16::from_str_radix(p, 16).ok());
+                if local == Some(port) && f.get(3) != Some(&"0A") {
+                    inodes.extend(f.get(9).map(|i| format!("socket:[{i}]")));
+                }
+            }
+        }
+        let Ok(fds) = std::fs::read_dir(self.proc.join("fd")) else { return 0 };
+        fds.flatten()
+            .filter_map(|fd| std::fs::read_link(fd.path()).ok())
+            .filter(|link| inodes.contains(&*link.to_string_lossy()))
+            .count()
+    }
+
+    /// Its children, from every thread's `children` list.
+    fn children(&self) -> usize {
+        let Ok(tasks) = std::fs::read_dir(self.proc.join("task")) else { return 0 };
+        tasks
+            .flatten()
+            .filter_map(|t| std::fs::read_to_string(t.path().join("children")).ok())
+            .map(|c| c.split_whitespace().count())
+            .sum()
+    }
 }
 
 /// The process before the run: what lives for the process once started (the shared timer
@@ -117,17 +199,7 @@ fn count(dir: &str) -> usize {
 /// as left behind.
 pub(crate) fn baseline() -> Sample {
     futures::executor::block_on(futures_timer::Delay::new(Duration::from_millis(1)));
-    sample(Instant::now())
-}
-
-/// The process now.
-pub(crate) fn sample(since: Instant) -> Sample {
-    Sample {
-        secs: since.elapsed().as_secs_f64(),
-        rss_bytes: current_rss_bytes().unwrap_or(0),
-        fds: count("/proc/self/fd"),
-        threads: count("/proc/self/task"),
-    }
+    Watched::this_process().sample(Instant::now())
 }
 
 /// Samples the process every `every` on a thread of its own until stopped.
@@ -138,7 +210,7 @@ pub(crate) struct Sampler {
 }
 
 impl Sampler {
-    pub(crate) fn start(every: Duration) -> std::io::Result<Sampler> {
+    pub(crate) fn start(every: Duration, watched: Watched) -> std::io::Result<Sampler> {
         let stop = Arc::new(AtomicBool::new(false));
         let samples = Arc::new(Mutex::new(Vec::new()));
         let (s, out) = (stop.clone(), samples.clone());
@@ -149,7 +221,7 @@ impl Sampler {
                 if Instant::now() >= next {
                     out.lock()
                         .unwrap_or_else(std::sync::PoisonError::into_inner)
-                        .push(sample(start));
+                        .push(watched.sample(start));
                     next += every;
                 }
                 std::thread::sleep(Duration::from_millis(50).min(every));
@@ -171,6 +243,8 @@ impl Sampler {
 /// What the soak adds to the report.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct SoakReport {
+    /// The process sampled.
+    pub(crate) process: String,
     pub(crate) rate: f64,
     /// Faults injected, by kind.
     pub(crate) injected: BTreeMap<String, u64>,
@@ -212,14 +286,22 @@ impl SoakReport {
         if self.after.threads > self.before.threads {
             leaks.push(format!("{} threads ({} before)", self.after.threads, self.before.threads));
         }
+        if self.after.children > self.before.children {
+            let (after, before) = (self.after.children, self.before.children);
+            leaks.push(format!("{after} child processes ({before} before)"));
+        }
         leaks
     }
 
     pub(crate) fn to_json(&self) -> Value {
         let samples: Vec<Value> = (self.samples.iter())
-            .map(|s| json!([(s.secs * 10.0).round() / 10.0, s.rss_bytes, s.fds, s.threads]))
+            .map(|s| {
+                let secs = (s.secs * 10.0).round() / 10.0;
+                json!([secs, s.rss_bytes, s.fds, s.threads, s.children, s.connections])
+            })
             .collect();
         json!({
+            "process": self.process,
             "rate": self.rate,
             "injected": self.injected,
             "faultOutcomes": self.fault_outcomes,
@@ -227,16 +309,16 @@ impl SoakReport {
             "unexplained": self.unexplained,
             "rssGrowth": self.rss_growth(),
             "leaks": self.leaked(),
-            "before": {"fds": self.before.fds, "threads": self.before.threads},
-            "after": {"fds": self.after.fds, "threads": self.after.threads},
-            "samples": {"columns": ["secs", "rssBytes", "fds", "threads"], "rows": samples},
+            "before": {"fds": self.before.fds, "threads": self.before.threads, "children": self.before.children},
+            "after": {"fds": self.after.fds, "threads": self.after.threads, "children": self.after.children},
+            "samples": {"columns": ["secs", "rssBytes", "fds", "threads", "children", "connections"], "rows": samples},
         })
     }
 
     pub(crate) fn to_text(&self) -> String {
         use std::fmt::Write as _;
         let mut t = String::new();
-        let _ = writeln!(t, "soak: faults at rate {}", self.rate);
+        let _ = writeln!(t, "soak: faults at rate {}, {} sampled", self.rate, self.process);
         for (kind, n) in &self.injected {
             let outcomes = self
                 .fault_outcomes
@@ -257,13 +339,16 @@ impl SoakReport {
             let _ = writeln!(t, "  RSS, last fifth against second fifth: ×{g:.3}");
         }
         let leaks = self.leaked();
+        let (a, b) = (&self.after, &self.before);
         let _ = writeln!(
             t,
-            "  afterwards: {} fds, {} threads ({} and {} before): {}",
-            self.after.fds,
-            self.after.threads,
-            self.before.fds,
-            self.before.threads,
+            "  afterwards: {} fds, {} threads, {} children ({}, {}, {} before): {}",
+            a.fds,
+            a.threads,
+            a.children,
+            b.fds,
+            b.threads,
+            b.children,
             if leaks.is_empty() { "nothing left".to_owned() } else { leaks.join(", ") }
         );
         t

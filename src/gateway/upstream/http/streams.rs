@@ -105,6 +105,9 @@ impl Streams {
     /// elicitation), to the GET stream, else the latest POST stream that can carry it; the
     /// rest, and whatever its stream refused, to the GET stream.
     pub(crate) fn line(&mut self, t: ServerTransmit) {
+        if t.kind == ServerTransmitKind::StreamEnd {
+            return self.end(t.stream);
+        }
         let index = match (&t.kind, t.stream) {
             (ServerTransmitKind::Response { .. }, Some(s)) => {
                 self.posts.iter().position(|p| p.stream == s)
@@ -157,6 +160,16 @@ impl Streams {
             }
         }
         self.onto_get(&t.bytes);
+    }
+
+    /// Every request of a POST was cancelled: its response ends (an SSE stream with no
+    /// answer, when its head was not written yet).
+    fn end(&mut self, stream: Option<u64>) {
+        let Some(i) = self.posts.iter().position(|p| Some(p.stream) == stream) else { return };
+        let post = self.posts.remove(i);
+        if let Some(head) = post.head {
+            let _ = head.send(Head::Sse);
+        }
     }
 
     fn onto_get(&mut self, line: &[u8]) {
