@@ -55,6 +55,17 @@ const OUTBOX: usize = 1024;
 pub struct Outbox {
     tx: mpsc::Sender<Out>,
     dropped: Arc<std::sync::atomic::AtomicU64>,
+    /// Resource updates that found the channel full, coalesced by URI.
+    updates: Arc<std::sync::Mutex<Coalesced>>,
+}
+
+/// The URIs whose update waits for room (each once, however often it changed meanwhile: the
+/// client hears of every changed URI after its latest change, and a flood of updates costs
+/// one entry a resource), and whether a task is draining them.
+#[derive(Debug, Default)]
+struct Coalesced {
+    uris: std::collections::BTreeSet<String>,
+    draining: bool,
 }
 
 impl Outbox {
@@ -65,6 +76,9 @@ impl Outbox {
             Err(mpsc::error::TrySendError::Closed(out)) => return closed(out),
             Err(mpsc::error::TrySendError::Full(out)) => out,
         };
+        if let Out::ResourceUpdated(uri) = out {
+            return self.coalesce(uri);
+        }
         if let Out::Notify(method, _) = &out {
             use std::sync::atomic::Ordering;
             let n = self.dropped.fetch_add(1, Ordering::Relaxed) + 1;
@@ -93,6 +107,51 @@ impl Outbox {
     }
 }
 
+impl Outbox {
+    /// A resource update that found the channel full: kept by its URI, sent by one draining
+    /// task (or, off the gateway's runtime, this thread) as room comes.
+    fn coalesce(&self, uri: String) {
+        {
+            let mut pending = super::lock(&self.updates);
+            pending.uris.insert(uri);
+            if std::mem::replace(&mut pending.draining, true) {
+                return;
+            }
+        }
+        let (tx, updates) = (self.tx.clone(), self.updates.clone());
+        let next = move || {
+            let mut pending = super::lock(&updates);
+            let uri = pending.uris.pop_first();
+            pending.draining = uri.is_some();
+            uri
+        };
+        let gone = |updates: &std::sync::Mutex<Coalesced>| {
+            let mut pending = super::lock(updates);
+            pending.uris.clear();
+            pending.draining = false;
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                let updates = self.updates.clone();
+                runtime.spawn(async move {
+                    while let Some(uri) = next() {
+                        if tx.send(Out::ResourceUpdated(uri)).await.is_err() {
+                            return gone(&updates);
+                        }
+                    }
+                });
+            }
+            Err(_) => {
+                while let Some(uri) = next() {
+                    if tx.blocking_send(Out::ResourceUpdated(uri)).is_err() {
+                        return gone(&self.updates);
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// A message for a connection that is gone: a backend's request is answered with an error.
 fn closed(out: Out) {
     if let Out::Ask { reply, .. } = out {
@@ -109,7 +168,7 @@ pub struct Inbox(pub(crate) mpsc::Receiver<Out>);
 
 pub(crate) fn channel() -> (Outbox, Inbox) {
     let (tx, rx) = mpsc::channel(OUTBOX);
-    (Outbox { tx, dropped: Arc::default() }, Inbox(rx))
+    (Outbox { tx, dropped: Arc::default(), updates: Arc::default() }, Inbox(rx))
 }
 
 #[cfg(test)]
@@ -133,6 +192,26 @@ mod tests {
                 assert!(matches!(inbox.0.recv().await, Some(Out::Notify(..))));
             }
             assert!(matches!(inbox.0.recv().await, Some(Out::Respond(Id::Number(7), _))));
+        });
+        // A flood of resource updates on a full channel is coalesced by URI: one entry each,
+        // every URI told once more.
+        for _ in 0..OUTBOX {
+            outbox.send(Out::Notify("notifications/progress".into(), None));
+        }
+        runtime.block_on(async {
+            for i in 0..100_000 {
+                outbox.send(Out::ResourceUpdated(format!("r{}", i % 3)));
+            }
+            assert_eq!(super::super::lock(&outbox.updates).uris.len(), 3);
+            for _ in 0..OUTBOX {
+                assert!(matches!(inbox.0.recv().await, Some(Out::Notify(..))));
+            }
+            let mut told = std::collections::BTreeSet::new();
+            while told.len() < 3 {
+                let Some(Out::ResourceUpdated(uri)) = inbox.0.recv().await else { panic!() };
+                told.insert(uri);
+            }
+            assert!(inbox.0.try_recv().is_err(), "each URI once");
         });
         // A backend's request for a connection that is gone is answered with an error.
         drop(inbox);

@@ -8,6 +8,9 @@
 //!   by a token in their command lines, grandchildren in sessions of their own included), the
 //!   sandbox's cgroups, this process's mounts, the spill store's files.
 //!
+//! The last rows are the upstream client's own fault: one that stops reading the gateway's
+//! HTTP front (slow_reader.rs). `RINGMCP_MATRIX_ONLY=hang,slowreader` runs those rows only.
+//!
 //! A test binary of its own, so that the counts of fds, threads and children are this
 //! matrix's alone. The table is printed (to stderr, not captured) and written to
 //! target/fault-matrix.txt.
@@ -17,6 +20,8 @@
 #[path = "../integration/util.rs"]
 #[allow(dead_code)]
 mod util;
+
+mod slow_reader;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -389,7 +394,7 @@ fn the_fault_matrix() {
     ] {
         cell(&python, &FAULTS[2], transport, 1, route);
     }
-    let (fds, threads, mounted) = (util::open_fds(), count("/proc/self/task"), mounts());
+    let baseline = (util::open_fds(), count("/proc/self/task"), mounts());
     let mut table = String::new();
     let _ = writeln!(
         table,
@@ -397,7 +402,9 @@ fn the_fault_matrix() {
         "fault", "via", "c", "route", "answered", "typed errors", "slowest"
     );
     let mut failures = Vec::new();
-    for fault in FAULTS {
+    let only = std::env::var("RINGMCP_MATRIX_ONLY").ok();
+    let wanted = |name: &str| only.as_ref().is_none_or(|o| o.split(',').any(|f| f == name));
+    for fault in FAULTS.iter().filter(|f| wanted(f.tool)) {
         for transport in [Transport::Stdio, Transport::Http] {
             if !(if transport == Transport::Stdio { fault.stdio } else { fault.http }) {
                 continue;
@@ -405,58 +412,83 @@ fn the_fault_matrix() {
             for c in [1, 64] {
                 for route in [Route::Direct, Route::Gateway] {
                     let started = Instant::now();
-                    let mut o = cell(&python, fault, transport, c, route);
-                    if let Err(n) = settle(util::open_fds, |n| *n <= fds) {
-                        let open: Vec<String> =
-                            (std::fs::read_dir("/proc/self/fd").into_iter().flatten().flatten())
-                                .filter_map(|e| std::fs::read_link(e.path()).ok())
-                                .map(|p| p.display().to_string())
-                                .collect();
-                        o.problems.push(format!("fds: {n}, {fds} before: {open:?}"));
-                    }
-                    if let Err(n) = settle(|| count("/proc/self/task"), |n| *n <= threads) {
-                        o.problems.push(format!("threads: {n}, {threads} before"));
-                    }
-                    if mounts() != mounted {
-                        o.problems.push(format!("mounts: {}, {mounted} before", mounts()));
-                    }
-                    let errors: Vec<String> =
-                        o.errors.iter().map(|(k, n)| format!("{k} {n}")).collect();
-                    let verdict = if o.problems.is_empty() {
-                        "ok".to_owned()
-                    } else {
-                        format!("FAIL: {}", o.problems.join("; "))
-                    };
+                    let o = cell(&python, fault, transport, c, route);
                     let via = if transport == Transport::Stdio { "stdio" } else { "http" };
-                    let route_name = if route == Route::Direct { "direct" } else { "gateway" };
-                    let _ = writeln!(
-                        table,
-                        "{:<12} {via:<5} {c:>3} {route_name:<7} {:>8}  {:<34} {:>6.2}s  {verdict}",
-                        fault.tool,
-                        o.answered,
-                        errors.join(", "),
-                        o.slowest.as_secs_f64()
-                    );
-                    let line = format!(
-                        "  {} {transport:?} c={c} {route:?}: {:.1} s, {}\n",
-                        fault.tool,
-                        started.elapsed().as_secs_f64(),
-                        if o.problems.is_empty() { "ok".into() } else { o.problems.join("; ") }
-                    );
-                    let _ = std::io::stderr().write_all(line.as_bytes());
-                    if !o.problems.is_empty() {
-                        failures.push(format!(
-                            "{} {via} c={c} {route_name}: {}",
-                            fault.tool,
-                            o.problems.join("; ")
-                        ));
-                    }
+                    let row = Row { fault: fault.tool, via, c, route };
+                    row.record(o, started, &baseline, &mut table, &mut failures);
                 }
             }
         }
+    }
+    // The upstream client's own fault: one that stops reading the gateway's HTTP front.
+    for c in [1, 64].into_iter().filter(|_| wanted("slowreader")) {
+        let started = Instant::now();
+        let o = slow_reader::cell(c);
+        let row = Row { fault: "slowreader", via: "http", c, route: Route::Gateway };
+        row.record(o, started, &baseline, &mut table, &mut failures);
     }
     let _ = std::io::stderr().write_all(format!("\nthe fault matrix\n{table}\n").as_bytes());
     let target = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/fault-matrix.txt");
     let _ = std::fs::write(target, &table);
     assert!(failures.is_empty(), "{} cells failed:\n{}", failures.len(), failures.join("\n"));
+}
+
+/// One row of the table.
+struct Row {
+    fault: &'static str,
+    via: &'static str,
+    c: usize,
+    route: Route,
+}
+
+impl Row {
+    /// Checks what the cell left in this process against `baseline` (fds, threads, mounts),
+    /// and writes the row and any failure.
+    fn record(
+        &self,
+        mut o: Outcome,
+        started: Instant,
+        &(fds, threads, mounted): &(usize, usize, usize),
+        table: &mut String,
+        failures: &mut Vec<String>,
+    ) {
+        if let Err(n) = settle(util::open_fds, |n| *n <= fds) {
+            let open: Vec<String> = (std::fs::read_dir("/proc/self/fd").into_iter().flatten())
+                .flatten()
+                .filter_map(|e| std::fs::read_link(e.path()).ok())
+                .map(|p| p.display().to_string())
+                .collect();
+            o.problems.push(format!("fds: {n}, {fds} before: {open:?}"));
+        }
+        if let Err(n) = settle(|| count("/proc/self/task"), |n| *n <= threads) {
+            o.problems.push(format!("threads: {n}, {threads} before"));
+        }
+        if mounts() != mounted {
+            o.problems.push(format!("mounts: {}, {mounted} before", mounts()));
+        }
+        let errors: Vec<String> = o.errors.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        let verdict = if o.problems.is_empty() {
+            "ok".to_owned()
+        } else {
+            format!("FAIL: {}", o.problems.join("; "))
+        };
+        let Row { fault, via, c, route } = self;
+        let route_name = if *route == Route::Direct { "direct" } else { "gateway" };
+        let _ = writeln!(
+            table,
+            "{fault:<12} {via:<5} {c:>3} {route_name:<7} {:>8}  {:<34} {:>6.2}s  {verdict}",
+            o.answered,
+            errors.join(", "),
+            o.slowest.as_secs_f64()
+        );
+        let line = format!(
+            "  {fault} {via} c={c} {route_name}: {:.1} s, {}\n",
+            started.elapsed().as_secs_f64(),
+            if o.problems.is_empty() { "ok".into() } else { o.problems.join("; ") }
+        );
+        let _ = std::io::stderr().write_all(line.as_bytes());
+        if !o.problems.is_empty() {
+            failures.push(format!("{fault} {via} c={c} {route_name}: {}", o.problems.join("; ")));
+        }
+    }
 }
