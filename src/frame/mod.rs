@@ -117,6 +117,17 @@ impl LineFramer {
         self.max_frame
     }
 
+    /// (Spilling framers only.) Moves the spill threshold for the lines still to come: a line
+    /// already held past the new one is streamed out at its next bytes, one already streaming
+    /// goes on. The host lowers it when its own memory runs short.
+    ///
+    /// # Panics
+    /// If `threshold` is zero, or the framer does not spill.
+    pub fn set_spill_threshold(&mut self, threshold: usize) {
+        assert!(self.spill && threshold > 0, "only a spilling framer has a spill threshold");
+        self.max_frame = threshold;
+    }
+
     /// Bytes buffered and not yet returned (a partial line, or lines not yet pulled).
     pub fn buffered(&self) -> usize {
         self.head.len() + self.buf.len()
@@ -530,6 +541,55 @@ mod tests {
             input.extend(tail.iter().filter(|&&b| b != b'\n'));
             let got = merge_spills(run_with(LineFramer::spilling(threshold), &input, &cuts));
             prop_assert_eq!(got, oracle_spilling(&input, threshold));
+        }
+    }
+
+    proptest! {
+        /// Whatever the threshold does between reads, every byte comes out once, in order:
+        /// each line whole or spilled whole.
+        #[test]
+        fn a_moving_spill_threshold_loses_and_reorders_nothing(
+            lines in proptest::collection::vec(line_strategy(), 0..12),
+            cuts in proptest::collection::vec(any::<usize>(), 0..20),
+            thresholds in proptest::collection::vec(1usize..64, 1..20),
+        ) {
+            let mut input = Vec::new();
+            for l in &lines {
+                // (no \r: a frame loses its trailing one, a spilled line keeps it)
+                input.extend(l.iter().filter(|&&b| b != b'\r'));
+                input.push(b'\n');
+            }
+            let mut f = LineFramer::spilling(thresholds[0]);
+            let mut out = Vec::new();
+            let mut points: Vec<usize> = cuts.iter().map(|c| c % (input.len() + 1)).collect();
+            points.sort_unstable();
+            points.push(input.len());
+            let mut start = 0;
+            for (i, end) in points.into_iter().enumerate() {
+                f.set_spill_threshold(thresholds[i % thresholds.len()]);
+                f.push(&input[start..end]);
+                start = end;
+                while let Some(ev) = f.next_event() {
+                    out.push(ev);
+                }
+            }
+            let mut got = Vec::new();
+            for ev in merge_spills(out) {
+                match ev {
+                    FrameEvent::Frame(b) => { got.extend_from_slice(&b); got.push(b'\n'); }
+                    FrameEvent::SpillStart(b) => { got.extend_from_slice(&b); got.push(b'\n'); }
+                    FrameEvent::SpillEnd { .. } => {}
+                    other => prop_assert!(false, "{other:?}"),
+                }
+            }
+            // Blank lines are skipped: compare the lines that carry something.
+            let keep = |b: &[u8]| -> Vec<Vec<u8>> {
+                b.split(|&c| c == b'\n')
+                    .filter(|l| !l.iter().all(u8::is_ascii_whitespace))
+                    .map(<[u8]>::to_vec)
+                    .collect()
+            };
+            prop_assert_eq!(keep(&got), keep(&input));
         }
     }
 

@@ -394,6 +394,11 @@ impl Conn {
         self.flush(ring, now);
     }
 
+    /// The host's memory became short (or no longer is): see memory.rs.
+    pub(crate) fn memory_pressed(&mut self, pressed: bool) {
+        self.inbound.set_spill_threshold(pressed);
+    }
+
     /// A frame came back from the parse pool.
     pub(crate) fn on_parsed(&mut self, ring: &mut Ring, parsed: Parsed, now: Instant) {
         self.inbound.on_parsed(parsed);

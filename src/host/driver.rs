@@ -84,6 +84,8 @@ pub(crate) struct Driver {
     config: DriverConfig,
     stopping: bool,
     completions: Vec<Completion>,
+    /// The host's own memory limit, when it has one and answers can be spilled.
+    memory: Option<super::memory::MemoryWatch>,
 }
 
 impl Driver {
@@ -105,6 +107,10 @@ impl Driver {
             pool,
             wake,
             timers: BinaryHeap::new(),
+            memory: config
+                .spill
+                .as_ref()
+                .and_then(|_| super::memory::MemoryWatch::of_this_process()),
             config,
             stopping: false,
             completions: Vec::new(),
@@ -137,10 +143,31 @@ impl Driver {
             }
             self.completions = completions;
             self.fire_timers(now);
+            self.watch_memory(now);
         }
         // Whatever is left (the reactor failed): make sure no caller waits forever.
         for (_, conn) in self.conns.drain() {
             conn.close();
+        }
+    }
+
+    /// Short of memory (its cgroup's limit nearly reached), or no longer: every server's
+    /// answers past [`PRESSED_THRESHOLD`](super::memory::PRESSED_THRESHOLD) are spilled
+    /// meanwhile instead of held.
+    fn watch_memory(&mut self, now: Instant) {
+        let Some(pressed) = self.memory.as_mut().and_then(|m| m.poll(now)) else { return };
+        let limit = self.memory.as_ref().map_or(0, |m| m.limit() >> 20);
+        if pressed {
+            tracing::warn!(
+                "the host's memory is short (over half of its cgroup's {limit} MiB): answers over 64 KiB are spilled until it recovers"
+            );
+        } else {
+            tracing::info!(
+                "the host's memory recovered: answers are spilled past the usual threshold again"
+            );
+        }
+        for conn in self.conns.values_mut() {
+            conn.memory_pressed(pressed);
         }
     }
 
@@ -406,7 +433,10 @@ impl Driver {
             }),
         };
         match Conn::start(parts, &mut self.ring, now) {
-            Ok(conn) => {
+            Ok(mut conn) => {
+                if self.memory.as_ref().is_some_and(super::memory::MemoryWatch::pressed) {
+                    conn.memory_pressed(true);
+                }
                 tracing::debug!(server = &*name, pid = conn.pid(), "server started");
                 self.conns.insert(id, conn);
                 self.after(id);

@@ -83,6 +83,17 @@ impl Inbound {
         }
     }
 
+    /// Moves the spill threshold (when answers are spilled at all): lowered while the host's
+    /// memory is short, given back after (memory.rs).
+    pub(crate) fn set_spill_threshold(&mut self, pressed: bool) {
+        if let Some(spill) = &self.spill {
+            let normal = spill.line_threshold;
+            let threshold =
+                if pressed { normal.min(super::memory::PRESSED_THRESHOLD) } else { normal };
+            self.framer.set_spill_threshold(threshold);
+        }
+    }
+
     /// Frames what a plain read brought (copied into the framer).
     pub(crate) fn push_read(
         &mut self,

@@ -32,6 +32,7 @@ pub mod gate;
 mod handler;
 mod inbound;
 mod launcher;
+mod memory;
 pub mod pins;
 mod pump;
 mod remote;

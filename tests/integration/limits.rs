@@ -141,3 +141,86 @@ fn ten_thousand_servers_configured_are_refused_up_front_with_the_numbers() {
     assert!(stderr.contains("ulimit -n 65536"), "what to do: {stderr}");
     assert!(started.elapsed() < std::time::Duration::from_secs(20), "refused up front");
 }
+
+/// A memory cgroup of this test's own (v1's memory controller, or v2), removed on drop.
+struct MemoryCgroup {
+    dir: std::path::PathBuf,
+    /// Its OOM-kill count file and the key in it.
+    events: (std::path::PathBuf, &'static str),
+}
+
+impl MemoryCgroup {
+    fn new(limit: u64) -> Result<MemoryCgroup, String> {
+        let name = format!("ringmcp-test-mem-{}", std::process::id());
+        let v1 = std::path::Path::new("/sys/fs/cgroup/memory");
+        let (dir, limit_file, events) = if v1.join("memory.limit_in_bytes").exists() {
+            let dir = v1.join(&name);
+            let events = (dir.join("memory.oom_control"), "oom_kill");
+            (dir, "memory.limit_in_bytes", events)
+        } else {
+            let root = std::path::Path::new("/sys/fs/cgroup");
+            let controllers = std::fs::read_to_string(root.join("cgroup.subtree_control"));
+            if !controllers.is_ok_and(|c| c.split_whitespace().any(|c| c == "memory")) {
+                return Err("no memory controller delegated at /sys/fs/cgroup".into());
+            }
+            let dir = root.join(&name);
+            let events = (dir.join("memory.events"), "oom_kill");
+            (dir, "memory.max", events)
+        };
+        std::fs::create_dir(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+        let cgroup = MemoryCgroup { dir, events };
+        std::fs::write(cgroup.dir.join(limit_file), limit.to_string())
+            .map_err(|e| format!("setting its limit: {e}"))?;
+        Ok(cgroup)
+    }
+
+    fn oom_kills(&self) -> u64 {
+        let text = std::fs::read_to_string(&self.events.0).unwrap_or_default();
+        text.lines().find_map(|l| l.strip_prefix(self.events.1)?.trim().parse().ok()).unwrap_or(0)
+    }
+}
+
+impl Drop for MemoryCgroup {
+    fn drop(&mut self) {
+        // Its processes are gone by now (the command was waited for).
+        for _ in 0..50 {
+            if std::fs::remove_dir(&self.dir).is_ok() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    }
+}
+
+/// The host's own memory cgroup nearly full: `ringmcp bench` in an 80 MiB cgroup with 64
+/// answers of 3 MiB in flight at once (192 MiB if each were held; they are under the usual
+/// 4 MiB spill threshold). Once over half of the limit, the reactor spills every answer past
+/// 64 KiB instead of holding it: every call answers, nothing is OOM-killed. Before, the kernel
+/// killed the bench within a second.
+#[test]
+fn the_hosts_own_memory_cgroup_nearly_full_spills_instead_of_dying() {
+    let cgroup = match MemoryCgroup::new(80 << 20) {
+        Ok(c) => c,
+        Err(e) => {
+            crate::util::skip_machine(format!("cannot make a memory cgroup (not root?): {e}"));
+            return;
+        }
+    };
+    let procs = cgroup.dir.join("cgroup.procs");
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(r#"echo $$ > "$0" && exec "$@""#)
+        .arg(&procs)
+        .arg(ringmcp_bin())
+        .args(["bench", "--tool", "blob", "--payload", "3MiB", "--concurrency", "64"])
+        .args(["--servers", "4", "--requests", "1500", "--warmup", "10", "--json"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(cgroup.oom_kills(), 0, "OOM-killed in its cgroup: {stderr}");
+    assert!(out.status.success(), "{}: {stdout}\n{stderr}", out.status);
+    let report: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();
+    assert_eq!(report["ok"], 1500, "{report}");
+    assert!(stderr.contains("the host's memory is short"), "it said so: {stderr}");
+}
