@@ -46,6 +46,7 @@ pub use handler::{GatewayApprover, GatewayHandler};
 pub use names::{NameError, check_separator, check_server};
 pub use outbox::{Inbox, Outbox};
 pub use search::preload_embedder;
+pub(crate) use upstream::fuzz::gateway_loop as fuzz_loop;
 pub use upstream::{Factory, HttpOptions, serve, serve_http, serve_stdio};
 
 /// The config file's `"gateway"` object (every key optional).

@@ -110,6 +110,14 @@ pub fn decode(frame: &[u8]) -> Result<Decoded, DecodeError> {
     decode_value(value)
 }
 
+/// Whether `frame` is a JSON object shaped as an answer (`result` or `error`, no `method`),
+/// valid or not: a peer never answers one, even to say it is malformed.
+pub fn is_answer(frame: &[u8]) -> bool {
+    serde_json::from_slice::<serde_json::Map<String, Value>>(frame).is_ok_and(|m| {
+        !m.contains_key("method") && (m.contains_key("result") || m.contains_key("error"))
+    })
+}
+
 /// Classifies an already parsed JSON value: one message, or a batch array.
 ///
 /// # Errors

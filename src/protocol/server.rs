@@ -284,6 +284,11 @@ impl<T> ServerSession<T> {
                     }
                 }
             }
+            Err(e) if !matches!(e, jsonrpc::DecodeError::Json(_)) && jsonrpc::is_answer(frame) => {
+                // An answer, even a malformed one, is never answered (two peers doing so would
+                // answer each other forever).
+                self.events.push_back(Incoming::Violation(e.to_string()));
+            }
             Err(e) => {
                 let id = match e {
                     jsonrpc::DecodeError::Json(_) => None,

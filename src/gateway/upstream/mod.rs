@@ -21,6 +21,7 @@ use crate::protocol::{Implementation, ProtocolVersion};
 
 use super::{Core, dispatch};
 
+pub(crate) mod fuzz;
 mod http;
 mod lane;
 mod stdio;

@@ -482,3 +482,18 @@ fn rounds_are_retried_with_their_answers_or_expire() {
     assert!(matches!(&events(&mut s)[..], [Incoming::Request { .. }]));
     assert!(s.input_required(&Id::Number(99), Map::new(), t0).is_none(), "not open");
 }
+
+/// A malformed answer from the client is a violation, and is not answered (two peers that
+/// answered each other's bad answers would never stop); a malformed request still is.
+#[test]
+fn a_malformed_answer_is_reported_not_answered() {
+    let mut s = session();
+    initialize(&mut s, "2025-11-25", json!({}));
+    events(&mut s);
+    feed(&mut s, json!({"jsonrpc": "1.0", "id": "a", "result": {}}));
+    feed(&mut s, json!({"jsonrpc": "2.0", "id": 7, "error": "not an object"}));
+    assert!(transmits(&mut s).is_empty());
+    assert_eq!(events(&mut s).len(), 2, "two violations");
+    feed(&mut s, json!({"jsonrpc": "1.0", "id": 8, "method": "ping"}));
+    assert_eq!(transmits(&mut s)[0].0["id"], 8);
+}

@@ -61,6 +61,8 @@ pub(crate) struct Accounts {
     pub(crate) fault_outcomes: BTreeMap<String, BTreeMap<String, u64>>,
     pub(crate) collateral: BTreeMap<String, u64>,
     pub(crate) unexplained: BTreeMap<String, u64>,
+    /// The first message of each kind of unexplained failure, to say what it was.
+    pub(crate) first_unexplained: BTreeMap<String, String>,
 }
 
 impl Outcome {
@@ -105,7 +107,8 @@ pub(crate) fn drive(load: &Load<'_>, stop: Stop, progress: Option<&ProgressBar>)
                 Some(k) => *errors.entry(k.clone()).or_insert(0) += 1,
                 None => ok += 1,
             }
-            accounts.record(fault, kind);
+            let message = || result.as_ref().err().map(ToString::to_string).unwrap_or_default();
+            accounts.record(fault, kind, message);
             let done = latencies.count();
             if let Some(bar) = progress
                 && done.is_multiple_of(PROGRESS_EVERY)
@@ -119,7 +122,12 @@ pub(crate) fn drive(load: &Load<'_>, stop: Stop, progress: Option<&ProgressBar>)
 
 impl Accounts {
     /// One call: a fault (its kind) or an ordinary call, and its error kind if it failed.
-    fn record(&mut self, fault: Option<usize>, error: Option<String>) {
+    fn record(
+        &mut self,
+        fault: Option<usize>,
+        error: Option<String>,
+        message: impl Fn() -> String,
+    ) {
         let bump =
             |m: &mut BTreeMap<String, u64>, k: &str| *m.entry(k.to_owned()).or_insert(0) += 1;
         match (fault, error) {
@@ -130,7 +138,10 @@ impl Accounts {
                 bump(outcomes, error.as_deref().unwrap_or("answered"));
             }
             (None, Some(e)) if soak::explained(&e) => bump(&mut self.collateral, &e),
-            (None, Some(e)) => bump(&mut self.unexplained, &e),
+            (None, Some(e)) => {
+                self.first_unexplained.entry(e.clone()).or_insert_with(message);
+                bump(&mut self.unexplained, &e);
+            }
             (None, None) => {}
         }
     }

@@ -80,6 +80,7 @@ pub(crate) fn report(
         fault_outcomes: accounts.fault_outcomes.clone(),
         collateral: accounts.collateral.clone(),
         unexplained: accounts.unexplained.clone(),
+        first_unexplained: accounts.first_unexplained.clone(),
         samples,
         before,
         after,
@@ -253,6 +254,8 @@ pub(crate) struct SoakReport {
     /// Failures of ordinary calls a fault explains (by kind), and those it does not.
     pub(crate) collateral: BTreeMap<String, u64>,
     pub(crate) unexplained: BTreeMap<String, u64>,
+    /// What the first of each kind of unexplained failure said.
+    pub(crate) first_unexplained: BTreeMap<String, String>,
     pub(crate) samples: Vec<Sample>,
     /// fds and threads before the servers started, and once they and the host were gone.
     pub(crate) before: Sample,
@@ -307,6 +310,7 @@ impl SoakReport {
             "faultOutcomes": self.fault_outcomes,
             "collateral": self.collateral,
             "unexplained": self.unexplained,
+            "firstUnexplained": self.first_unexplained,
             "rssGrowth": self.rss_growth(),
             "leaks": self.leaked(),
             "before": {"fds": self.before.fds, "threads": self.before.threads, "children": self.before.children},
@@ -335,6 +339,9 @@ impl SoakReport {
         };
         let _ = writeln!(t, "  ordinary calls failed by a fault: {}", list(&self.collateral));
         let _ = writeln!(t, "  unexplained failures: {}", list(&self.unexplained));
+        for (kind, message) in &self.first_unexplained {
+            let _ = writeln!(t, "    first {kind}: {message}");
+        }
         if let Some(g) = self.rss_growth() {
             let _ = writeln!(t, "  RSS, last fifth against second fifth: ×{g:.3}");
         }

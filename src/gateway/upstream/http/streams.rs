@@ -71,7 +71,7 @@ pub(crate) struct Streams {
 }
 
 impl Streams {
-    pub(super) fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Streams {
             posts: Vec::new(),
             get: None,
