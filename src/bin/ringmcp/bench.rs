@@ -239,7 +239,7 @@ fn bench(args: &Args) -> Result<(), Failure> {
     let fd_limit = match servers::raise_fd_limit(args.servers + args.idle_servers) {
         Ok(limit) => Some(limit),
         Err(e) => {
-            eprintln!("ringmcp: warning: could not raise RLIMIT_NOFILE: {e}");
+            note!("ringmcp: warning: could not raise RLIMIT_NOFILE: {e}");
             None
         }
     };
@@ -315,7 +315,10 @@ fn bench(args: &Args) -> Result<(), Failure> {
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
-    let bytes = host_bytes(&clients).zip(bytes_before).map(|(after, before)| after - before);
+    // A restarted server's count starts again with its new connection (the soak): what it
+    // read before then is not counted, and the sum may even fall.
+    let bytes =
+        host_bytes(&clients).zip(bytes_before).map(|(after, before)| after.saturating_sub(before));
 
     let estimated_id = (args.warmup + outcome.calls()) / args.servers + 1;
     let line = baseline::request_line(estimated_id as i64, &args.tool, &plan.arguments);

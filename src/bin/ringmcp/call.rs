@@ -136,7 +136,7 @@ fn save_spilled(client: &Client, result: &CallToolResult, dir: &Path) -> Result<
             .map_err(|e| Failure::usage(format!("creating {}: {e}", dest.display())))?;
         std::io::copy(&mut file.reader(), &mut out)
             .map_err(|e| Failure::usage(format!("writing {}: {e}", dest.display())))?;
-        eprintln!("saved {uri} ({} bytes) to {}", file.len(), dest.display());
+        note!("saved {uri} ({} bytes) to {}", file.len(), dest.display());
     }
     Ok(())
 }

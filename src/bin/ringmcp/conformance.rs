@@ -46,12 +46,12 @@ pub(crate) fn run(args: Args) -> ExitCode {
     let version = std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION").unwrap_or_default();
     let context = match std::env::var("MCP_CONFORMANCE_CONTEXT") {
         Ok(text) => serde_json::from_str::<Value>(&text).unwrap_or_else(|e| {
-            eprintln!("conformance: MCP_CONFORMANCE_CONTEXT is not JSON ({e}); ignored");
+            note!("conformance: MCP_CONFORMANCE_CONTEXT is not JSON ({e}); ignored");
             Value::Null
         }),
         Err(_) => Value::Null,
     };
-    eprintln!("conformance: scenario {scenario:?}, protocol version {version:?}, {}", args.url);
+    note!("conformance: scenario {scenario:?}, protocol version {version:?}, {}", args.url);
     let era = if version.as_str() >= "2026-07-28" { Era::Modern } else { Era::Legacy };
     let run = Run { url: &args.url, era, context: &context, scenario: &scenario };
     match Scenario::from_name(&scenario).run(&run) {
@@ -153,7 +153,7 @@ impl Scenario {
             spec = spec.oauth(oauth);
         }
         let client = host.spawn_blocking(spec)?;
-        eprintln!(
+        note!(
             "conformance: connected to {} (MCP {})",
             client.server_info().server_info.name,
             client.protocol_version()
@@ -207,7 +207,7 @@ fn exercise(client: &Client, context: &Value) -> Result<(), Failure> {
     let mut first: Option<Failure> = None;
     let mut note = |outcome: Result<(), Failure>| {
         if let Err(f) = outcome {
-            eprintln!("conformance: {}", f.message);
+            note!("conformance: {}", f.message);
             first.get_or_insert(f);
         }
     };

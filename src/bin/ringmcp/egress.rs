@@ -21,7 +21,7 @@ pub(crate) fn start(log: Arc<Mutex<Vec<EgressEvent>>>) -> std::io::Result<Proxy>
 pub(crate) fn print_log(log: &[EgressEvent]) {
     let mut names: Vec<(String, bool, usize)> = Vec::new();
     let mut wanted: Vec<String> = Vec::new();
-    eprintln!("ringmcp: network log");
+    note!("ringmcp: network log");
     for e in log {
         match e {
             EgressEvent::Lookup { name, answered, .. } => {
@@ -39,9 +39,13 @@ pub(crate) fn print_log(log: &[EgressEvent]) {
                     Some(r) => format!("{} [{}]: {r}", c.verdict, c.rule),
                     None => format!("{} [{}]", c.verdict, c.rule),
                 };
-                eprintln!(
+                note!(
                     "  connect {}:{}{addr}  {how}  up {} B, down {} B, {} ms",
-                    c.dest, c.port, c.bytes_up, c.bytes_down, c.duration_ms
+                    c.dest,
+                    c.port,
+                    c.bytes_up,
+                    c.bytes_down,
+                    c.duration_ms
                 );
                 if c.verdict == "refuse" && c.rule == "not-listed" {
                     let entry = if [80, 443].contains(&c.port) {
@@ -64,17 +68,14 @@ pub(crate) fn print_log(log: &[EgressEvent]) {
     }
     for (name, answered, n) in &names {
         let what = if *answered { "answered" } else { "refused (NXDOMAIN: not in the allowlist)" };
-        eprintln!(
-            "  lookup  {name}  {what}{}",
-            if *n > 1 { format!(" ×{n}") } else { String::new() }
-        );
+        note!("  lookup  {name}  {what}{}", if *n > 1 { format!(" ×{n}") } else { String::new() });
     }
     if log.is_empty() {
-        eprintln!("  (no lookups, no connections)");
+        note!("  (no lookups, no connections)");
     }
     if !wanted.is_empty() {
         let list = wanted.iter().map(|w| format!("{w:?}")).collect::<Vec<_>>().join(", ");
-        eprintln!(
+        note!(
             "ringmcp: to let these through, add to the server's config: \"sandbox\": {{\"network\": {{\"allow\": [{list}]}}}} (or --allow-host for each)"
         );
     }

@@ -166,7 +166,7 @@ fn start(args: &Args) -> Result<(), Failure> {
             Some(t) => format!("send Authorization: Bearer {t}"),
             None => "no authentication (--no-auth)".to_owned(),
         };
-        eprintln!(
+        note!(
             "ringmcp gateway: serving {count} server(s) from {config} at http://{bound}/mcp; {auth}"
         );
     })

@@ -217,7 +217,7 @@ fn write_catalog(args: &Args, catalog: &[CatalogEntry]) -> Result<(), Failure> {
         .and_then(|()| std::fs::rename(&tmp, file))
         .map_err(|e| Failure::usage(format!("cannot write {}: {e}", file.display())))?;
     if !args.json {
-        eprintln!("catalog: {} tools written to {}", catalog.len(), file.display());
+        note!("catalog: {} tools written to {}", catalog.len(), file.display());
     }
     Ok(())
 }

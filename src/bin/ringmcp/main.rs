@@ -7,6 +7,15 @@
 
 #![forbid(unsafe_code)]
 
+/// `eprintln!` that never panics: a message for a closed stderr (`ringmcp ... 2>&1 | head`)
+/// is lost, and the command still ends with its own exit code.
+macro_rules! note {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 mod bench;
 mod call;
 mod conformance;
@@ -122,7 +131,7 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("ringmcp: {e:#}");
+            note!("ringmcp: {e:#}");
             ExitCode::FAILURE
         }
     }
@@ -137,7 +146,7 @@ fn init_tracing(default: &str, file: Option<std::path::PathBuf>) {
         match std::fs::OpenOptions::new().create(true).append(true).open(&path) {
             Ok(f) => Some(Arc::new(f)),
             Err(e) => {
-                eprintln!("ringmcp: cannot open the log file {}: {e}", path.display());
+                note!("ringmcp: cannot open the log file {}: {e}", path.display());
                 None
             }
         }

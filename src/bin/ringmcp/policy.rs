@@ -204,7 +204,7 @@ pub(crate) fn audit(args: AuditArgs) -> ExitCode {
             match verify_file(&file, key.as_deref(), 0) {
                 Ok(v) => {
                     for w in &v.warnings {
-                        eprintln!("ringmcp: note: {w}");
+                        note!("ringmcp: note: {w}");
                     }
                     println!(
                         "{}: intact{}, {} records, head {}",
@@ -216,7 +216,7 @@ pub(crate) fn audit(args: AuditArgs) -> ExitCode {
                     ExitCode::from(exit::OK)
                 }
                 Err(t) => {
-                    eprintln!("ringmcp: {t}");
+                    note!("ringmcp: {t}");
                     ExitCode::from(1)
                 }
             }
@@ -407,9 +407,9 @@ pub(crate) fn pins(args: PinsArgs) -> ExitCode {
             .flat_map(|(t, f)| f.iter().map(move |f| format!("  {}: {f}", t.name)))
             .collect();
         if !flagged.is_empty() {
-            eprintln!("the poisoning scan flags {} finding(s) in this listing:", flagged.len());
+            note!("the poisoning scan flags {} finding(s) in this listing:", flagged.len());
             for line in &flagged {
-                eprintln!("{line}");
+                note!("{line}");
             }
         }
         match args.command {

@@ -118,13 +118,13 @@ fn route(args: &Args) -> Result<(), Failure> {
     }
     if args.stats {
         let rss2 = rss_bytes();
-        eprintln!(
+        note!(
             "router: {} tools from {servers} servers, {} tokens ({}) if all injected",
             router.len(),
             router.all_tokens(),
             tokens::VOCABULARY
         );
-        eprintln!(
+        note!(
             "router: embedder {} loaded in {:.1} ms (+{:.1} MiB RSS); indexed in {:.1} ms \
              (+{:.1} MiB RSS; contents {:.1} MiB)",
             router.embedder().unwrap_or("none"),
@@ -217,7 +217,7 @@ fn batch(args: &Args, router: &Router, file: &PathBuf) -> Result<(), Failure> {
     }
     out.flush().map_err(|e| Failure::usage(format!("cannot write: {e}")))?;
     if args.stats && routed > 0 {
-        eprintln!(
+        note!(
             "router: {routed} queries routed in {:.1} ms ({:.3} ms per query, one at a time)",
             spent.as_secs_f64() * 1e3,
             spent.as_secs_f64() * 1e3 / routed as f64
@@ -253,7 +253,7 @@ fn live_catalog(
     for name in config.names() {
         match server.with_server(&name).spec().and_then(|spec| Ok(host.spawn_blocking(spec)?)) {
             Ok(client) => clients.push(client),
-            Err(f) => eprintln!("ringmcp: {name}: left out: {}", f.message),
+            Err(f) => note!("ringmcp: {name}: left out: {}", f.message),
         }
     }
     let live = host.router_with(embedder);

@@ -215,8 +215,8 @@ fn run_confined(args: RunArgs) -> Result<ExitCode, Failure> {
         json: None,
     })?;
     if let Some(guard) = &spawned.sandbox {
-        eprintln!("ringmcp: sandbox limits: {}\nnofile: {}", guard.limits, guard.nofile);
-        eprintln!("ringmcp: network: {}", network.describe());
+        note!("ringmcp: sandbox limits: {}\nnofile: {}", guard.limits, guard.nofile);
+        note!("ringmcp: network: {}", network.describe());
     }
     if let (Some(proxy), Some(channel)) = (&proxy, spawned.egress.take()) {
         proxy.attach("sandbox", &network, channel).map_err(|e| Failure {
@@ -260,7 +260,7 @@ fn run_confined(args: RunArgs) -> Result<ExitCode, Failure> {
     let _ = b.join();
     let stats = spawned.sandbox.as_ref().and_then(|guard| guard.stats());
     if stats.as_ref().is_some_and(|s| s.oom_kills.unwrap_or(0) > 0) {
-        eprintln!("ringmcp: the command was OOM-killed at its memory limit");
+        note!("ringmcp: the command was OOM-killed at its memory limit");
     }
     if args.stats {
         let s = stats.unwrap_or_default();
@@ -269,7 +269,7 @@ fn run_confined(args: RunArgs) -> Result<ExitCode, Failure> {
             "nrThrottled": s.nr_throttled, "throttledUsec": s.throttled_usec,
             "memoryPeakBytes": s.memory_peak_bytes,
         });
-        eprintln!("ringmcp: sandbox stats {line}");
+        note!("ringmcp: sandbox stats {line}");
     }
     drop(spawned.sandbox.take());
     drop(proxy);

@@ -155,7 +155,7 @@ where
         out.flush()?;
     }
     if let Some(len) = framer.finish() {
-        eprintln!("ringmcp serve: ignored an unterminated last line of {len} bytes");
+        note!("ringmcp serve: ignored an unterminated last line of {len} bytes");
     }
     Ok(Ended::Eof)
 }

@@ -69,8 +69,8 @@ pub(crate) struct ServerArgs {
 /// The OAuth step that needs a person: print the authorization URL, read back the URL the
 /// browser was sent to.
 fn ask_the_user(url: &str) -> Result<String, String> {
-    eprintln!("Authorize ringmcp with the MCP server's authorization server: open\n\n  {url}\n");
-    eprintln!(
+    note!("Authorize ringmcp with the MCP server's authorization server: open\n\n  {url}\n");
+    note!(
         "then paste the full URL your browser was redirected to (it fails to load; that is fine):"
     );
     let mut line = String::new();
@@ -102,7 +102,7 @@ impl Failure {
     }
 
     pub(crate) fn report(self) -> ExitCode {
-        eprintln!("ringmcp: {}", self.message);
+        note!("ringmcp: {}", self.message);
         ExitCode::from(self.code)
     }
 }
