@@ -108,6 +108,24 @@ fn failed_calls_are_counted_by_kind() {
     assert_eq!(count, 50);
 }
 
+/// A soak's report: it ran, every call is accounted for (answered, or failed by kind, none
+/// unexplained), and every kind of fault was injected.
+fn soak_report(args: &[&str]) -> Value {
+    let (code, stdout, stderr) = bench(args);
+    assert_eq!(code, Some(0), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let report: Value = serde_json::from_str(stdout.trim())
+        .unwrap_or_else(|e| panic!("stdout is not one JSON object ({e}):\n{stdout}"));
+    let soak = &report["soak"];
+    let errors: f64 =
+        report["errors"].as_object().unwrap().values().filter_map(Value::as_f64).sum();
+    assert_eq!(number(&report, &["calls"]), number(&report, &["ok"]) + errors, "{report}");
+    assert_eq!(soak["unexplained"], serde_json::json!({}), "{soak}");
+    for kind in ["crash", "hang", "garbage"] {
+        assert!(number(soak, &["injected", kind]) > 0.0, "{soak}");
+    }
+    report
+}
+
 /// The soak's short form (CI; the 30-minute run is manual, PERFORMANCE.md): 60 s of calls
 /// on four reference servers with 1 % faults (crashes, hangs, garbage). Every call is
 /// accounted for, no failure is unexplained, every kind of fault was injected, and nothing
@@ -129,18 +147,8 @@ fn a_one_minute_soak_with_faults_accounts_for_every_call() {
         "50",
         "--json",
     ];
-    let (code, stdout, stderr) = bench(&args);
-    assert_eq!(code, Some(0), "stdout:\n{stdout}\nstderr:\n{stderr}");
-    let report: Value = serde_json::from_str(stdout.trim())
-        .unwrap_or_else(|e| panic!("stdout is not one JSON object ({e}):\n{stdout}"));
+    let report = soak_report(&args);
     let soak = &report["soak"];
-    let errors: f64 =
-        report["errors"].as_object().unwrap().values().filter_map(Value::as_f64).sum();
-    assert_eq!(number(&report, &["calls"]), number(&report, &["ok"]) + errors, "{report}");
-    assert_eq!(soak["unexplained"], serde_json::json!({}), "{soak}");
-    for kind in ["crash", "hang", "garbage"] {
-        assert!(number(soak, &["injected", kind]) > 0.0, "{soak}");
-    }
     // Crashes were restarted from: calls kept being answered after the first one.
     assert!(number(&report, &["ok"]) > 1000.0, "{report}");
     assert_eq!(soak["leaks"], serde_json::json!([]), "{soak}");
@@ -176,19 +184,9 @@ fn a_soak_through_the_gateway_with_two_clients_accounts_for_every_call() {
         "50",
         "--json",
     ];
-    let (code, stdout, stderr) = bench(&args);
-    assert_eq!(code, Some(0), "stdout:\n{stdout}\nstderr:\n{stderr}");
-    let report: Value = serde_json::from_str(stdout.trim())
-        .unwrap_or_else(|e| panic!("stdout is not one JSON object ({e}):\n{stdout}"));
+    let report = soak_report(&args);
     let soak = &report["soak"];
     assert!(soak["process"].as_str().unwrap().starts_with("gateway"), "{soak}");
-    let errors: f64 =
-        report["errors"].as_object().unwrap().values().filter_map(Value::as_f64).sum();
-    assert_eq!(number(&report, &["calls"]), number(&report, &["ok"]) + errors, "{report}");
-    assert_eq!(soak["unexplained"], serde_json::json!({}), "{soak}");
-    for kind in ["crash", "hang", "garbage"] {
-        assert!(number(soak, &["injected", kind]) > 0.0, "{soak}");
-    }
     assert!(number(soak, &["collateral", "restarted"]) > 0.0, "{soak}");
     assert!(number(&report, &["ok"]) > 1000.0, "{report}");
     // Two sessions of two backends each, back up after the faults.

@@ -173,3 +173,45 @@ impl Drop for TempDir {
         let _ = std::fs::remove_dir_all(&self.0);
     }
 }
+
+/// A raw HTTP/1.1 POST of `body` to the gateway at `address` (`host:port`) with `headers`
+/// (Host, Content-Type, Content-Length and Connection are added unless given): the whole
+/// answer, status line first.
+pub fn post_raw(address: &str, headers: &[(&str, &str)], body: &str) -> String {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(address).unwrap();
+    stream.set_read_timeout(Some(std::time::Duration::from_secs(60))).unwrap();
+    let mut request = String::from("POST /mcp HTTP/1.1\r\n");
+    if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
+        request += &format!("Host: {address}\r\n");
+    }
+    for (k, v) in headers {
+        request += &format!("{k}: {v}\r\n");
+    }
+    request += &format!(
+        "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+         Connection: close\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    answer
+}
+
+/// A session: `initialize` and `notifications/initialized`; its `Mcp-Session-Id`.
+pub fn open_session(address: &str) -> String {
+    let init = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "slow", "version": "1"}}});
+    let answer = post_raw(address, &[], &init.to_string());
+    let session = answer
+        .lines()
+        .find_map(|l| l.to_ascii_lowercase().strip_prefix("mcp-session-id: ").map(str::to_owned))
+        .unwrap_or_else(|| panic!("no session id: {answer}"));
+    let session = session.trim().to_owned();
+    let done =
+        serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string();
+    post_raw(address, &[("Mcp-Session-Id", &session)], &done);
+    session
+}

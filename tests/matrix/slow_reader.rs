@@ -6,7 +6,7 @@
 //! clients are gone and the gateway is told to stop (SIGTERM) it exits cleanly and leaves no
 //! backend, process or cgroup.
 
-use std::io::{BufRead, Read, Write};
+use std::io::{BufRead, Write};
 use std::net::TcpStream;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use ringmcp::host::{Host, ServerSpec};
 use serde_json::json;
 
-use super::util::{TempDir, ringmcp_bin};
+use super::util::{TempDir, open_session, post_raw, ringmcp_bin};
 use super::{DEADLINE, GRACE, Outcome, cgroups, kind, settle};
 
 /// The most the gateway may grow while its client does not read (a queue of the flood would
@@ -149,16 +149,13 @@ fn listening(gateway: &mut std::process::Child) -> String {
     url.trim_start_matches("http://").split('/').next().unwrap().to_owned()
 }
 
-/// Writes a POST of `body` in `session` (none: the session's `initialize`) and returns its
-/// connection, unread.
+/// Writes a POST of `body` in `session` and returns its connection, unread.
 fn send_post(address: &str, session: &str, body: &str) -> TcpStream {
     let mut stream = TcpStream::connect(address).unwrap();
     stream.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
-    let with =
-        if session.is_empty() { String::new() } else { format!("Mcp-Session-Id: {session}\r\n") };
     write!(
         stream,
-        "POST /mcp HTTP/1.1\r\nHost: {address}\r\n{with}Content-Type: application/json\r\n\
+        "POST /mcp HTTP/1.1\r\nHost: {address}\r\nMcp-Session-Id: {session}\r\nContent-Type: application/json\r\n\
          Accept: application/json, text/event-stream\r\nConnection: close\r\n\
          Content-Length: {}\r\n\r\n{body}",
         body.len()
@@ -167,26 +164,9 @@ fn send_post(address: &str, session: &str, body: &str) -> TcpStream {
     stream
 }
 
-/// A POST and its whole answer.
+/// A POST in `session` and its whole answer.
 fn post(address: &str, session: &str, body: &str) -> String {
-    let mut answer = String::new();
-    send_post(address, session, body).read_to_string(&mut answer).unwrap();
-    answer
-}
-
-fn open_session(address: &str) -> String {
-    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {},
-        "clientInfo": {"name": "slow", "version": "1"}}});
-    let answer = post(address, "", &init.to_string());
-    let session = answer
-        .lines()
-        .find_map(|l| l.to_ascii_lowercase().strip_prefix("mcp-session-id: ").map(str::to_owned))
-        .unwrap_or_else(|| panic!("no session id: {answer}"));
-    let session = session.trim().to_owned();
-    let done = json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string();
-    post(address, &session, &done);
-    session
+    post_raw(address, &[("Mcp-Session-Id", session)], body)
 }
 
 /// Whether the slow session's backend is done with the floods: a call on it answers (its
