@@ -108,6 +108,12 @@ fn failed_calls_are_counted_by_kind() {
     assert_eq!(count, 50);
 }
 
+/// `extra` and what both soaks share: 16 calls at once, 1 % faults, a sample every 2 s.
+fn soak_args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+    let common = ["--concurrency", "16", "--faults", "0.01", "--sample-every", "2"];
+    [extra, &common[..], &["--warmup", "50", "--json"]].concat()
+}
+
 /// A soak's report: it ran, every call is accounted for (answered, or failed by kind, none
 /// unexplained), and every kind of fault was injected.
 fn soak_report(args: &[&str]) -> Value {
@@ -132,21 +138,7 @@ fn soak_report(args: &[&str]) -> Value {
 /// is left afterwards.
 #[test]
 fn a_one_minute_soak_with_faults_accounts_for_every_call() {
-    let args = [
-        "--duration",
-        "60",
-        "--servers",
-        "4",
-        "--concurrency",
-        "16",
-        "--faults",
-        "0.01",
-        "--sample-every",
-        "2",
-        "--warmup",
-        "50",
-        "--json",
-    ];
+    let args = soak_args(&["--duration", "60", "--servers", "4"]);
     let report = soak_report(&args);
     let soak = &report["soak"];
     // Crashes were restarted from: calls kept being answered after the first one.
@@ -165,25 +157,8 @@ fn a_one_minute_soak_with_faults_accounts_for_every_call() {
 /// clients' pooled connections are counted apart).
 #[test]
 fn a_soak_through_the_gateway_with_two_clients_accounts_for_every_call() {
-    let args = [
-        "--gateway",
-        "2",
-        "--era",
-        "legacy",
-        "--duration",
-        "40",
-        "--servers",
-        "2",
-        "--concurrency",
-        "16",
-        "--faults",
-        "0.01",
-        "--sample-every",
-        "2",
-        "--warmup",
-        "50",
-        "--json",
-    ];
+    let args =
+        soak_args(&["--gateway", "2", "--era", "legacy", "--duration", "40", "--servers", "2"]);
     let report = soak_report(&args);
     let soak = &report["soak"];
     assert!(soak["process"].as_str().unwrap().starts_with("gateway"), "{soak}");

@@ -7,7 +7,7 @@ use std::process::Command;
 
 use serde_json::json;
 
-use crate::util::{TempDir, open_session, post_raw, ringmcp_bin};
+use crate::util::{TempDir, open_session, post_raw, ringmcp_bin, rss};
 
 /// A `ringmcp gateway --http` child: its URL and token, read from its first stderr line.
 pub(crate) struct HttpGateway {
@@ -133,13 +133,6 @@ fn the_http_gateway_refuses_wrong_tokens_hosts_and_origins() {
     let fine = with(&[("Authorization", &bearer), ("Origin", "http://localhost:5173")]);
     assert_eq!(status(&fine), "200", "{fine}");
     assert!(fine.contains("\"hi\""), "{fine}");
-}
-
-/// The gateway's resident memory, in bytes.
-fn rss(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
-    line.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap() * 1024
 }
 
 /// The JSON body of a raw answer (a JSON answer, or the first `data:` of an SSE one).

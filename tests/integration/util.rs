@@ -215,3 +215,10 @@ pub fn open_session(address: &str) -> String {
     post_raw(address, &[("Mcp-Session-Id", &session)], &done);
     session
 }
+
+/// A process's resident memory, in bytes (0 once it is gone).
+pub fn rss(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap_or("VmRSS: 0 kB");
+    line.split_whitespace().nth(1).and_then(|k| k.parse::<u64>().ok()).unwrap_or(0) * 1024
+}

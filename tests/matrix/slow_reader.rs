@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use ringmcp::host::{Host, ServerSpec};
 use serde_json::json;
 
-use super::util::{TempDir, open_session, post_raw, ringmcp_bin};
+use super::util::{TempDir, open_session, post_raw, ringmcp_bin, rss};
 use super::{DEADLINE, GRACE, Outcome, cgroups, kind, settle};
 
 /// The most the gateway may grow while its client does not read (a queue of the flood would
@@ -175,12 +175,6 @@ fn flooded(address: &str, session: &str) -> bool {
     let echo = json!({"jsonrpc": "2.0", "id": 90, "method": "tools/call",
                       "params": {"name": "ref__echo", "arguments": {"text": "after"}}});
     post(address, session, &echo.to_string()).contains("after")
-}
-
-fn rss(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap_or("VmRSS: 0 kB");
-    line.split_whitespace().nth(1).and_then(|k| k.parse::<u64>().ok()).unwrap_or(0) * 1024
 }
 
 /// Every process under `pid`.

@@ -363,19 +363,19 @@ fn bench(args: &Args) -> Result<(), Failure> {
     let mut report = report;
     if let (Some(rate), Some(samples)) = (args.faults, samples) {
         // Directly, nothing may be left once the servers and the host are gone; through the
-        // gateway, once the faults are over, with its clients still connected.
-        if through.is_none() {
-            drop(idle_clients);
-            drop(clients);
-            drop(host);
-            report.soak = Some(soak::report(rate, &outcome.accounts, samples, before, &watched));
-            return print_report(args, &plan, &report, &outcome, raw.as_ref());
-        }
-        report.soak = Some(soak::report(rate, &outcome.accounts, samples, before, &watched));
-        drop(clients);
-        drop(host);
-        if let Some(g) = through {
-            g.stop().map_err(|e| Failure { code: exit::TRANSPORT, message: e, json: None })?;
+        // gateway, once the faults are over, with its clients still connected (then they
+        // leave, and it must exit cleanly).
+        let soak = || soak::report(rate, &outcome.accounts, samples, before, &watched);
+        match through {
+            None => {
+                drop((idle_clients, clients, host));
+                report.soak = Some(soak());
+            }
+            Some(g) => {
+                report.soak = Some(soak());
+                drop((clients, host));
+                g.stop().map_err(|e| Failure { code: exit::TRANSPORT, message: e, json: None })?;
+            }
         }
         return print_report(args, &plan, &report, &outcome, raw.as_ref());
     }
