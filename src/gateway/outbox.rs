@@ -119,24 +119,15 @@ impl Outbox {
             }
         }
         let (tx, updates) = (self.tx.clone(), self.updates.clone());
-        let next = move || {
-            let mut pending = super::lock(&updates);
-            let uri = pending.uris.pop_first();
-            pending.draining = uri.is_some();
-            uri
-        };
-        let gone = |updates: &std::sync::Mutex<Coalesced>| {
-            let mut pending = super::lock(updates);
-            pending.uris.clear();
-            pending.draining = false;
-        };
+        let next = move || super::lock(&updates).next();
+        let forget = |updates: &std::sync::Mutex<Coalesced>| super::lock(updates).forget();
         match tokio::runtime::Handle::try_current() {
             Ok(runtime) => {
                 let updates = self.updates.clone();
                 runtime.spawn(async move {
                     while let Some(uri) = next() {
                         if tx.send(Out::ResourceUpdated(uri)).await.is_err() {
-                            return gone(&updates);
+                            return forget(&updates);
                         }
                     }
                 });
@@ -144,11 +135,26 @@ impl Outbox {
             Err(_) => {
                 while let Some(uri) = next() {
                     if tx.blocking_send(Out::ResourceUpdated(uri)).is_err() {
-                        return gone(&self.updates);
+                        return forget(&self.updates);
                     }
                 }
             }
         }
+    }
+}
+
+impl Coalesced {
+    /// The next URI to send; when there is none, the drain is over.
+    fn next(&mut self) -> Option<String> {
+        let uri = self.uris.pop_first();
+        self.draining = uri.is_some();
+        uri
+    }
+
+    /// The connection is gone: nothing is left to send.
+    fn forget(&mut self) {
+        self.uris.clear();
+        self.draining = false;
     }
 }
 
