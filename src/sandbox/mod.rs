@@ -27,7 +27,7 @@ pub use helper::{HELPER_ARG, helper_main};
 pub use launch::{INNER_ID, SANDBOX_ENV_ALLOWLIST, helper_path, set_helper_path};
 pub use plan::{Profile, SandboxConfig};
 pub use spawn::{ENV_ALLOWLIST, Launch, SandboxGuard, SpawnError, Spawned};
-pub use sys::{Signal, open_fds_beyond_stdio, open_file_limit, signal_group};
+pub use sys::{Signal, open_fds_beyond_stdio, open_file_limit, signal_group, stop_with_parent};
 
 /// Starts `launch` with piped stdio in a new process group, and opens its pidfd: in its
 /// sandbox when it has one (not the `off` profile), else as a plain child.

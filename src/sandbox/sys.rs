@@ -47,6 +47,20 @@ pub fn signal_group(pgid: u32, signal: Signal) -> io::Result<()> {
     }
 }
 
+/// Makes the child `cmd` starts receive SIGTERM when the thread that spawns it exits: a
+/// harness killed without a chance to clean up (SIGKILL, an unhandled SIGTERM) then does not
+/// leave its children running. `PR_SET_PDEATHSIG` follows the spawning *thread*, not the
+/// process, so spawn from a thread that lives as long as the child should.
+pub fn stop_with_parent(cmd: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt;
+    let hook = || {
+        // SAFETY: prctl(PR_SET_PDEATHSIG) takes integers only.
+        cvt(unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM, 0, 0, 0) }).map(drop)
+    };
+    // SAFETY: the hook makes one raw syscall: async-signal-safe, no allocation, no lock.
+    unsafe { cmd.pre_exec(hook) };
+}
+
 /// Marks every fd from `first` up close-on-exec, so that an `execve` that follows hands the
 /// new program only the fds below `first`: whatever the embedding process holds open without
 /// `O_CLOEXEC` (a database socket, a credentials pipe) never reaches a server.

@@ -24,10 +24,12 @@
 #![forbid(unsafe_code)]
 
 mod reader;
+mod save;
 mod stale;
 mod stream;
 
 pub use reader::SpillReader;
+pub use save::Saved;
 #[cfg(test)]
 mod tests;
 
@@ -195,6 +197,15 @@ pub enum SpillError {
     #[error("reading the spill file {}: {source}", path.display())]
     Read {
         /// The file.
+        path: PathBuf,
+        /// The OS error.
+        #[source]
+        source: io::Error,
+    },
+    /// [`SpillFile::save_as`] could not put the payload at `path`.
+    #[error("saving a spilled payload to {}: {source}", path.display())]
+    Save {
+        /// Where the payload was to go.
         path: PathBuf,
         /// The OS error.
         #[source]

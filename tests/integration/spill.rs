@@ -376,3 +376,44 @@ fn a_full_disk_fails_that_answer_and_the_session_continues() {
     drop(mount);
     let _ = std::fs::remove_dir_all(&base);
 }
+
+/// `ringmcp call --save DIR` puts each spilled payload in DIR: a hard link when DIR shares the
+/// spill folder's file system, a kernel copy otherwise; the spill folder is gone afterwards.
+#[test]
+fn call_save_links_or_copies_the_spilled_payload_and_leaves_no_spill_file() {
+    let root = std::env::temp_dir().join(format!("ringmcp-save-it-{}", std::process::id()));
+    let shm = PathBuf::from("/dev/shm").join(format!("ringmcp-save-it-{}", std::process::id()));
+    let len = 6_000_000usize;
+    let mut runs = vec![root.join("runtime")];
+    if shm.parent().is_some_and(std::path::Path::is_dir) {
+        runs.push(shm.clone());
+    }
+    for runtime in runs {
+        std::fs::create_dir_all(&runtime).unwrap();
+        let dir = root.join("saved");
+        let out = std::process::Command::new(crate::util::ringmcp_bin())
+            .env("XDG_RUNTIME_DIR", &runtime)
+            .args(["call", "--no-sandbox", "--save"])
+            .arg(&dir)
+            .args(["blob", &json!({"bytes": len}).to_string()])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{stderr}");
+        use std::os::unix::fs::MetadataExt;
+        let same_fs =
+            std::fs::metadata(&runtime).unwrap().dev() == std::fs::metadata(&root).unwrap().dev();
+        let how = if same_fs { "linked" } else { "copied" };
+        assert!(stderr.contains(&format!("({len} bytes, {how}) to")), "{how}: {stderr}");
+        let saved: Vec<PathBuf> =
+            std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+        assert_eq!(saved.len(), 1, "{saved:?}");
+        let bytes = std::fs::read(&saved[0]).unwrap();
+        assert_eq!(bytes.len(), len);
+        assert!(blob_ok(&bytes, 0), "the saved payload is the server's text");
+        assert_eq!(spill_files(&runtime.join("ringmcp")), 0, "no spill file is left");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+    let _ = std::fs::remove_dir_all(&root);
+    let _ = std::fs::remove_dir_all(&shm);
+}

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use ringmcp::gateway;
 use ringmcp::host::{Client, Config, Host};
 use ringmcp::protocol::{CallToolResult, Content};
+use ringmcp::spill::store::Saved;
 use serde_json::Value;
 
 use crate::target::{Failure, ServerArgs, exit};
@@ -116,7 +117,8 @@ fn namespaced(
     )))
 }
 
-/// Copies every spilled payload the result links to into `dir`, named after its URI.
+/// Saves every spilled payload the result links to into `dir`, named after its URI: a hard
+/// link to the spill file when `dir` is on its file system, a kernel-side copy otherwise.
 fn save_spilled(client: &Client, result: &CallToolResult, dir: &Path) -> Result<(), Failure> {
     std::fs::create_dir_all(dir)
         .map_err(|e| Failure::usage(format!("creating {}: {e}", dir.display())))?;
@@ -132,11 +134,12 @@ fn save_spilled(client: &Client, result: &CallToolResult, dir: &Path) -> Result<
             .filter(char::is_ascii_alphanumeric)
             .collect();
         let dest = dir.join(format!("spilled-{name}"));
-        let mut out = std::fs::File::create(&dest)
-            .map_err(|e| Failure::usage(format!("creating {}: {e}", dest.display())))?;
-        std::io::copy(&mut file.reader(), &mut out)
-            .map_err(|e| Failure::usage(format!("writing {}: {e}", dest.display())))?;
-        note!("saved {uri} ({} bytes) to {}", file.len(), dest.display());
+        let how = file.save_as(&dest).map_err(|e| Failure::usage(e.to_string()))?;
+        let how = match how {
+            Saved::Linked => "linked",
+            _ => "copied",
+        };
+        note!("saved {uri} ({} bytes, {how}) to {}", file.len(), dest.display());
     }
     Ok(())
 }

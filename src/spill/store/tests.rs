@@ -517,3 +517,45 @@ fn stream_yields_the_range_in_chunks_and_stops_when_dropped() {
     });
     assert!(gone, "the reader thread still holds {}", path.display());
 }
+
+/// On the store's file system a payload is saved as a link (nothing copied), across file
+/// systems as a copy; either way the saved file replaces what was there and outlives the store.
+#[test]
+fn save_as_links_on_the_same_file_system_and_copies_across() {
+    let base = TempBase::new("save");
+    let store = open(&base.0, DEFAULT_QUOTA_BYTES);
+    let data = pattern(300_000);
+    let f = spill(&store, &data);
+
+    let dest = base.0.join("saved");
+    std::fs::write(&dest, b"old contents").unwrap();
+    assert_eq!(f.save_as(&dest).unwrap(), Saved::Linked);
+    use std::os::unix::fs::MetadataExt;
+    assert_eq!(std::fs::metadata(&dest).unwrap().ino(), std::fs::metadata(f.path()).unwrap().ino());
+
+    // /dev/shm is a tmpfs on every Linux this runs on; /tmp is not one here (and when it is,
+    // the copy path is still taken through a folder on another mount, or the check says so).
+    let shm = Path::new("/dev/shm");
+    let other = shm.is_dir().then(|| shm.join(format!("ringmcp-save-test-{}", std::process::id())));
+    let copied = other.as_ref().map(|o| (o.clone(), f.save_as(o).unwrap()));
+
+    let spill_path = f.path().to_owned();
+    drop(f);
+    drop(store);
+    assert!(!spill_path.exists(), "the store's own name is gone");
+    assert_eq!(std::fs::read(&dest).unwrap(), data, "the saved link outlives the store");
+    if let Some((o, how)) = copied {
+        let same_fs =
+            std::fs::metadata(&o).unwrap().dev() == std::fs::metadata(&dest).unwrap().dev();
+        assert_eq!(how, if same_fs { Saved::Linked } else { Saved::Copied });
+        assert_eq!(std::fs::read(&o).unwrap(), data);
+        std::fs::remove_file(&o).unwrap();
+    }
+
+    // A destination that cannot be made is an error naming it.
+    let store = open(&base.0, DEFAULT_QUOTA_BYTES);
+    let f = spill(&store, b"x");
+    let bad = base.0.join("no-such-folder").join("out");
+    let err = f.save_as(&bad).unwrap_err();
+    assert!(matches!(&err, SpillError::Save { path, .. } if *path == bad), "{err:?}");
+}

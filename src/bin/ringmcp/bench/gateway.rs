@@ -66,6 +66,8 @@ impl Gateway {
         if !spec.sandboxed() {
             command.arg("--no-sandbox");
         }
+        // A bench killed outright must not leave its gateway (and the gateway's backends).
+        ringmcp::sandbox::stop_with_parent(&mut command);
         let child = command
             .stdin(Stdio::null())
             .stdout(Stdio::null())
