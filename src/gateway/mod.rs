@@ -188,6 +188,10 @@ pub(crate) struct Core {
     catalog: Mutex<Option<Arc<Catalog>>>,
     /// Bumped whenever the catalog goes stale.
     epoch: AtomicU64,
+    /// Held while the catalog is built: the requests that find it stale meanwhile wait and
+    /// take that build, instead of each fetching every backend's lists and building its own
+    /// (all the calls in flight when a backend restarts would).
+    building: tokio::sync::Mutex<()>,
     /// Messages for the upstream connection.
     pub(crate) upstream: Outbox,
     /// How many backends finished their first start (up or failed).
@@ -246,6 +250,7 @@ impl Gateway {
             naming,
             settings,
             catalog: Mutex::new(None),
+            building: tokio::sync::Mutex::new(()),
             epoch: AtomicU64::new(0),
             upstream: outbox,
             settled: tokio::sync::watch::Sender::new(0),
@@ -271,6 +276,10 @@ impl Gateway {
 impl Core {
     /// The merged lists, built from the backends that are up when stale.
     pub(crate) async fn catalog(&self) -> Arc<Catalog> {
+        if let Some(c) = lock(&self.catalog).clone() {
+            return c;
+        }
+        let _building = self.building.lock().await;
         if let Some(c) = lock(&self.catalog).clone() {
             return c;
         }
