@@ -212,6 +212,10 @@ pub(crate) struct Changed {
     pub(crate) resources: bool,
 }
 
+/// Builds of the catalog in a row while backends keep coming and going, before the last one
+/// is used uncached.
+const CATALOG_TRIES: u32 = 3;
+
 /// How long list requests wait for backends still starting.
 const STARTUP_WAIT: Duration = Duration::from_secs(30);
 
@@ -287,7 +291,34 @@ impl Core {
         let total = self.backends.len();
         let mut settled = self.settled.subscribe();
         let _ = tokio::time::timeout(STARTUP_WAIT, settled.wait_for(|n| *n >= total)).await;
-        let epoch = self.epoch.load(Ordering::Acquire);
+        // A backend that comes up or goes away during a build makes it stale before it is
+        // done: build again (the caller would otherwise be told, say, that a tool of a backend
+        // now up does not exist), up to a few times while lists keep changing.
+        let mut tries = 0;
+        let built = loop {
+            tries += 1;
+            let epoch = self.epoch.load(Ordering::Acquire);
+            let built = self.build().await;
+            if self.epoch.load(Ordering::Acquire) == epoch {
+                *lock(&self.catalog) = Some(built.clone());
+                if self.settings.tool_search {
+                    // Index the new lists now, on the blocking pool, so that the next search
+                    // finds the router ready instead of indexing while the model waits
+                    // (tool-search mode: where every tool is found by searching).
+                    self.search.warm_later(&built, self.backend_names());
+                }
+                break built;
+            }
+            if tries == CATALOG_TRIES {
+                break built;
+            }
+        };
+        lock(&self.announced).get_or_insert_with(|| built.clone());
+        built
+    }
+
+    /// The merged lists of the backends up now.
+    async fn build(&self) -> Arc<Catalog> {
         let lists = futures::future::join_all(self.backends.iter().map(|b| b.lists())).await;
         let mut own = vec![dispatch::status_tool()];
         if self.settings.routes_tools() {
@@ -295,18 +326,7 @@ impl Core {
         }
         let views: Vec<Option<catalog::Lists<'_>>> =
             lists.iter().zip(&self.backends).map(|(l, b)| l.as_ref().map(|l| l.view(b))).collect();
-        let built = Arc::new(Catalog::build(&self.naming, &own, &views));
-        if self.epoch.load(Ordering::Acquire) == epoch {
-            *lock(&self.catalog) = Some(built.clone());
-            if self.settings.tool_search {
-                // Index the new lists now, on the blocking pool, so that the next search finds
-                // the router ready instead of indexing while the model waits (tool-search
-                // mode: where every tool is found by searching).
-                self.search.warm_later(&built, self.backend_names());
-            }
-        }
-        lock(&self.announced).get_or_insert_with(|| built.clone());
-        built
+        Arc::new(Catalog::build(&self.naming, &own, &views))
     }
 
     /// The backends as `ringmcp__find_tools` names them: each with what it is for (its

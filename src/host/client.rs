@@ -40,17 +40,24 @@ mod spilled;
 pub use blocking::Blocking;
 pub use call::{CallFuture, TaskMode, ToolCall};
 pub(crate) use lists::ListCache;
-pub(crate) use send::Pass;
 pub use send::ResponseFuture;
+pub(crate) use send::{Params, Pass};
 
-fn call_params(name: &str, arguments: Value) -> Result<Value> {
-    if arguments.is_object() {
-        Ok(json!({ "name": name, "arguments": arguments }))
-    } else {
-        Err(Error::InvalidArgument(format!(
-            "tool arguments must be a JSON object, got {arguments}"
-        )))
+/// `tools/call` params, encoded straight from the name and arguments.
+fn call_params(name: &str, arguments: &Value) -> Result<Params> {
+    #[derive(serde::Serialize)]
+    struct Call<'a> {
+        name: &'a str,
+        arguments: &'a Value,
     }
+    if !arguments.is_object() {
+        return Err(Error::InvalidArgument(format!(
+            "tool arguments must be a JSON object, got {arguments}"
+        )));
+    }
+    serde_json::value::to_raw_value(&Call { name, arguments })
+        .map(Params::Raw)
+        .map_err(|e| Error::InvalidArgument(format!("tool arguments do not encode: {e}")))
 }
 
 pub(crate) struct ClientInner {

@@ -135,6 +135,8 @@ impl Content {
         Content::Other { kind, raw }
     }
 
+    /// The block as one map (what `Serialize` writes, without building it).
+    #[cfg(test)]
     fn to_map(&self) -> Map<String, Value> {
         match self {
             Content::Text { text, raw } => {
@@ -149,8 +151,31 @@ impl Content {
 }
 
 impl Serialize for Content {
+    /// As [`Content::to_map`] would give it (keys in order), without copying the block.
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        self.to_map().serialize(s)
+        use serde::ser::SerializeMap;
+        let (text, raw) = match self {
+            Content::Text { text, raw } => (text, raw),
+            Content::Other { raw, .. } => return raw.serialize(s),
+        };
+        // `raw` is sorted; "text" and "type" go where they sort, whether or not it has them.
+        let own = [("text", Value::String(String::new())), ("type", Value::from("text"))];
+        let extra = raw.keys().filter(|k| *k != "text" && *k != "type").count();
+        let mut map = s.serialize_map(Some(extra + 2))?;
+        let mut rest = raw.iter().filter(|(k, _)| *k != "text" && *k != "type").peekable();
+        for (key, value) in own {
+            while let Some((k, v)) = rest.next_if(|(k, _)| k.as_str() < key) {
+                map.serialize_entry(k, v)?;
+            }
+            match key {
+                "text" => map.serialize_entry(key, text)?,
+                _ => map.serialize_entry(key, &value)?,
+            }
+        }
+        for (k, v) in rest {
+            map.serialize_entry(k, v)?;
+        }
+        map.end()
     }
 }
 
@@ -161,7 +186,7 @@ impl<'de> Deserialize<'de> for Content {
 }
 
 /// The result of `tools/call`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CallToolResult {
     /// Unstructured content blocks.
@@ -181,6 +206,85 @@ pub struct CallToolResult {
     /// its text content remains the fallback (docs/protocol.md, "Tools").
     #[serde(skip)]
     pub output_schema_error: Option<String>,
+}
+
+/// By hand rather than derived: a derived `flatten` buffers every member of every result
+/// before sorting them out (the largest part of a small call's parse).
+impl<'de> Deserialize<'de> for CallToolResult {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_map(ResultVisitor)
+    }
+}
+
+struct ResultVisitor;
+
+impl<'de> serde::de::Visitor<'de> for ResultVisitor {
+    type Value = CallToolResult;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a tools/call result object")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        use serde::de::Error;
+        let (mut content, mut structured, mut is_error) = (None, None, None);
+        let mut extra = Map::new();
+        while let Some(key) = map.next_key::<ResultKey>()? {
+            match key {
+                ResultKey::Content if content.is_some() => {
+                    return Err(A::Error::duplicate_field("content"));
+                }
+                ResultKey::Content => content = Some(map.next_value()?),
+                ResultKey::Structured if structured.is_some() => {
+                    return Err(A::Error::duplicate_field("structuredContent"));
+                }
+                ResultKey::Structured => structured = Some(map.next_value::<Option<Value>>()?),
+                ResultKey::IsError if is_error.is_some() => {
+                    return Err(A::Error::duplicate_field("isError"));
+                }
+                ResultKey::IsError => is_error = Some(map.next_value()?),
+                ResultKey::Other(name) => {
+                    extra.insert(name, map.next_value()?);
+                }
+            }
+        }
+        Ok(CallToolResult {
+            content: content.unwrap_or_default(),
+            structured_content: structured.flatten(),
+            is_error: is_error.unwrap_or(false),
+            extra,
+            output_schema_error: None,
+        })
+    }
+}
+
+/// A member name of a tools/call result: only names of `extra` are allocated.
+enum ResultKey {
+    Content,
+    Structured,
+    IsError,
+    Other(String),
+}
+
+impl<'de> Deserialize<'de> for ResultKey {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl serde::de::Visitor<'_> for KeyVisitor {
+            type Value = ResultKey;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a member name")
+            }
+            fn visit_str<E: serde::de::Error>(self, name: &str) -> Result<ResultKey, E> {
+                Ok(match name {
+                    "content" => ResultKey::Content,
+                    "structuredContent" => ResultKey::Structured,
+                    "isError" => ResultKey::IsError,
+                    other => ResultKey::Other(other.to_owned()),
+                })
+            }
+        }
+        d.deserialize_identifier(KeyVisitor)
+    }
 }
 
 impl CallToolResult {
@@ -292,6 +396,43 @@ mod tests {
         assert_eq!(r.text(), "hi");
         assert_eq!(r.content[1].kind(), "hologram");
         assert_eq!(serde_json::to_value(&r).unwrap(), v);
+    }
+
+    /// The hand-written parse and serialisation agree with the map forms, byte for byte, for
+    /// keys sorting before, between and after "text" and "type", and for blocks built in code.
+    #[test]
+    fn results_parse_and_serialise_as_their_maps() {
+        let v = json!({
+            "content": [
+                {"type": "text", "text": "a\"b", "annotations": {"p": 1}, "textual": 2, "z": null},
+                {"text": "no type member", "type": "text"},
+                {"type": "image", "data": "AA==", "mimeType": "image/png"}
+            ],
+            "structuredContent": {"n": 1},
+            "_meta": {"k": "v"},
+            "zz": [1]
+        });
+        let text = v.to_string();
+        let r: CallToolResult = serde_json::from_str(&text).unwrap();
+        assert_eq!(r.structured_content, Some(json!({"n": 1})));
+        assert_eq!(r.extra.len(), 2);
+        let mut expected = v.clone();
+        expected["isError"] = json!(false);
+        assert_eq!(serde_json::to_value(&r).unwrap(), expected);
+        for block in &r.content {
+            let m = serde_json::to_string(&block.to_map()).unwrap();
+            assert_eq!(serde_json::to_string(block).unwrap(), m);
+        }
+        let built = Content::Text { text: "x".into(), raw: Map::new() };
+        assert_eq!(serde_json::to_string(&built).unwrap(), r#"{"text":"x","type":"text"}"#);
+        // null structuredContent is none; duplicates and wrong types are errors, as derived.
+        let r: CallToolResult = serde_json::from_str(r#"{"structuredContent":null}"#).unwrap();
+        assert_eq!((r.structured_content, r.content.len(), r.is_error), (None, 0, false));
+        for bad in
+            [r#"{"content":[],"content":[]}"#, r#"{"isError":null}"#, r#"{"content":{}}"#, "[]"]
+        {
+            assert!(serde_json::from_str::<CallToolResult>(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

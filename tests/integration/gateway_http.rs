@@ -101,6 +101,43 @@ fn a_stateless_answer_keeps_the_clients_id_whatever_its_text() {
     }
 }
 
+/// A JSON-RPC error answer is HTTP 200 for a 2025-11-25 session (its clients take any other
+/// status for a failed transport, and lose the error: the bench counted one as an unexplained
+/// `closed`), and the status 2026-07-28 gives it (400 for -32602) for a stateless request.
+#[test]
+fn an_error_answer_is_200_for_a_legacy_session_and_400_when_stateless() {
+    let (_dir, gateway, address) = http_echo("gw-error-status");
+    let bearer = format!("Bearer {}", gateway.token.clone().expect("a token by default"));
+    let auth = [("Authorization", bearer.as_str())];
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "legacy", "version": "1"}}});
+    let answer = post_raw(&address, &auth, &init.to_string());
+    let session = answer
+        .lines()
+        .find_map(|l| l.to_ascii_lowercase().strip_prefix("mcp-session-id: ").map(str::to_owned))
+        .unwrap_or_else(|| panic!("no session id: {answer}"));
+    let with_session = [auth[0], ("Mcp-Session-Id", session.trim())];
+    let done = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    post_raw(&address, &with_session, &done.to_string());
+    let status = |answer: &str| answer.split(' ').nth(1).unwrap_or("").to_owned();
+
+    let unknown = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+        "params": {"name": "ref__nope", "arguments": {}}});
+    let answer = post_raw(&address, &with_session, &unknown.to_string());
+    assert_eq!(status(&answer), "200", "{answer}");
+    let v = body_of(&answer);
+    assert_eq!((v["id"].clone(), v["error"]["code"].clone()), (json!(5), json!(-32602)), "{v}");
+
+    let mut stateless = STATELESS_HEADERS.to_vec();
+    stateless[2] = ("Mcp-Name", "ref__nope");
+    stateless.push(auth[0]);
+    let body = echo_body("x").replace("ref__echo", "ref__nope");
+    let answer = post_raw(&address, &stateless, &body);
+    assert_eq!(status(&answer), "400", "{answer}");
+    assert_eq!(body_of(&answer)["error"]["code"], json!(-32602), "{answer}");
+}
+
 /// The HTTP gateway's doors: a missing or wrong bearer token is 401 with a challenge; a `Host`
 /// that is not loopback (DNS rebinding) and a foreign `Origin` are 403; a loopback `Origin`
 /// with the token gets through.

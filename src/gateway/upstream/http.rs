@@ -491,7 +491,7 @@ async fn post(
     let mut response = match mode {
         PostMode::Sse => sse_response(rx),
         PostMode::Json => json_response(rx, batch).await,
-        PostMode::Auto => auto_response(rx, head).await,
+        PostMode::Auto => auto_response(rx, head, parsed.modern).await,
     };
     if let Some(id) = new_session
         && let Ok(v) = HeaderValue::from_str(&id)

@@ -185,7 +185,7 @@ fn dispatch(
     } else {
         Box::pin(client.typed_with_progress(
             "tools/call",
-            call_params(&name, arguments),
+            call_params(&name, &arguments),
             timeout,
             progress,
             pass,

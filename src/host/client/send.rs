@@ -147,7 +147,7 @@ impl Client {
         timeout: Option<Duration>,
         pass: Pass,
     ) -> ResponseFuture {
-        let raw = self.send(method, params, timeout, None, pass);
+        let raw = self.send(method, params.map(Params::Value), timeout, None, pass);
         let spilled = self.inner().spilled.clone();
         ResponseFuture { raw, spilled, method: method.into(), parser: self.inner().parser }
     }
@@ -160,25 +160,40 @@ impl Client {
     fn send(
         &self,
         method: &str,
-        mut params: Option<Value>,
+        params: Option<Params>,
         timeout: Option<Duration>,
         progress: Option<async_channel::Sender<Progress>>,
         pass: Pass,
     ) -> RawFuture {
         let server = self.inner().name.clone();
-        let permit = match pass {
-            Pass::Permitted(permit) => permit,
-            Pass::Check => match self.pass_gate(method, &mut params) {
-                Ok(permit) => permit,
-                Err(denial) => {
-                    let error = Error::Policy { server: server.clone(), denial };
-                    return RawFuture {
-                        state: Waiting::Refused(Some(error)),
-                        server,
-                        supervised: false,
-                    };
+        let refused = |error| RawFuture {
+            state: Waiting::Refused(Some(error)),
+            server: server.clone(),
+            supervised: false,
+        };
+        let (permit, params) = match pass {
+            Pass::Permitted(permit) => (permit, params),
+            // Nothing to check: the params go as they are, already encoded or not.
+            Pass::Check if self.inner().gate.is_none() => {
+                match gate::check_now(None, Request::Method { method, params: None }) {
+                    Ok(permit) => (permit, params),
+                    Err(denial) => {
+                        return refused(Error::Policy { server: server.clone(), denial });
+                    }
                 }
-            },
+            }
+            Pass::Check => {
+                let mut params = match params.map(Params::into_value).transpose() {
+                    Ok(params) => params,
+                    Err(e) => return refused(e),
+                };
+                match self.pass_gate(method, &mut params) {
+                    Ok(permit) => (permit, params.map(Params::Value)),
+                    Err(denial) => {
+                        return refused(Error::Policy { server: server.clone(), denial });
+                    }
+                }
+            }
         };
         self.queue(method, params, timeout, progress, permit)
     }
@@ -187,13 +202,13 @@ impl Client {
     fn queue(
         &self,
         method: &str,
-        params: Option<Value>,
+        params: Option<Params>,
         timeout: Option<Duration>,
         progress: Option<async_channel::Sender<Progress>>,
         _permit: Permit,
     ) -> RawFuture {
         let server = self.inner().name.clone();
-        let params = match params.map(|p| serialise_params(&p)).transpose() {
+        let params = match params.map(Params::into_raw).transpose() {
             Ok(p) => p,
             Err(e) => {
                 return RawFuture { state: Waiting::Refused(Some(e)), server, supervised: false };
@@ -296,13 +311,13 @@ impl Client {
         params: Result<Value>,
         timeout: Option<Duration>,
     ) -> impl Future<Output = Result<T>> + Send + 'static {
-        self.typed_with_progress(method, params, timeout, None, Pass::Check)
+        self.typed_with_progress(method, params.map(Params::Value), timeout, None, Pass::Check)
     }
 
     pub(super) fn typed_with_progress<T: DeserializeOwned>(
         &self,
         method: &'static str,
-        params: Result<Value>,
+        params: Result<Params>,
         timeout: Option<Duration>,
         progress: Option<async_channel::Sender<Progress>>,
         pass: Pass,
@@ -318,9 +333,37 @@ impl Client {
     }
 }
 
-fn serialise_params(params: &Value) -> Result<Box<RawValue>> {
-    if !params.is_object() {
-        return Err(Error::InvalidArgument(format!("params must be a JSON object, got {params}")));
+/// A request's params: a tree, or already encoded (a call's, written straight from its name
+/// and arguments, so no map is built only to be serialised).
+pub(crate) enum Params {
+    /// To be checked as a tree (by a gate deciding the request) and encoded when queued.
+    Value(Value),
+    /// Encoded; always a JSON object.
+    Raw(Box<RawValue>),
+}
+
+impl Params {
+    /// The tree, parsing encoded params back (only a gate deciding a raw request needs it).
+    fn into_value(self) -> Result<Value> {
+        match self {
+            Params::Value(v) => Ok(v),
+            Params::Raw(raw) => serde_json::from_str(raw.get())
+                .map_err(|e| Error::InvalidArgument(format!("params are not JSON: {e}"))),
+        }
     }
-    Ok(RawValue::from_string(params.to_string()).expect("serde_json output is JSON"))
+
+    /// The encoded params, which must be an object.
+    fn into_raw(self) -> Result<Box<RawValue>> {
+        match self {
+            Params::Raw(raw) => Ok(raw),
+            Params::Value(params) => {
+                if !params.is_object() {
+                    return Err(Error::InvalidArgument(format!(
+                        "params must be a JSON object, got {params}"
+                    )));
+                }
+                Ok(RawValue::from_string(params.to_string()).expect("serde_json output is JSON"))
+            }
+        }
+    }
 }

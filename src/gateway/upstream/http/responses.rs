@@ -27,16 +27,22 @@ pub(super) fn sse_response(rx: Lines) -> Response<Body> {
     r
 }
 
-/// A stateless request's answer: JSON when the answer comes first (an error gets the HTTP
-/// status 2026-07-28 gives it), else an SSE stream of what comes (progress, then the answer);
-/// which, the router tells through `head` as it routes the first line.
-pub(super) async fn auto_response(mut rx: Lines, head: oneshot::Receiver<Head>) -> Response<Body> {
+/// One request's answer: JSON when the answer comes first, else an SSE stream of what comes
+/// (progress, then the answer); which, the router tells through `head` as it routes the first
+/// line. A 2026-07-28 (`modern`) error gets the HTTP status that revision gives it; an earlier
+/// revision's error is a 200 like any answer (its clients take any other status for a failed
+/// transport, not for the JSON-RPC error in the body).
+pub(super) async fn auto_response(
+    mut rx: Lines,
+    head: oneshot::Receiver<Head>,
+    modern: bool,
+) -> Response<Body> {
     use futures::StreamExt;
     match head.await {
         Ok(Head::Json(code)) => {
             let Some(answer) = rx.next().await else { return no_answer() };
             let mut r = Response::new(full(answer));
-            *r.status_mut() = code.map_or(StatusCode::OK, status_of);
+            *r.status_mut() = code.filter(|_| modern).map_or(StatusCode::OK, status_of);
             r.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
             r
         }
