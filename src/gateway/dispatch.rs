@@ -239,8 +239,13 @@ async fn call_tool(core: &Arc<Core>, params: Value) -> Result<Value, ErrorObject
             }
         });
     }
-    let result = call.send().await.map_err(|e| ErrorObject::from(&e))?;
-    Ok(serde_json::to_value(result).expect("results serialise"))
+    // Passed on as the backend sent it (checked and screened as JSON): only a missing
+    // `content`, which the typed form would default, is added.
+    let mut result = call.send_json().await.map_err(|e| ErrorObject::from(&e))?;
+    if let Some(members) = result.as_object_mut() {
+        members.entry("content").or_insert_with(|| json!([]));
+    }
+    Ok(result)
 }
 
 async fn read_resource(core: &Arc<Core>, params: &Value) -> Result<Value, ErrorObject> {

@@ -364,3 +364,21 @@ fn structured_content_matching_its_output_schema_passes() {
     assert_eq!(r.structured_content, Some(json!({"sum": 5})));
     assert_eq!(r.output_schema_error, None);
 }
+
+/// `ToolCall::send` queues the request at once (without a gate): the server answers a call
+/// whose future nobody polls yet, and the future then has the answer.
+#[test]
+fn a_sent_call_reaches_the_server_before_its_future_is_polled() {
+    let host = host();
+    let client = host.spawn_blocking(reference("eager", &[])).unwrap();
+    let read = || futures::executor::block_on(client.stats()).unwrap().stdout_bytes;
+    let before = read();
+    let call = client.call("echo", json!({"text": "sent before polled"})).send();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while read() == before {
+        assert!(Instant::now() < deadline, "the server never answered an unpolled call");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let result = futures::executor::block_on(call).unwrap();
+    assert_eq!(result.text(), "sent before polled");
+}

@@ -111,33 +111,44 @@ impl ToolCall {
     /// [`Error::InvalidArgument`] if `arguments` is not an object, or for a task the server or
     /// tool cannot run; otherwise as [`Client::request`].
     pub fn send(self) -> CallFuture {
-        let gate = self.client.inner().gate.clone();
-        match gate {
-            None => CallFuture(Box::pin(dispatch(self, Pass::Check))),
-            Some(gate) => CallFuture(Box::pin(async move {
-                let mut this = self;
-                let permit = decide(&gate, &this.client, &this.name, &mut this.arguments).await?;
-                let args = gate.audits().then(|| this.arguments.clone());
-                let (name, client) = (this.name.clone(), this.client.clone());
-                let started = std::time::Instant::now();
-                let mut result = dispatch(this, Pass::Permitted(permit)).await;
-                if let Ok(r) = &mut result {
-                    client.screen_result(&gate, &name, r);
-                }
-                if let Some(args) = args {
-                    let value =
-                        result.as_ref().map(|r| serde_json::to_value(r).unwrap_or(Value::Null));
-                    let error = result.as_ref().err().map(ToString::to_string);
-                    let outcome = match (&value, &error) {
-                        (Ok(v), _) => Ok(v),
-                        (_, Some(e)) => Err(e.as_str()),
-                        (Err(_), None) => unreachable!("an error has a message"),
-                    };
-                    gate.audit_completion(&name, &args, outcome, started.elapsed());
-                }
-                result
-            })),
-        }
+        CallFuture(self.send_as::<CallToolResult>())
+    }
+
+    /// [`send`](Self::send), with the result as the JSON the server sent (checked, screened
+    /// and audited the same way), for a caller that passes it on rather than reads it (the
+    /// gateway): no typed [`CallToolResult`] is built only to be serialised again.
+    pub(crate) fn send_json(self) -> impl Future<Output = Result<Value>> + Send + 'static {
+        self.send_as::<Value>()
+    }
+
+    /// Without a gate the request is queued here and now (as `send` promises); with one, when
+    /// the future is first polled, since the gate may have to wait for an approval.
+    fn send_as<T: CallOutput>(self) -> Pin<Box<dyn Future<Output = Result<T>> + Send + 'static>> {
+        let Some(gate) = self.client.inner().gate.clone() else {
+            return Box::pin(dispatch::<T>(self, Pass::Check));
+        };
+        Box::pin(async move {
+            let mut this = self;
+            let permit = decide(&gate, &this.client, &this.name, &mut this.arguments).await?;
+            let args = gate.audits().then(|| this.arguments.clone());
+            let (name, client) = (this.name.clone(), this.client.clone());
+            let started = std::time::Instant::now();
+            let mut result = dispatch::<T>(this, Pass::Permitted(permit)).await;
+            if let Ok(r) = &mut result {
+                r.screen(&client, &gate, &name);
+            }
+            if let Some(args) = args {
+                let value = result.as_ref().map(CallOutput::audited);
+                let error = result.as_ref().err().map(ToString::to_string);
+                let outcome = match (&value, &error) {
+                    (Ok(v), _) => Ok(v),
+                    (_, Some(e)) => Err(e.as_str()),
+                    (Err(_), None) => unreachable!("an error has a message"),
+                };
+                gate.audit_completion(&name, &args, outcome, started.elapsed());
+            }
+            result
+        })
     }
 
     /// Sends the call and waits for its result on this thread.
@@ -163,11 +174,100 @@ async fn decide(gate: &Gate, client: &Client, name: &str, arguments: &mut Value)
     }
 }
 
+/// What a call's result is read into: the typed [`CallToolResult`], or the JSON as the
+/// server sent it ([`ToolCall::send_json`]). The checks a result goes through are written once,
+/// over this.
+trait CallOutput: serde::de::DeserializeOwned + Send + 'static {
+    /// A task's result, fetched typed.
+    fn from_typed(result: CallToolResult) -> Self;
+    /// `isError`.
+    fn is_error(&self) -> bool;
+    /// `structuredContent`, unless absent or null.
+    fn structured(&self) -> Option<&Value>;
+    /// Records what is wrong with `structuredContent` (the JSON form only logs it).
+    fn set_schema_error(&mut self, error: Option<String>);
+    /// The gate's content screen, in place.
+    fn screen(&mut self, client: &Client, gate: &Gate, name: &str);
+    /// The result as the audit trail records it.
+    fn audited(&self) -> Value;
+    /// Whether it has the shape of a result (the typed form has it by construction).
+    fn check(&self) -> std::result::Result<(), String> {
+        Ok(())
+    }
+}
+
+impl CallOutput for CallToolResult {
+    fn from_typed(result: CallToolResult) -> Self {
+        result
+    }
+    fn is_error(&self) -> bool {
+        self.is_error
+    }
+    fn structured(&self) -> Option<&Value> {
+        self.structured_content.as_ref()
+    }
+    fn set_schema_error(&mut self, error: Option<String>) {
+        self.output_schema_error = error;
+    }
+    fn screen(&mut self, client: &Client, gate: &Gate, name: &str) {
+        let Ok(mut value) = serde_json::to_value(&*self) else { return };
+        if client.screen_result(gate, name, &mut value)
+            && let Ok(mut screened) = serde_json::from_value::<CallToolResult>(value)
+        {
+            screened.output_schema_error = self.output_schema_error.take();
+            *self = screened;
+        }
+    }
+    fn audited(&self) -> Value {
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+}
+
+impl CallOutput for Value {
+    fn from_typed(result: CallToolResult) -> Self {
+        serde_json::to_value(result).unwrap_or(Value::Null)
+    }
+    fn is_error(&self) -> bool {
+        self.get("isError").and_then(Value::as_bool).unwrap_or(false)
+    }
+    fn structured(&self) -> Option<&Value> {
+        self.get("structuredContent").filter(|v| !v.is_null())
+    }
+    fn set_schema_error(&mut self, _: Option<String>) {}
+    fn screen(&mut self, client: &Client, gate: &Gate, name: &str) {
+        client.screen_result(gate, name, self);
+    }
+    fn audited(&self) -> Value {
+        self.clone()
+    }
+    fn check(&self) -> std::result::Result<(), String> {
+        check_shape(self)
+    }
+}
+
+/// What a `tools/call` result must be for the typed form to read it, checked on the JSON form
+/// without building it: an object whose `content`, if present, is an array of objects and
+/// whose `isError`, if present, is a boolean.
+fn check_shape(result: &Value) -> std::result::Result<(), String> {
+    let Some(members) = result.as_object() else {
+        return Err(format!("a tools/call result must be an object, got {result}"));
+    };
+    match members.get("content") {
+        None => {}
+        Some(Value::Array(blocks)) if blocks.iter().all(Value::is_object) => {}
+        Some(_) => return Err("content must be an array of objects".into()),
+    }
+    match members.get("isError") {
+        None | Some(Value::Bool(_)) => Ok(()),
+        Some(_) => Err("isError must be a boolean".into()),
+    }
+}
+
 /// Sends a call (past the gate, if there is one) and checks its structured result.
-fn dispatch(
+fn dispatch<T: CallOutput>(
     call: ToolCall,
     pass: Pass,
-) -> impl Future<Output = Result<CallToolResult>> + Send + 'static {
+) -> impl Future<Output = Result<T>> + Send + 'static {
     let ToolCall { client, name, arguments, timeout, progress, task } = call;
     // The tool's last known definition (never fetched just for this): its taskSupport and
     // outputSchema.
@@ -179,9 +279,11 @@ fn dispatch(
         TaskMode::Never => false,
         TaskMode::Auto => required && client.supports_tool_tasks(),
     };
-    let call: Pin<Box<dyn Future<Output = Result<CallToolResult>> + Send>> = if as_task {
+    let call: Pin<Box<dyn Future<Output = Result<T>> + Send>> = if as_task {
         let (client, name) = (client.clone(), name.clone());
-        Box::pin(async move { client.run_as_task(&name, arguments, timeout, pass).await })
+        Box::pin(async move {
+            client.run_as_task(&name, arguments, timeout, pass).await.map(T::from_typed)
+        })
     } else {
         Box::pin(client.typed_with_progress(
             "tools/call",
@@ -194,20 +296,22 @@ fn dispatch(
     async move {
         let inner = std::sync::Arc::clone(&client.inner());
         let (server, schemas) = (&inner.name, &inner.output_schemas);
-        let mut result: CallToolResult = call.await?;
+        let mut result: T = call.await?;
+        result.check().map_err(|e| super::malformed(server, "tools/call", e))?;
         let schema = tool.as_ref().and_then(|t| schemas.get(&t.list, t.index));
         if let Some(schema) = schema
-            && !result.is_error
+            && !result.is_error()
         {
-            result.output_schema_error = match &result.structured_content {
+            let error = match result.structured() {
                 Some(content) => super::super::schema::output_error_compiled(&schema, content),
                 None => {
                     Some("no structuredContent, although the tool declares an outputSchema".into())
                 }
             };
-            if let Some(e) = &result.output_schema_error {
+            if let Some(e) = &error {
                 tracing::warn!(server = &**server, tool = name.as_str(), "{e}");
             }
+            result.set_schema_error(error);
         }
         Ok(result)
     }
@@ -248,16 +352,41 @@ impl Client {
 impl Client {
     /// A result about to reach the caller, past the gate's content screen: injections and
     /// credentials acted on as the policy says, the session tainted by untrusted content.
-    fn screen_result(&self, gate: &Gate, name: &str, result: &mut CallToolResult) {
+    /// `true` when the result was changed.
+    fn screen_result(&self, gate: &Gate, name: &str, result: &mut Value) -> bool {
         let list = self.cached_tool(name).map(|t| t.list.clone());
         let untrusted = gate.untrusted_source(list.as_ref(), name);
-        let Ok(mut value) = serde_json::to_value(&*result) else { return };
-        let spilled = self.spill_reports(&value);
-        if gate.screen(name, untrusted, &mut value, spilled)
-            && let Ok(mut screened) = serde_json::from_value::<CallToolResult>(value)
-        {
-            screened.output_schema_error = result.output_schema_error.take();
-            *result = screened;
+        let spilled = self.spill_reports(result);
+        gate.screen(name, untrusted, result, spilled)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::{CallOutput, CallToolResult, check_shape};
+
+    /// The JSON form accepts what the typed form reads and refuses what it refuses, and reads
+    /// `isError` and `structuredContent` the same way.
+    #[test]
+    fn the_json_form_checks_what_the_typed_form_reads() {
+        let good = [
+            json!({"content": [{"type": "text", "text": "x"}], "isError": true}),
+            json!({"structuredContent": {"a": 1}, "_meta": {}}),
+            json!({"content": [], "structuredContent": null}),
+        ];
+        for v in good {
+            assert_eq!(check_shape(&v), Ok(()), "{v}");
+            let typed: CallToolResult = serde_json::from_value(v.clone()).unwrap();
+            assert_eq!(v.is_error(), typed.is_error(), "{v}");
+            assert_eq!(v.structured(), typed.structured(), "{v}");
+        }
+        let bad =
+            [json!([]), json!({"content": {}}), json!({"content": [1]}), json!({"isError": 1})];
+        for v in bad {
+            assert!(check_shape(&v).is_err(), "{v}");
+            assert!(serde_json::from_value::<CallToolResult>(v.clone()).is_err(), "{v}");
         }
     }
 }
