@@ -92,7 +92,8 @@ pub enum Content {
     Text {
         /// The text.
         text: String,
-        /// The whole block as received (annotations, _meta, ...).
+        /// The block's other members as received (annotations, _meta, ...): everything but
+        /// `type` and `text`, which serialising writes back.
         raw: Map<String, Value>,
     },
     /// Any other block (image, audio, resource_link, resource, or a type from a newer
@@ -120,19 +121,6 @@ impl Content {
             Content::Text { text, .. } => Some(text),
             Content::Other { .. } => None,
         }
-    }
-
-    fn from_map(mut raw: Map<String, Value>) -> Content {
-        let kind = match raw.get("type") {
-            Some(Value::String(k)) => k.clone(),
-            _ => String::new(),
-        };
-        if kind == "text"
-            && let Some(Value::String(text)) = raw.remove("text")
-        {
-            return Content::Text { text, raw };
-        }
-        Content::Other { kind, raw }
     }
 
     /// The block as one map (what `Serialize` writes, without building it).
@@ -179,9 +167,71 @@ impl Serialize for Content {
     }
 }
 
+/// Read member by member: a plain text block builds no map at all.
 impl<'de> Deserialize<'de> for Content {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        Map::deserialize(d).map(Content::from_map)
+        d.deserialize_map(ContentVisitor)
+    }
+}
+
+struct ContentVisitor;
+
+impl<'de> serde::de::Visitor<'de> for ContentVisitor {
+    type Value = Content;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a content block (an object)")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Content, A::Error> {
+        let (mut kind, mut text, mut raw) = (None, None, Map::new());
+        // A repeated member: the last one counts, as in a map.
+        while let Some(key) = map.next_key_seed(Member(&["type", "text"]))? {
+            match key {
+                Ok(0) => kind = Some(map.next_value::<Value>()?),
+                Ok(_) => text = Some(map.next_value::<Value>()?),
+                Err(name) => {
+                    raw.insert(name, map.next_value()?);
+                }
+            }
+        }
+        if let (Some(Value::String(k)), Some(Value::String(_))) = (&kind, &text)
+            && k == "text"
+        {
+            let Some(Value::String(text)) = text else { unreachable!("matched above") };
+            return Ok(Content::Text { text, raw });
+        }
+        let name = match &kind {
+            Some(Value::String(k)) => k.clone(),
+            _ => String::new(),
+        };
+        raw.extend(kind.map(|k| ("type".to_owned(), k)));
+        raw.extend(text.map(|t| ("text".to_owned(), t)));
+        Ok(Content::Other { kind: name, raw })
+    }
+}
+
+/// A member name read against the names a visitor knows: `Ok(index)` for one of them, the
+/// name itself for any other (the only names allocated).
+struct Member(&'static [&'static str]);
+
+impl<'de> serde::de::DeserializeSeed<'de> for Member {
+    type Value = Result<usize, String>;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_identifier(self)
+    }
+}
+
+impl serde::de::Visitor<'_> for Member {
+    type Value = Result<usize, String>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a member name")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, name: &str) -> Result<Self::Value, E> {
+        Ok(self.0.iter().position(|known| *known == name).ok_or_else(|| name.to_owned()))
     }
 }
 
@@ -229,21 +279,19 @@ impl<'de> serde::de::Visitor<'de> for ResultVisitor {
         use serde::de::Error;
         let (mut content, mut structured, mut is_error) = (None, None, None);
         let mut extra = Map::new();
-        while let Some(key) = map.next_key::<ResultKey>()? {
+        while let Some(key) =
+            map.next_key_seed(Member(&["content", "structuredContent", "isError"]))?
+        {
             match key {
-                ResultKey::Content if content.is_some() => {
-                    return Err(A::Error::duplicate_field("content"));
-                }
-                ResultKey::Content => content = Some(map.next_value()?),
-                ResultKey::Structured if structured.is_some() => {
+                Ok(0) if content.is_some() => return Err(A::Error::duplicate_field("content")),
+                Ok(0) => content = Some(map.next_value()?),
+                Ok(1) if structured.is_some() => {
                     return Err(A::Error::duplicate_field("structuredContent"));
                 }
-                ResultKey::Structured => structured = Some(map.next_value::<Option<Value>>()?),
-                ResultKey::IsError if is_error.is_some() => {
-                    return Err(A::Error::duplicate_field("isError"));
-                }
-                ResultKey::IsError => is_error = Some(map.next_value()?),
-                ResultKey::Other(name) => {
+                Ok(1) => structured = Some(map.next_value::<Option<Value>>()?),
+                Ok(_) if is_error.is_some() => return Err(A::Error::duplicate_field("isError")),
+                Ok(_) => is_error = Some(map.next_value()?),
+                Err(name) => {
                     extra.insert(name, map.next_value()?);
                 }
             }
@@ -255,35 +303,6 @@ impl<'de> serde::de::Visitor<'de> for ResultVisitor {
             extra,
             output_schema_error: None,
         })
-    }
-}
-
-/// A member name of a tools/call result: only names of `extra` are allocated.
-enum ResultKey {
-    Content,
-    Structured,
-    IsError,
-    Other(String),
-}
-
-impl<'de> Deserialize<'de> for ResultKey {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct KeyVisitor;
-        impl serde::de::Visitor<'_> for KeyVisitor {
-            type Value = ResultKey;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a member name")
-            }
-            fn visit_str<E: serde::de::Error>(self, name: &str) -> Result<ResultKey, E> {
-                Ok(match name {
-                    "content" => ResultKey::Content,
-                    "structuredContent" => ResultKey::Structured,
-                    "isError" => ResultKey::IsError,
-                    other => ResultKey::Other(other.to_owned()),
-                })
-            }
-        }
-        d.deserialize_identifier(KeyVisitor)
     }
 }
 
@@ -423,6 +442,21 @@ mod tests {
             let m = serde_json::to_string(&block.to_map()).unwrap();
             assert_eq!(serde_json::to_string(block).unwrap(), m);
         }
+        // A text block keeps only its other members; anything not a text block is kept whole.
+        let Content::Text { raw, .. } = &r.content[0] else { panic!("{:?}", r.content[0]) };
+        assert_eq!(raw.keys().collect::<Vec<_>>(), ["annotations", "textual", "z"]);
+        for (odd, kind) in [
+            (json!({"type": "text", "text": 3}), "text"),
+            (json!({"text": "no type"}), ""),
+            (json!({"type": 7, "text": "x"}), ""),
+        ] {
+            let c: Content = serde_json::from_value(odd.clone()).unwrap();
+            assert_eq!((c.kind(), c.as_text()), (kind, None), "{odd}");
+            assert_eq!(serde_json::to_value(&c).unwrap(), odd);
+        }
+        let twice: Content =
+            serde_json::from_str(r#"{"type":"text","text":"a","text":"b"}"#).unwrap();
+        assert_eq!(twice.as_text(), Some("b"), "the last of a repeated member counts");
         let built = Content::Text { text: "x".into(), raw: Map::new() };
         assert_eq!(serde_json::to_string(&built).unwrap(), r#"{"text":"x","type":"text"}"#);
         // null structuredContent is none; duplicates and wrong types are errors, as derived.
