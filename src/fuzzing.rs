@@ -69,7 +69,22 @@ pub fn jsonrpc_decode(data: &[u8]) {
         };
         let again = jsonrpc::decode(&line[..line.len() - 1]).expect("re-encoded response decodes");
         assert!(matches!(again, jsonrpc::Decoded::Single(jsonrpc::Message::Response(_))));
+        if let Ok(v) = &r.outcome {
+            tool_result_round_trip(v);
+        }
     }
+}
+
+/// A result read as a `tools/call` result (the hand-written readers of `CallToolResult` and
+/// `Content`) writes out as JSON that reads back to the same thing.
+fn tool_result_round_trip(result: &serde_json::Value) {
+    use crate::protocol::CallToolResult;
+    let Ok(typed) = serde_json::from_value::<CallToolResult>(result.clone()) else { return };
+    let written = serde_json::to_value(&typed).expect("a read result serialises");
+    let again: CallToolResult =
+        serde_json::from_value(written.clone()).expect("a written result reads back");
+    assert_eq!(again, typed, "read, written and read again: {written}");
+    assert_eq!(serde_json::to_value(&again).expect("serialises"), written);
 }
 
 /// The spill scanner against serde_json: the first byte picks the threshold (low 3 bits) and the
