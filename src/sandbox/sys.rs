@@ -53,12 +53,15 @@ pub fn signal_group(pgid: u32, signal: Signal) -> io::Result<()> {
 /// process, so spawn from a thread that lives as long as the child should.
 pub fn stop_with_parent(cmd: &mut std::process::Command) {
     use std::os::unix::process::CommandExt;
-    let hook = || {
-        // SAFETY: prctl(PR_SET_PDEATHSIG) takes integers only.
-        cvt(unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM, 0, 0, 0) }).map(drop)
-    };
     // SAFETY: the hook makes one raw syscall: async-signal-safe, no allocation, no lock.
-    unsafe { cmd.pre_exec(hook) };
+    unsafe { cmd.pre_exec(|| set_pdeathsig(libc::SIGTERM)) };
+}
+
+/// `prctl(PR_SET_PDEATHSIG, signal)`: this process gets `signal` when the thread that
+/// created it exits. Async-signal-safe (one raw syscall).
+pub(crate) fn set_pdeathsig(signal: libc::c_int) -> io::Result<()> {
+    // SAFETY: prctl with integer arguments.
+    cvt(unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, signal, 0, 0, 0) }).map(drop)
 }
 
 /// Marks every fd from `first` up close-on-exec, so that an `execve` that follows hands the

@@ -538,8 +538,7 @@ fn server(plan: &Plan, gate: Option<OwnedFd>) -> Step<std::convert::Infallible> 
 }
 
 fn set_pdeathsig() -> io::Result<()> {
-    // SAFETY: prctl with integer arguments.
-    cvt(unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) }).map(drop)
+    super::sys::set_pdeathsig(libc::SIGKILL)
 }
 
 /// A signal set holding `signals`.
