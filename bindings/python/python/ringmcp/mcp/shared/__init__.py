@@ -1,0 +1,1 @@
+"""``ringmcp.mcp.shared``: what code written for ``mcp.shared`` imports."""
