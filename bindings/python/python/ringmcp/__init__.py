@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import atexit
 
-from . import _native, errors
+from . import _helper, _native, errors  # noqa: F401  (_helper: the sandbox helper's path)
 from ._native import (
     Client,
     Config,

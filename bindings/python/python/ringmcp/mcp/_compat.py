@@ -124,26 +124,30 @@ _ATTRS_OF_BOTH = ("code", "message", "data", "error")
 
 
 def _mapped_init(self: Any, message: str, details: dict[str, Any] | None = None) -> None:
+    # What MCPError.__init__ (2.x) / McpError.__init__ (1.x) do, without their super().__init__
+    # call, which here would reach the ringmcp class with the SDK's arguments.
     details = dict(details or {})
     base = mcp_error_class()
     assert base is not None
     code, data = details.get("code"), details.get("data")
+    fields: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        fields["data"] = data
+    error_data = model("ErrorData")(**fields)
     if _new_style(base):
-        base.__init__(self, code, message, data)
+        BaseException.__init__(self, code, message, data)
     else:
-        error_data = model("ErrorData")
-        fields = {"code": code, "message": message}
-        if data is not None:
-            fields["data"] = data
-        base.__init__(self, error_data(**fields))
-    # ringmcp's attributes (``code``/``message``/``data`` come from the SDK's ``ErrorData``)
+        BaseException.__init__(self, message)
     self.__dict__.update(
+        error=error_data,
         fault=details.get("fault"),
         server=details.get("server"),
         _details=details,
     )
-    if not isinstance(inspect.getattr_static(type(self), "message", None), property):
-        self.__dict__["message"] = message  # 1.x's McpError has no ``message`` property
+    # ringmcp's ``message``/``code``/``data`` are the SDK's properties (from ``error``) in 2.x
+    for key in ("message", "code", "data"):
+        if not isinstance(inspect.getattr_static(type(self), key, None), property):
+            self.__dict__[key] = fields.get(key)
 
 
 def _mapped_reduce(self: Any) -> Any:

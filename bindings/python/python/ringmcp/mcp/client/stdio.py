@@ -22,7 +22,10 @@ that needs more (network, a writable folder) fails its handshake with a ``Handsh
 whose ``hint`` says how to find out what it needs; pass its ``sandbox`` object
 (``{"network": True, "write": [...]}``, as in an ``mcpServers`` entry) or ``sandbox=False``
 for the SDK's behaviour (no confinement). ``DEFAULT_SANDBOX`` below changes the default for
-every call that passes ``sandbox=None``.
+every call that passes ``sandbox=None``. A sandboxed server given no ``cwd`` starts in the
+sandbox's ``/tmp`` rather than the caller's working directory, which stays invisible to it;
+relative paths on its command line (``python server.py``) are made absolute so that it finds
+them as under the SDK.
 
 **Era.** ``era=None`` means ``DEFAULT_ERA``, ``"legacy"``: the SDK's ``ClientSession.initialize()``
 performs the ``initialize`` handshake, and servers written for it send sampling and elicitation
@@ -136,6 +139,24 @@ def _default_name(command: str, args: Sequence[str]) -> str:
     return program
 
 
+def _absolute_args(args: list[str]) -> list[str]:
+    """Relative paths among a sandboxed server's arguments, made absolute.
+
+    An SDK server runs in the caller's working directory, so ``python server.py`` finds its
+    script there. A sandboxed server starts in the sandbox's ``/tmp`` (no ``cwd`` given), and
+    ringmcp makes visible what the absolute paths of its command line need (a script's folder,
+    its ``node_modules`` root or venv), not the caller's whole working directory. So arguments
+    naming an existing file or folder relative to the working directory are given as absolute
+    paths (and so is a relative program path such as ``.venv/bin/python``): the server finds
+    them, and sees no more than it needs."""
+    out = []
+    for arg in args:
+        if arg and not arg.startswith("-") and not os.path.isabs(arg) and os.path.exists(arg):
+            arg = os.path.abspath(arg)
+        out.append(arg)
+    return out
+
+
 def _sandbox(value: Mapping[str, Any] | bool | None) -> Mapping[str, Any] | bool | None:
     if value is None:
         value = DEFAULT_SANDBOX
@@ -184,6 +205,10 @@ async def stdio_client(
     cwd = getattr(server, "cwd", None)
     box = _sandbox(sandbox)
     spec_era = era or DEFAULT_ERA
+    if cwd is None and box is not False and not (isinstance(box, Mapping) and box.get("profile") == "off"):
+        args = _absolute_args(args)
+        if os.sep in command and not os.path.isabs(command) and os.path.exists(command):
+            command = os.path.abspath(command)
 
     def make_spec(spec_name: str) -> ServerSpec:
         return ServerSpec(
