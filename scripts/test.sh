@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run the whole test suite: external test deps (scripts/deps.sh), then
-# `cargo test --all-targets` and `cargo test --doc`.
+# `cargo test --all-targets`, `cargo test --doc`, and the Python package's pytest suite.
 # Extra arguments go to the `cargo test --all-targets` run, e.g. `scripts/test.sh -- --nocapture`.
 # Tests find the third-party MCP servers through RINGMCP_DEPS (absolute path of .deps/).
 set -euo pipefail
@@ -36,6 +36,31 @@ if [ -f src/lib.rs ] || grep -q '^\[lib\]' Cargo.toml; then
     cargo test --doc 2>&1 | tee -a "$LOG" || status=1
 fi
 
+# The Python package (bindings/python): its test tools installed into the venv that holds the
+# official `mcp` SDK, the ringmcp binary it ships and the extension built with the `pytest` profile
+# (optimised, no debug info) and installed there in place, then pytest.
+VENV="$RINGMCP_DEPS/venv"
+PYLOG="$(mktemp)"
+trap 'rm -f "$LOG" "$PYLOG"' EXIT
+echo "+ python package: build (cargo profile pytest) and pytest bindings/python/tests"
+if "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-input \
+        --require-virtualenv -r bindings/python/requirements-test.txt \
+    && "$VENV/bin/python" bindings/python/build_backend.py pytest \
+    && VIRTUAL_ENV="$VENV" PATH="$VENV/bin:$PATH" "$VENV/bin/maturin" develop --profile pytest \
+        -m bindings/python/Cargo.toml; then
+    "$VENV/bin/python" -m pytest -q -p no:cacheprovider bindings/python/tests 2>&1 | tee "$PYLOG" \
+        || status=1
+else
+    echo "scripts/test.sh: building the Python package FAILED"
+    echo "1 failed (the Python package did not build)" >"$PYLOG"
+    status=1
+fi
+# pytest's closing line ("3 passed, 1 failed, 2 skipped in 9.1s"), as counts for the totals.
+py_count() { tail -n 1 "$PYLOG" | grep -oE "[0-9]+ $1" | grep -oE '^[0-9]+' || echo 0; }
+py_passed="$(py_count passed)"
+py_failed="$(( $(py_count failed) + $(py_count error) ))"
+py_skipped="$(py_count skipped)"
+
 # Tests that skipped at run time: listed, and moved from "passed" to "skipped" in the totals
 # (a test that skipped a part and then failed stays "failed").
 skipped_tests="$(cut -f1 "$RINGMCP_SKIP_LOG" | sort -u)"
@@ -52,7 +77,7 @@ fi
 # start with "test result:" count (a wrapper test quotes its child's output indented). A binary
 # that said "running N tests" and never gave its "test result:" crashed: its N tests count as
 # failed, and it is named.
-totals="$(awk -v runskips="$run_skips" '
+totals="$(awk -v runskips="$run_skips" -v pyp="$py_passed" -v pyf="$py_failed" -v pys="$py_skipped" '
     function close_binary() {
         if (running != "" && !reported) { f += running; crashed = crashed " " binary ", " running " tests;" }
         running = ""; reported = 0
@@ -69,7 +94,7 @@ totals="$(awk -v runskips="$run_skips" '
     }
     END {
         close_binary()
-        printf "tests: %d passed, %d failed, %d skipped", p - runskips, f, s + runskips
+        printf "tests: %d passed, %d failed, %d skipped", p - runskips + pyp, f + pyf, s + runskips + pys
         if (crashed != "") printf " (crashed, no result:%s)", crashed
     }' "$LOG")"
 mkdir -p "$ROOT/target"

@@ -42,6 +42,7 @@ logger = logging.getLogger("ringmcp.mcp")
 __all__ = ["ClientSession", "RequestContext"]
 
 SPILL_SCHEME = "ringmcp-spill://"
+SPILL_META = "io.ringmcp/spilled"
 
 # JSON-RPC codes (as mcp_types defines them)
 INVALID_REQUEST = -32600
@@ -107,6 +108,34 @@ def _is_error_answer(value: Any) -> bool:
         and "role" not in value
         and "action" not in value
     )
+
+
+def _spill_links(raw: Any) -> list[dict[str, Any]]:
+    """The ``resource_link``\\ s to spilled payloads in a result, wherever they are."""
+    found: list[dict[str, Any]] = []
+    stack = [raw]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            if value.get("type") == "resource_link" and str(value.get("uri", "")).startswith(SPILL_SCHEME):
+                found.append(value)
+            else:
+                stack.extend(v for v in value.values() if isinstance(v, (dict, list)))
+        elif isinstance(value, list):
+            stack.extend(v for v in value if isinstance(v, (dict, list)))
+    return found
+
+
+async def _spilled_field(spill: Any, encoding: str | None) -> dict[str, str]:
+    """A spilled payload as ``{"text": ...}`` (UTF-8 text) or ``{"blob": ...}`` (base64: what
+    was base64 in the answer is spilled decoded, and anything not UTF-8 is binary)."""
+    data: bytes = await asyncio.to_thread(spill.read_at, 0, len(spill))
+    if encoding != "base64-decoded":
+        try:
+            return {"text": data.decode("utf-8")}
+        except UnicodeDecodeError:
+            pass
+    return {"blob": base64.b64encode(data).decode("ascii")}
 
 
 class ClientSession:
@@ -185,7 +214,7 @@ class ClientSession:
         self._pump_task: asyncio.Task[None] | None = None
         self._pending: set[concurrent.futures.Future[Any]] = set()
         self._request_ids = itertools.count(1)
-        self._spill_mime: dict[str, str] = {}
+        self._spill_info: dict[str, tuple[str | None, str | None]] = {}
         self._output_schemas: dict[str, Any] = {}
         self._entered = False
         self._closed = False
@@ -462,9 +491,9 @@ class ClientSession:
             raw = await self._native(client.call_tool, name, arguments, timeout=timeout)
         else:
             raw = await self._call_with_progress(client, name, arguments, timeout, progress_callback)
-        self._note_spills(raw)
+        spilled = self._note_spills(raw)
         result = to_model("CallToolResult", raw)
-        if not (raw.get("isError") if isinstance(raw, Mapping) else False):
+        if not spilled and not (raw.get("isError") if isinstance(raw, Mapping) else False):
             self._check_output(name, raw)
         return result
 
@@ -504,18 +533,15 @@ class ClientSession:
         await runner
         return raw
 
-    def _note_spills(self, raw: Any) -> None:
-        """Remembers the MIME types of spilled payloads (``read_resource`` gives them back)."""
-        if not isinstance(raw, Mapping):
-            return
-        for block in raw.get("content") or ():
-            if (
-                isinstance(block, Mapping)
-                and block.get("type") == "resource_link"
-                and str(block.get("uri", "")).startswith(SPILL_SCHEME)
-                and block.get("mimeType")
-            ):
-                self._spill_mime[block["uri"]] = block["mimeType"]
+    def _note_spills(self, raw: Any) -> bool:
+        """Remembers the MIME type and encoding of the payloads a result spilled
+        (``read_resource`` gives them back as they were); whether there were any."""
+        found = False
+        for link in _spill_links(raw):
+            found = True
+            meta = (link.get("_meta") or {}).get(SPILL_META) or {}
+            self._spill_info[link["uri"]] = (link.get("mimeType"), meta.get("encoding"))
+        return found
 
     def _check_output(self, name: str, raw: Any) -> None:
         schema = self._output_schemas.get(name)
@@ -570,9 +596,10 @@ class ClientSession:
             if request_state is not None:
                 params["requestState"] = request_state
             raw = await self._raw("resources/read", params)
+            raw = await self._unspill_contents(raw)
         else:
             raw = await self._native(self._require().read_resource, uri)
-        return to_model("ReadResourceResult", raw)
+        return to_model("ReadResourceResult", await self._unspill_contents(raw))
 
     async def _read_spilled(self, uri: str) -> Any:
         client = self._require()
@@ -580,15 +607,29 @@ class ClientSession:
             spill = client.open_spilled(uri)
         except KeyError:
             raise _compat.make_mcp_error(RESOURCE_NOT_FOUND, f"Resource not found: {uri}", {"uri": uri}) from None
-        data: bytes = await asyncio.to_thread(spill.read_at, 0, len(spill))
+        mime, encoding = self._spill_info.get(uri, (None, None))
         contents: dict[str, Any] = {"uri": uri}
-        if uri in self._spill_mime:
-            contents["mimeType"] = self._spill_mime[uri]
-        try:
-            contents["text"] = data.decode("utf-8")
-        except UnicodeDecodeError:
-            contents["blob"] = base64.b64encode(data).decode("ascii")
+        if mime:
+            contents["mimeType"] = mime
+        contents.update(await _spilled_field(spill, encoding))
         return to_model("ReadResourceResult", {"contents": [contents]})
+
+    async def _unspill_contents(self, raw: Any) -> Any:
+        """A ``resources/read`` result whose large ``text``/``blob`` the engine spilled (it
+        leaves ``_meta["io.ringmcp/spilled"]`` in their place) with them read back, as the SDK's
+        models require them; ``open_spilled(_meta[...]["uri"])`` streams them instead."""
+        if not isinstance(raw, Mapping):
+            return raw
+        for item in raw.get("contents") or ():
+            meta = (item.get("_meta") or {}).get(SPILL_META) if isinstance(item, Mapping) else None
+            if not isinstance(meta, Mapping) or meta.get("field") in item:
+                continue
+            spill = self._require().open_spilled(meta["uri"])
+            field = await _spilled_field(spill, meta.get("encoding"))
+            if meta.get("field") == "blob" and "text" in field:  # a blob of UTF-8 bytes
+                field = {"blob": base64.b64encode(field["text"].encode()).decode("ascii")}
+            item.update(field)
+        return raw
 
     async def subscribe_resource(self, uri: Any, *, meta: Any = None) -> Any:
         """``resources/subscribe``: updates reach ``message_handler`` as
