@@ -9,8 +9,8 @@ disk and read as files.
 
     async def main():
         async with ringmcp.Host() as host:
-            fs = await host.spawn(ringmcp.ServerSpec("fs", "npx", ["-y",
-                "@modelcontextprotocol/server-filesystem", "/srv/project"]))
+            fs = await host.spawn(ringmcp.ServerSpec("fs", "mcp-server-filesystem", ["/srv/project"],
+                                                     sandbox={"workspace": "/srv/project"}))
             print([t["name"] for t in await fs.list_tools()])
             print(await fs.call_tool("read_text_file", {"path": "/srv/project/README.md"}))
 
