@@ -262,8 +262,14 @@ def test_without_callbacks_the_capabilities_are_not_declared() -> None:
         async with stdio_client(py_echo(), sandbox=False) as (read, write):
             async with ClientSession(read, write) as session:
                 await session.initialize()
-                result = await session.call_tool("summarize", {"text": "x"})
-                assert result.is_error  # the server's request was refused
+                # The server's sampling request is refused, and its tool fails with a JSON-RPC
+                # error (as under the SDK, whose refusal says -32600 "Sampling not supported";
+                # ringmcp's host, which declared no sampling, answers -32601).
+                with pytest.raises(MCPError) as caught:
+                    await session.call_tool("summarize", {"text": "x"})
+                assert caught.value.code == -32601
+                assert caught.value.message == "Method not found: sampling/createMessage"
+                assert 'server "py_echo_server"' in caught.value.ringmcp_message
 
     run(main())
 
@@ -471,6 +477,24 @@ def test_timeouts_are_mcp_errors_and_timeout_errors() -> None:
     run(main())
 
 
+@needs_py_echo
+def test_a_servers_policy_puts_the_gate_in_front_of_it() -> None:
+    async def main() -> None:
+        params = py_echo()
+        async with stdio_client(params, sandbox=False, policy={"tools": {"add": "deny"}}) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                assert texts(await session.call_tool("echo", {"text": "allowed"})) == ["allowed"]
+                with pytest.raises(MCPError) as caught:
+                    await session.call_tool("add", {"a": 1, "b": 2})
+                denied = caught.value
+                assert isinstance(denied, ringmcp.PolicyDenied) and isinstance(denied, PermissionError)
+                assert denied.code == -32001 and denied.rule == 'tools["add"]'
+                assert denied.data["rule"] == 'tools["add"]'
+
+    run(main())
+
+
 def test_requests_before_initialize_say_so() -> None:
     async def main() -> None:
         async with stdio_client(py_echo(), sandbox=False) as (read, write):
@@ -511,7 +535,7 @@ def test_spilled_payloads_read_back_and_stream() -> None:
                     assert f.seek(-8, os.SEEK_END) == len(f) - 8 and f.read() == b" the end"
                     f.seek(0)
                     chunks = [c async for c in f.chunks(100_000)]
-                    assert [len(c) for c in chunks] == [100_000, 100_000, 100_008]
+                    assert [len(c) for c in chunks] == [100_000, 100_000, 100_000, 8]
                     assert b"".join(chunks).decode() == big
                     f.seek(0)
                     assert io.BufferedReader(f).read().decode() == big
@@ -688,6 +712,52 @@ def test_types_are_the_sdks() -> None:
     from ringmcp.mcp.shared.exceptions import MCPError as Again
 
     assert Again is MCPError
+
+
+WITHOUT_SDK = r"""
+import asyncio, json, sys
+sys.modules["mcp"] = sys.modules["mcp_types"] = None  # as if the SDK were not installed
+from ringmcp.errors import ServerError
+from ringmcp.mcp import ClientSession, MCPError, StdioServerParameters, types
+from ringmcp.mcp.client.stdio import stdio_client
+
+async def main():
+    params = StdioServerParameters(command=sys.argv[1], args=[sys.argv[2]])
+    out = {"types": types.AVAILABLE, "MCPError": MCPError.__name__}
+    async with stdio_client(params, sandbox=False) as (read, write):
+        async with ClientSession(read, write) as session:
+            init = await session.initialize()
+            out["server"] = init["serverInfo"]["name"]
+            out["server_info"] = session.server_info["name"]
+            out["tools"] = sorted(t["name"] for t in (await session.list_tools())["tools"])
+            out["add"] = (await session.call_tool("add", {"a": 1, "b": 2}))["structuredContent"]
+            out["ping"] = await session.send_ping()
+            try:
+                await session.read_resource("nowhere://x")
+            except ServerError as error:
+                out["error"] = [type(error).__module__, error.code]
+    print(json.dumps(out))
+
+asyncio.run(main())
+"""
+
+
+@needs_py_echo
+def test_without_the_sdk_results_are_plain_dicts() -> None:
+    out = subprocess.run(
+        [sys.executable, "-c", WITHOUT_SDK, PYTHON, str(PY_ECHO)], capture_output=True, text=True, timeout=60
+    )
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == {
+        "types": False,
+        "MCPError": "RingmcpError",
+        "server": "py-echo-server",
+        "server_info": "py-echo-server",
+        "tools": ["add", "confirm", "echo", "summarize"],
+        "add": {"result": 3},
+        "ping": {},
+        "error": ["ringmcp.errors", -32602],
+    }
 
 
 def _free_port() -> int:

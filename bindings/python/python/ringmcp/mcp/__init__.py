@@ -24,13 +24,12 @@ looked up in ``ringmcp.mcp.types``.
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
-from . import types
 from ._transport import SharedHost, Transport
 from .client.session import ClientSession
 from .client.stdio import StdioServerParameters, stdio_client
-from .shared.exceptions import MCPError, McpError
 
 __all__ = [
     "ClientSession",
@@ -45,7 +44,14 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
+    if name == "types":  # the SDK's models, imported when first asked for
+        return importlib.import_module(".types", __name__)
+    if name in ("MCPError", "McpError"):  # looked up when asked for: importing `mcp` takes a while
+        from .shared import exceptions
+
+        return getattr(exceptions, name)
     # `from mcp import Tool` & co.: the SDK's package re-exports models from mcp_types
+    types = importlib.import_module(".types", __name__)
     if not name.startswith("_") and getattr(types, "AVAILABLE", False):
         try:
             return getattr(types, name)

@@ -178,11 +178,27 @@ def _mapped_class(original: type[RingmcpError]) -> type[Exception] | None:
     )
 
 
+_ANSWER = "server returned error: "
+
+
+def server_message(message: str, code: int) -> str:
+    """The server's own error message out of ringmcp's description of its error answer
+    (``server "NAME": server returned error: MESSAGE (code N)[, data: ...]``): what the SDK's
+    ``MCPError.message`` holds. Other messages are returned unchanged."""
+    start = message.find(_ANSWER)
+    end = message.rfind(f" (code {code})")
+    if start < 0 or end < start + len(_ANSWER):
+        return message
+    return message[start + len(_ANSWER) : end]
+
+
 def as_mcp_error(error: BaseException) -> BaseException:
     """A ringmcp error that maps to a JSON-RPC error (it has an integer ``code``) as an instance
     of both the SDK's ``MCPError`` and its own class (``RequestTimeout``, ``PolicyDenied``...),
-    so ``except MCPError`` and ``except ringmcp.errors.ServerError`` both catch it. Other
-    exceptions, or any without the SDK installed, are returned unchanged."""
+    so ``except MCPError`` and ``except ringmcp.errors.ServerError`` both catch it. Its
+    ``message`` is the server's own (as the SDK's), ``ringmcp_message`` ringmcp's description
+    (server name, stderr...). Other exceptions, or any without the SDK installed, are returned
+    unchanged."""
     if not isinstance(error, RingmcpError) or not isinstance(getattr(error, "code", None), int):
         return error
     base = mcp_error_class()
@@ -194,13 +210,15 @@ def as_mcp_error(error: BaseException) -> BaseException:
     details = dict(getattr(error, "_details", None) or {})
     details.setdefault("code", error.code)
     details.setdefault("data", getattr(error, "data", None))
+    message = error.message if isinstance(error.message, str) else str(error)
     try:
-        mapped = cls(error.message if isinstance(error.message, str) else str(error), details)
+        mapped = cls(server_message(message, error.code), details)
     except Exception:  # never let the mapping hide the error
         return error
     for key, value in vars(error).items():
         if key not in _ATTRS_OF_BOTH:
             mapped.__dict__[key] = value
+    mapped.__dict__["ringmcp_message"] = message
     mapped.__cause__ = error.__cause__
     mapped.__context__ = error.__context__
     mapped.__suppress_context__ = error.__suppress_context__

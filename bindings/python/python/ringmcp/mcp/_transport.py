@@ -9,6 +9,7 @@ the host options, which ``ringmcp.mcp.ClientSession`` picks up.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
 import weakref
@@ -184,9 +185,11 @@ class SharedHost:
 
 
 async def close_host(host: Any) -> None:
-    """Closes a native host without blocking the event loop where it can."""
-    aexit = getattr(host, "__aexit__", None)
-    if aexit is not None:
-        await aexit(None, None, None)
-    else:  # pragma: no cover
-        host.close()
+    """Closes a native host in a worker thread (``Host.close`` joins its reactor, with the GIL
+    released), so the event loop does not wait on it.
+
+    Not ``await host.__aexit__()``: that completes a native future as the very last thing, and a
+    program that exits right after can reach interpreter finalization while the engine's thread
+    is still finishing that completion (it then crashes the interpreter at exit). Closing here
+    gives the engine's threads the time to finish whatever they were completing."""
+    await asyncio.to_thread(host.close)

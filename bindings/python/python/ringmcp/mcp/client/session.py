@@ -89,7 +89,7 @@ def _implementation(info: Any) -> dict[str, Any] | None:
     data = dump(info)
     if not isinstance(data, Mapping):
         raise TypeError(f"client_info: an Implementation or a mapping, not {type(info).__name__}")
-    return {k: v for k, v in data.items() if isinstance(v, str)}
+    return dict(data)
 
 
 def _root_path(uri: str) -> str | None:
@@ -310,7 +310,13 @@ class ClientSession:
         if self._shared is not None:
             self._shared_name = self._shared._register(self, spec.name)
             spec = self._transport.spec_named(self._shared_name)
-        self._client = await self._native(self._host.spawn, spec)
+        try:
+            self._client = await self._native(self._host.spawn, spec)
+        except BaseException:
+            if self._shared is not None and self._shared_name is not None:
+                self._shared._unregister(self._shared_name)
+                self._shared_name = None
+            raise
         info = dict(self._client.server_info or {})
         info.setdefault("protocolVersion", self._client.protocol_version)
         info.setdefault("capabilities", {})
