@@ -18,7 +18,7 @@ use serde_json::Value;
 use crate::callbacks::{self, Callback, Handler, PyApprover};
 use crate::client::Client;
 use crate::errors::{self, to_py};
-use crate::json::{self, Ser};
+use crate::json::{self, Json, Ser};
 use crate::spec::ServerSpec;
 use crate::wait::run;
 
@@ -321,9 +321,14 @@ impl Host {
         Ok(Router { router: Arc::new(py.detach(|| host.router())) })
     }
 
-    /// What tainted the session (untrusted content read), if anything has.
-    fn taint(&self) -> PyResult<Option<String>> {
-        Ok(self.get()?.taint().map(|t| format!("{t:?}")))
+    /// What tainted the session (untrusted content read), if anything has: `server`, `tool`,
+    /// `why` and the content's `digest`.
+    fn taint(&self) -> PyResult<Option<Json>> {
+        Ok(self.get()?.taint().map(|t| {
+            Json(serde_json::json!({
+                "server": t.server, "tool": t.tool, "why": t.why, "digest": t.digest,
+            }))
+        }))
     }
 
     /// Starts the session afresh: untrusted content read so far no longer counts.

@@ -109,7 +109,9 @@ class Host:
         """Starts a server and completes its handshake."""
     def spawn_blocking(self, spec: ServerSpec) -> Client: ...
     def router(self) -> Router: ...
-    def taint(self) -> dict[str, Any] | None: ...
+    def taint(self) -> dict[str, Any] | None:
+        """What tainted the session (untrusted content read): ``server``, ``tool``, ``why``,
+        ``digest``; ``None`` while nothing has (or without a policy)."""
     def clear_taint(self) -> None: ...
     def close(self) -> None: ...
     @property
@@ -247,8 +249,6 @@ class SpillFile:
     def read_at(self, offset: int, size: int) -> bytes:
         """Up to ``size`` bytes from ``offset`` (fewer at the end, none past it); the GIL is
         released while reading."""
-    def readinto_at(self, offset: int, buffer: Any) -> int:
-        """Reads into a writable buffer from ``offset``; returns the bytes read."""
 
 @final
 class Router:
