@@ -158,8 +158,9 @@ impl ClientHandler for Handler {
     fn features(&self) -> ClientFeatures {
         ClientFeatures {
             sampling: self.sampling.is_some(),
+            // Both modes, as the official SDK declares them: the callback sees `params["mode"]`.
             elicitation_form: self.elicitation.is_some(),
-            ..ClientFeatures::default()
+            elicitation_url: self.elicitation.is_some(),
         }
     }
 

@@ -59,7 +59,7 @@ impl EventStream {
 
     fn __anext__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let rx = self.rx.clone();
-        pyo3_async_runtimes::tokio::future_into_py(py, async move {
+        crate::aio::spawn(py, async move {
             match rx.recv().await {
                 Ok(e) => Ok(Json(event(e))),
                 Err(_) => Err(PyStopAsyncIteration::new_err(())),

@@ -359,7 +359,7 @@ impl Host {
     }
 
     fn __aenter__<'py>(slf: Py<Self>, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        pyo3_async_runtimes::tokio::future_into_py(py, async move { Ok(slf) })
+        crate::aio::spawn(py, async move { Ok(slf) })
     }
 
     #[pyo3(signature = (*_exc))]
@@ -369,7 +369,7 @@ impl Host {
         _exc: &Bound<'py, pyo3::types::PyTuple>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let host = self.host.lock().unwrap_or_else(PoisonError::into_inner).take();
-        pyo3_async_runtimes::tokio::future_into_py(py, async move {
+        crate::aio::spawn(py, async move {
             if let Some(host) = host {
                 tokio::task::spawn_blocking(move || drop(host))
                     .await

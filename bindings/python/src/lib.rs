@@ -1,8 +1,8 @@
 //! `ringmcp._native`: the Python package's extension module, a thin layer over the engine's
-//! host API (docs/python.md). Async methods return asyncio awaitables (run on a tokio runtime
-//! of the module's; cancelling the awaiting task drops the engine's future, which cancels the
-//! request on the server); blocking ones wait with the GIL released ([`wait`]).
+//! host API (docs/python.md). Async methods return asyncio futures ([`aio`]: cancelling the
+//! awaiting task drops the engine's future, which cancels the request on the server); blocking ones wait with the GIL released ([`wait`]).
 
+mod aio;
 mod callbacks;
 mod client;
 mod errors;

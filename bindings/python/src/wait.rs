@@ -67,9 +67,5 @@ where
     T: for<'a> IntoPyObject<'a> + Send + 'static,
 {
     use pyo3::IntoPyObjectExt;
-    if blocking {
-        wait(py, fut)??.into_bound_py_any(py)
-    } else {
-        pyo3_async_runtimes::tokio::future_into_py(py, fut)
-    }
+    if blocking { wait(py, fut)??.into_bound_py_any(py) } else { crate::aio::spawn(py, fut) }
 }

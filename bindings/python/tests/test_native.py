@@ -353,3 +353,31 @@ def test_the_router_picks_the_tools_that_fit(reference, everything):
             assert any(n.endswith(("add", "get-sum")) for n in names), names
             assert routing["tokens"] < routing["all_tokens"]
     asyncio.run(main())
+
+
+EXIT_SCRIPT = """
+import asyncio, sys, ringmcp
+async def main():
+    host = ringmcp.Host()
+    c = await host.spawn(ringmcp.ServerSpec("ref", sys.argv[1], ["serve"], sandbox=False))
+    await c.ping()
+    if sys.argv[2] == "shutdown":
+        await c.shutdown()
+    # the host is left open: closed at exit
+asyncio.run(main())
+"""
+
+
+@pytest.mark.parametrize("last", ["ping", "shutdown"])
+def test_exiting_right_after_an_answer_is_clean(last):
+    """An answer's completion never touches Python from another thread (a completion that did,
+    on a worker while the interpreter finalized, crashed about every second exit)."""
+    import subprocess
+    import sys
+
+    from ringmcp._helper import HELPER
+    for _ in range(10):
+        run = subprocess.run([sys.executable, "-c", EXIT_SCRIPT, str(HELPER), last],
+                             capture_output=True, text=True, timeout=60)
+        assert run.returncode == 0, run.stderr[-2000:]
+        assert "Fatal" not in run.stderr and "panicked" not in run.stderr, run.stderr[-2000:]

@@ -14,8 +14,6 @@ from typing import Any
 
 from ..errors import RingmcpError
 
-_MISSING = object()
-
 
 @functools.cache
 def types_module() -> ModuleType | None:

@@ -24,7 +24,6 @@ import concurrent.futures
 import datetime
 import itertools
 import logging
-import threading
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any

@@ -15,12 +15,13 @@ at the latest, when this context exits).
 ``standard`` profile, docs/sandbox.md): the official SDK runs servers unconfined, and ringmcp's
 default is made to keep ordinary servers working unchanged -- it finds and mounts read-only
 what the command needs (the program, a ``node_modules`` root, a Python venv and its base
-interpreter, ``#!`` interpreters, absolute arguments, the cwd) -- while denying the rest of the
+interpreter, ``#!`` interpreters, absolute arguments, a given ``cwd``) -- while denying the rest of the
 filesystem, the network and dangerous syscalls. Being confined by default is the point of
 running servers through ringmcp, so switching imports should not silently drop it. A server
 that needs more (network, a writable folder) fails its handshake with a ``HandshakeError``
 whose ``hint`` says how to find out what it needs; pass its ``sandbox`` object
-(``{"network": True, "write": [...]}``, as in an ``mcpServers`` entry) or ``sandbox=False``
+(e.g. ``{"network": True, "workspace": "/srv/data", "workspaceWritable": True}``, as in an
+``mcpServers`` entry) or ``sandbox=False``
 for the SDK's behaviour (no confinement). ``DEFAULT_SANDBOX`` below changes the default for
 every call that passes ``sandbox=None``. A sandboxed server given no ``cwd`` starts in the
 sandbox's ``/tmp`` rather than the caller's working directory, which stays invisible to it;
