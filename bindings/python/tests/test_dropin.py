@@ -557,10 +557,8 @@ def test_spilled_payloads_read_back_and_stream() -> None:
 class FakeSpill:
     """The native SpillFile's surface, over bytes."""
 
-    def __init__(self, data: bytes, with_readinto: bool = True) -> None:
+    def __init__(self, data: bytes) -> None:
         self.data, self.uri, self.path = data, "ringmcp-spill://1-2/3", "/nonexistent"
-        if not with_readinto:
-            self.readinto_at = None
 
     def __len__(self) -> int:
         return len(self.data)
@@ -568,16 +566,10 @@ class FakeSpill:
     def read_at(self, offset: int, size: int) -> bytes:
         return self.data[offset : offset + size]
 
-    def readinto_at(self, offset: int, buffer: Any) -> int:  # noqa: F811
-        chunk = self.read_at(offset, len(buffer))
-        memoryview(buffer)[: len(chunk)] = chunk
-        return len(chunk)
 
-
-@pytest.mark.parametrize("with_readinto", [True, False])
-def test_spilled_file_is_a_file(with_readinto: bool) -> None:
+def test_spilled_file_is_a_file() -> None:
     data = bytes(range(256)) * 10_000  # 2.5 MB
-    f = SpilledFile(FakeSpill(data, with_readinto))
+    f = SpilledFile(FakeSpill(data))
     assert f.readable() and f.seekable() and not f.writable() and f
     assert f.uri == "ringmcp-spill://1-2/3" and f.size() == len(data)
     buf = bytearray(300)

@@ -124,14 +124,10 @@ class SpilledFile(io.RawIOBase):
         view = memoryview(buffer).cast("B")
         if not len(view) or self._pos >= self._size:
             return 0
-        spill = self._native()
-        readinto_at = getattr(spill, "readinto_at", None)
-        if readinto_at is not None:
-            n = readinto_at(self._pos, view)
-        else:  # a native module without readinto_at: one copy more
-            data = spill.read_at(self._pos, len(view))
-            n = len(data)
-            view[:n] = data
+        # One copy more than read(): the 3.10 limited API has no buffer protocol to pread into.
+        data = self._native().read_at(self._pos, len(view))
+        n = len(data)
+        view[:n] = data
         self._pos += n
         return n
 
