@@ -199,9 +199,22 @@ fn command_line(
     let env = super::spawn::scrubbed_env(base, SANDBOX_ENV_ALLOWLIST, &config.env, &launch.env);
     let envp: Vec<Vec<u8>> =
         env.iter().map(|(k, v)| [k.as_bytes(), b"=", v.as_bytes()].concat()).collect();
-    let mut argv = vec![launch.program.as_bytes().to_vec()];
+    let mut argv = vec![argv0(launch, program).as_bytes().to_vec()];
     argv.extend(launch.args.iter().map(|a| a.as_bytes().to_vec()));
     (argv, envp)
+}
+
+/// The server's `argv[0]`: as given, unless it is a relative path (`.venv/bin/python`), which
+/// inside the sandbox would be read from its working directory (`/tmp`, not the host's): then
+/// the absolute path the plan found. A Python venv's interpreter finds its `pyvenv.cfg` (and so
+/// its packages) from `argv[0]`.
+fn argv0<'a>(launch: &'a Launch, program: &'a Path) -> &'a OsStr {
+    let given = Path::new(&launch.program);
+    if given.is_relative() && given.components().count() > 1 {
+        program.as_os_str()
+    } else {
+        &launch.program
+    }
 }
 
 /// What Landlock lets the server execute (the read-only binds) and write (the writable
@@ -447,4 +460,30 @@ fn pipe_high() -> Result<(OwnedFd, OwnedFd), SpawnError> {
     cvt(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) }).map_err(err)?;
     let [r, w] = fds.map(high).map(|r| r.map_err(err));
     Ok((r?, w?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn launch(program: &str) -> Launch {
+        Launch {
+            program: program.into(),
+            args: vec!["server.py".into()],
+            env: Vec::new(),
+            cwd: None,
+            sandbox: None,
+        }
+    }
+
+    /// A relative program path becomes the absolute one the plan found (the sandbox's working
+    /// directory is not the host's); a bare name or an absolute path stays as given.
+    #[test]
+    fn argv0_is_absolute_for_a_relative_path_only() {
+        let found = Path::new("/work/.venv/bin/python");
+        assert_eq!(argv0(&launch(".venv/bin/python"), found), found.as_os_str());
+        assert_eq!(argv0(&launch("./python"), found), found.as_os_str());
+        assert_eq!(argv0(&launch("python3"), found), "python3");
+        assert_eq!(argv0(&launch("/usr/bin/python3"), found), "/usr/bin/python3");
+    }
 }

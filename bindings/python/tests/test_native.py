@@ -381,3 +381,16 @@ def test_exiting_right_after_an_answer_is_clean(last):
                              capture_output=True, text=True, timeout=60)
         assert run.returncode == 0, run.stderr[-2000:]
         assert "Fatal" not in run.stderr and "panicked" not in run.stderr, run.stderr[-2000:]
+
+
+def test_a_relative_interpreter_path_finds_its_venv_in_the_sandbox(py_server):
+    """`.deps/venv/bin/python server.py`: inside the sandbox (working directory /tmp) the
+    interpreter still finds its venv, and so the SDK."""
+    import os
+
+    from conftest import PY_ECHO, VENV_PYTHON
+    relative = os.path.relpath(VENV_PYTHON)
+    assert not os.path.isabs(relative) and "/" in relative
+    with ringmcp.Host() as host:
+        c = host.spawn_blocking(ringmcp.ServerSpec("py", relative, [str(PY_ECHO)])).blocking
+        assert text(c.call_tool("echo", {"text": "venv"})) == "venv"
