@@ -32,8 +32,13 @@ def build_helper(profile: str | None = None) -> Path:
     """Builds the `ringmcp` binary with cargo and copies it into the package."""
     profile = profile or os.environ.get("RINGMCP_PY_PROFILE", "release")
     cargo = os.environ.get("CARGO", "cargo")
+    # With the extension's library in the same invocation, so that the dependencies are built
+    # with the features the extension's build (maturin's, next) unifies them to: once, not
+    # twice (the extension adds features to tokio and others, and each build alone would get
+    # its own copy of everything above them).
     subprocess.run(
-        [cargo, "build", "--profile", profile, "--package", "ringmcp", "--bin", "ringmcp"],
+        [cargo, "build", "--profile", profile, "--package", "ringmcp", "--bin", "ringmcp",
+         "--package", "ringmcp-python", "--lib", "--features", "ringmcp-python/extension-module"],
         cwd=ROOT,
         check=True,
     )
