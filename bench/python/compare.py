@@ -20,7 +20,6 @@ import argparse
 import asyncio
 import json
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -110,12 +109,21 @@ def big_sdk(size: int) -> float:
     return asyncio.run(main())
 
 
+def peak_rss_mib() -> float:
+    """This process's peak RSS (VmHWM: its own, where getrusage's ru_maxrss keeps the high-water
+    mark of the process that exec'd it)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmHWM in /proc/self/status")
+
+
 def one_big(client: str, size: int, timeout: float) -> dict:
     """One answer size in a fresh process: its time and the process's peak RSS."""
     code = (
-        f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); import compare, json, resource; "
+        f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); import compare, json; "
         f"t = compare.big_{client}({size}); "
-        "print(json.dumps({'seconds': t, 'peak_rss_mib': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))"
+        "print(json.dumps({'seconds': t, 'peak_rss_mib': compare.peak_rss_mib()}))"
     )
     try:
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout)
@@ -146,7 +154,7 @@ def rust_c1_p50(seconds: float) -> float | None:
         report = json.loads(out.stdout)
     except json.JSONDecodeError:
         return None
-    return report.get("latency", {}).get("p50_us") or report.get("p50_us")
+    return report.get("latency_us", {}).get("p50")
 
 
 def main() -> None:
