@@ -119,7 +119,7 @@ def test_a_cancelled_task_cancels_the_call_on_the_server(reference):
                 await asyncio.sleep(0.05)
             started = time.monotonic()
             assert text(await c.call_tool("echo", {"text": "next"})) == "next"
-            assert time.monotonic() - started < 2
+            assert time.monotonic() - started < 10  # not stuck behind the 20 s call
     asyncio.run(main())
 
 
@@ -298,7 +298,7 @@ def test_a_blocking_wait_answers_ctrl_c_and_the_client_goes_on(reference):
         started = time.monotonic()
         with pytest.raises(KeyboardInterrupt):
             c.call_tool("slow", {"ms": 20_000})
-        assert time.monotonic() - started < 2
+        assert time.monotonic() - started < 10  # ended by the signal, not by the 20 s call
         assert text(c.call_tool("echo", {"text": "after"})) == "after"
 
 
