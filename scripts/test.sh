@@ -37,8 +37,8 @@ if [ -f src/lib.rs ] || grep -q '^\[lib\]' Cargo.toml; then
 fi
 
 # The Python package (bindings/python): its test tools installed into the venv that holds the
-# official `mcp` SDK, the ringmcp binary it ships and the extension built with the `pytest` profile
-# (optimised, no debug info) and installed there in place, then pytest.
+# official `mcp` SDK; the ringmcp binary it ships and its wheel built with the `pytest` profile
+# (optimised, no debug info) and installed there as a user would install it; then pytest.
 VENV="$RINGMCP_DEPS/venv"
 PYLOG="$(mktemp)"
 trap 'rm -f "$LOG" "$PYLOG"' EXIT
@@ -46,8 +46,11 @@ echo "+ python package: build (cargo profile pytest) and pytest bindings/python/
 if "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-input \
         --require-virtualenv -r bindings/python/requirements-test.txt \
     && "$VENV/bin/python" bindings/python/build_backend.py pytest \
-    && VIRTUAL_ENV="$VENV" PATH="$VENV/bin:$PATH" "$VENV/bin/maturin" develop --profile pytest \
-        -m bindings/python/Cargo.toml; then
+    && rm -rf target/python-wheel \
+    && VIRTUAL_ENV="$VENV" PATH="$VENV/bin:$PATH" "$VENV/bin/maturin" build --profile pytest \
+        -m bindings/python/Cargo.toml -o target/python-wheel \
+    && "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-input \
+        --require-virtualenv --force-reinstall --no-deps target/python-wheel/ringmcp-*.whl; then
     "$VENV/bin/python" -m pytest -q -p no:cacheprovider bindings/python/tests 2>&1 | tee "$PYLOG" \
         || status=1
 else

@@ -394,3 +394,18 @@ def test_a_relative_interpreter_path_finds_its_venv_in_the_sandbox(py_server):
     with ringmcp.Host() as host:
         c = host.spawn_blocking(ringmcp.ServerSpec("py", relative, [str(PY_ECHO)])).blocking
         assert text(c.call_tool("echo", {"text": "venv"})) == "venv"
+
+
+def test_the_installed_package_ships_its_binary_and_command():
+    """The wheel holds the ringmcp binary (the sandbox helper every sandboxed test above went
+    through) and installs the `ringmcp` command."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from ringmcp._helper import HELPER
+    assert HELPER is not None and HELPER.parent.name == "_bin"
+    assert HELPER.parent.parent == Path(ringmcp.__file__).parent
+    command = Path(sys.executable).parent / "ringmcp"
+    version = subprocess.run([str(command), "--version"], capture_output=True, text=True, timeout=30)
+    assert version.returncode == 0 and version.stdout.startswith("ringmcp "), version
