@@ -48,6 +48,11 @@ def build_helper(profile: str | None = None) -> Path:
     dest = BIN_DIR / "ringmcp"
     tmp = dest.with_suffix(".tmp")
     shutil.copy2(built, tmp)
+    # The release profile keeps debug information for profiling; the package does not need it
+    # (and, where binutils is missing, keeps it).
+    strip = shutil.which("strip")
+    if strip is not None:
+        subprocess.run([strip, "--strip-debug", str(tmp)], check=True)
     os.replace(tmp, dest)
     return dest
 
