@@ -11,6 +11,18 @@ from conftest import children, fds, text, threads
 from ringmcp._helper import HELPER
 
 
+def sandbox_cgroups() -> list[str]:
+    """The cgroups of this process's sandboxed servers that exist (`ringmcp-sbx.<pid>.<n>`, in
+    any hierarchy)."""
+    import os
+
+    prefix = f"ringmcp-sbx.{os.getpid()}."
+    found = []
+    for root, dirs, _ in os.walk("/sys/fs/cgroup"):
+        found += [os.path.join(root, d) for d in dirs if d.startswith(prefix)]
+    return found
+
+
 def settle(baseline_threads: int, deadline: float = 10.0) -> None:
     """Waits for threads that are ending (a closed host's reactor, tokio's idle workers)."""
     end = time.monotonic() + deadline
@@ -37,13 +49,19 @@ def test_a_thousand_spawn_close_cycles_leak_nothing():
     # 900 servers spawned and shut down one after another on one host (async) ...
     with ringmcp.Host() as host:
         asyncio.run(cycles(host, 900))
-    # ... and 100 hosts made and closed, each with a server (blocking).
+    # ... and 100 hosts made and closed, each with a sandboxed server (blocking): namespaces,
+    # cgroup and the helper's pidfd all go with it.
+    boxed = ringmcp.ServerSpec("ref", str(HELPER), ["serve"])
+    seen_cgroups = False
     for i in range(100):
         with ringmcp.Host() as host:
-            assert text(host.spawn_blocking(spec).blocking.call_tool("echo", {"text": "x"})) == "x"
+            assert text(host.spawn_blocking(boxed).blocking.call_tool("echo", {"text": "x"})) == "x"
+            seen_cgroups = seen_cgroups or bool(sandbox_cgroups())
     gc.collect()
     settle(base_threads)
     assert children() == set(), "server processes left behind"
+    assert not sandbox_cgroups(), f"sandbox cgroups left behind: {sandbox_cgroups()}"
+    print(f"sandbox cgroups seen while servers ran: {seen_cgroups}")
     assert fds() <= base_fds, f"fds: {base_fds} before, {fds()} after"
     assert threads() <= base_threads, f"threads: {base_threads} before, {threads()} after"
 
