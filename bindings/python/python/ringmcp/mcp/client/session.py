@@ -601,7 +601,6 @@ class ClientSession:
             if request_state is not None:
                 params["requestState"] = request_state
             raw = await self._raw("resources/read", params)
-            raw = await self._unspill_contents(raw)
         else:
             raw = await self._native(self._require().read_resource, uri)
         return to_model("ReadResourceResult", await self._unspill_contents(raw))
