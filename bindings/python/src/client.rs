@@ -61,20 +61,10 @@ async fn failure(client: &engine::Client, e: Error) -> PyErr {
         futures::future::select(Box::pin(client.stats()), futures_timer::Delay::new(STDERR_WAIT))
             .await;
     let stderr = match stats {
-        futures::future::Either::Left((Ok(stats), _)) => last_lines(&stats.stderr_tail),
+        futures::future::Either::Left((Ok(stats), _)) => stats.stderr_lines(),
         _ => Vec::new(),
     };
     with_stderr(e, stderr)
-}
-
-/// The last 12 non-empty lines of a stderr tail.
-fn last_lines(tail: &[u8]) -> Vec<String> {
-    let text = String::from_utf8_lossy(tail);
-    let lines: Vec<&str> = text.lines().map(str::trim_end).filter(|l| !l.is_empty()).collect();
-    lines[lines.len().saturating_sub(ringmcp::host::STDERR_LINES)..]
-        .iter()
-        .map(|l| (*l).to_owned())
-        .collect()
 }
 
 /// Arguments as a JSON object (`None`: `{}`).
@@ -292,7 +282,7 @@ impl Client {
                 "late_answers": session.late_answers,
                 "stdout_bytes": s.stdout_bytes,
                 "stderr_bytes": s.stderr_bytes,
-                "stderr": last_lines(&s.stderr_tail),
+                "stderr": s.stderr_lines(),
                 "events_dropped": s.events_dropped,
                 "frames_offloaded": s.frames_offloaded,
                 "answers_spilled": s.answers_spilled,

@@ -49,7 +49,7 @@ impl SpillFile {
         let bytes = PyBytes::new_with(py, n, |buf| {
             py.detach(|| self.file.read_at(offset, buf))
                 .map(|read| got = read)
-                .map_err(|e| errors::invalid(format!("reading the spilled payload: {e}")))
+                .map_err(|e| errors::to_py(ringmcp::host::Error::Spill(e)))
         })?;
         if got == n {
             Ok(bytes)

@@ -39,7 +39,8 @@ def test_every_method_of_the_reference_server(reference):
             assert (await c.request("tools/list"))["tools"]
             stats = await c.stats()
             assert stats["pid"] > 0 and stats["requests"] >= 8
-            assert await c.shutdown() in ("shutdown", "server shut down") or True
+            # stdin closed: the server exits on its own, before any signal
+            assert await c.shutdown() == "server process exited with status 0"
     asyncio.run(main())
 
 
@@ -311,7 +312,7 @@ def test_a_server_that_fails_to_start_shows_its_stderr():
     assert caught.value.stderr == ["cannot find my config"]
 
 
-def test_a_server_that_dies_mid_call_is_a_server_closed_with_its_stderr(reference):
+def test_a_server_that_dies_mid_call_is_a_server_closed(reference):
     with ringmcp.Host() as host:
         c = host.spawn_blocking(reference).blocking
         with pytest.raises(ringmcp.ServerClosed) as caught:
