@@ -38,8 +38,9 @@ pub struct SandboxStats {
 }
 
 impl ServerStats {
-    /// The last lines of [`stderr_tail`](Self::stderr_tail), as [`Error::Handshake`]
-    /// (super::Error::Handshake) shows them: at most [`STDERR_LINES`](super::STDERR_LINES),
+    /// The last lines of [`stderr_tail`](Self::stderr_tail), as
+    /// [`Error::Handshake`](super::Error::Handshake) shows them: at most
+    /// [`STDERR_LINES`](super::STDERR_LINES),
     /// each cut at [`STDERR_LINE_MAX`](super::STDERR_LINE_MAX) characters, oldest first.
     pub fn stderr_lines(&self) -> Vec<String> {
         super::error::last_lines(&self.stderr_tail)
