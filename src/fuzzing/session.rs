@@ -17,7 +17,8 @@ use super::epoch;
 /// and without progress), answers of every kind to the ids in flight (results, errors,
 /// `input_required`, -32042, garbage), notifications, server requests, cancellations, time
 /// passing, the listen stream, and finally the connection's end. The first byte picks the era
-/// (legacy, modern) and the features. Panics when the session breaks its contract: a token
+/// (legacy, modern) and the features. Requests are written by the session or, under a lent
+/// id, by the caller (`Session::lend`, `adopt`). Panics when the session breaks its contract: a token
 /// completed twice, or one never handed back once the connection is over (every accepted
 /// request completes exactly once, or its token comes back from `cancel`).
 pub fn session(data: &[u8]) {
@@ -141,7 +142,18 @@ impl Client {
             json!({"name": "t", "level": "info"}).to_string(),
         )
         .expect("JSON");
-        let sent = if plain {
+        let sent = if plain && arg & 0x80 != 0 {
+            // Written by the caller under a lent id (the direct write), when one is lent and
+            // the method is one the caller may encode.
+            let loan = self.s.lend();
+            let line = loan.as_ref().and_then(|l| l.encode(method, Some(&params)));
+            match (loan, line) {
+                (Some(loan), Some(line)) => {
+                    self.s.adopt(loan.id, method, line, self.now, None, token).map(|()| loan.id)
+                }
+                _ => return,
+            }
+        } else if plain {
             self.s.request(method, Some(&params), self.now, None, token)
         } else {
             self.s.request_with_progress(method, Some(&params), self.now, None, token)

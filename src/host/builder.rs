@@ -22,6 +22,7 @@ pub struct HostBuilder {
     handler: Option<handler::SharedHandler>,
     policy: Option<PolicySettings>,
     egress: Option<crate::egress::ProxyConfig>,
+    direct_write: bool,
 }
 
 impl Default for HostBuilder {
@@ -42,6 +43,7 @@ impl Default for HostBuilder {
             handler: None,
             policy: None,
             egress: None,
+            direct_write: true,
         }
     }
 }
@@ -136,6 +138,14 @@ impl HostBuilder {
     /// (default 256 KiB, where parsing starts to cost more than the hand-off).
     pub fn parse_offload_threshold(mut self, bytes: usize) -> Self {
         self.offload_threshold = bytes.max(1);
+        self
+    }
+
+    /// Whether a caller may write its request to an idle stdio server's stdin itself, on its
+    /// own thread, instead of waking the reactor to write it (default on; docs/host.md, "The
+    /// direct write"). Off, every request goes through the reactor.
+    pub fn direct_write(mut self, on: bool) -> Self {
+        self.direct_write = on;
         self
     }
 
@@ -242,10 +252,13 @@ impl HostBuilder {
             spill,
             scan_content: self.policy.is_some(),
         };
-        let reactor_parts = (rx, ready.clone(), parsed, pool, wake.clone(), config);
+        let handoffs = Arc::new(super::lane::Handoffs::new());
+        let reactor_parts =
+            (rx, ready.clone(), parsed, pool, wake.clone(), handoffs.clone(), config);
         let (thread, features) = self.start_reactor(reactor_parts)?;
         tracing::debug!(?features, "io_uring reactor running");
-        let reactor = Arc::new(ReactorHandle { commands: tx, ready, wake });
+        let handoffs = self.direct_write.then_some(handoffs);
+        let reactor = Arc::new(ReactorHandle { commands: tx, ready, wake, handoffs });
         let audit = self.policy.as_ref().and_then(|p| p.audit.clone());
         let egress = Arc::new(egress::EgressSlot::new(self.egress.clone(), audit));
         let spawner = match start_spawner(reactor.clone(), egress) {
@@ -310,7 +323,7 @@ impl HostBuilder {
     /// only the thread that created it may submit); its outcome comes back before this
     /// returns.
     fn start_reactor(&self, parts: ReactorParts) -> Result<(JoinHandle<()>, Features)> {
-        let (rx, ready, parsed, pool, wake, config) = parts;
+        let (rx, ready, parsed, pool, wake, handoffs, config) = parts;
         let (entries, buffers) = (self.ring_entries, self.buffers);
         let (ready_tx, ready_rx) = std::sync::mpsc::sync_channel(1);
         let thread = std::thread::Builder::new()
@@ -324,7 +337,7 @@ impl HostBuilder {
                     }
                 };
                 let _ = ready_tx.send(Ok(ring.features()));
-                Driver::new(ring, rx, ready, parsed, pool, wake, config).run();
+                Driver::new(ring, rx, ready, parsed, pool, wake, handoffs, config).run();
             })
             .map_err(Error::Reactor)?;
         match ready_rx.recv() {
@@ -349,5 +362,6 @@ type ReactorParts = (
     Arc<ParsedQueue>,
     Option<ParsePool>,
     Arc<OwnedFd>,
+    Arc<super::lane::Handoffs>,
     DriverConfig,
 );

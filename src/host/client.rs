@@ -76,6 +76,9 @@ pub(crate) struct ClientInner {
     /// The cached tool list's output schemas, compiled once per list.
     pub(crate) output_schemas: super::schema::OutputSchemas,
     pub(crate) queue: Arc<RequestQueue<QueuedRequest>>,
+    /// Where requests are written on the caller's thread, when the server is idle (stdio
+    /// servers of a host that allows it).
+    pub(crate) lane: Option<Arc<super::lane::Lane>>,
     pub(crate) name: Arc<str>,
     /// Its spec's `description` (what it is for, in a few words).
     pub(crate) description: Option<String>,

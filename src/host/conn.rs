@@ -21,6 +21,7 @@ use crate::uring::{Buffer, Completion, Ring};
 use super::error::Error;
 use super::events::{EventSink, ServerEvent};
 use super::inbound::{Inbound, SpillContext};
+use super::lane::{Handed, Lane};
 use super::pump::{Completer, Control, Delegate, Pump, ServerCommand};
 use super::request::{QueuedRequest, ServerId};
 use super::stats::{SandboxStats, ServerStats};
@@ -127,6 +128,15 @@ pub(crate) struct Conn {
     read_size: usize,
     /// The deadline this server has registered in the reactor's timer heap.
     pub(crate) timer_at: Option<Instant>,
+    /// Where callers write requests themselves (lane.rs).
+    lane: Option<Arc<Lane>>,
+    /// Whether the lane may be lent a new id: not after its loan expired unused, until the
+    /// next request (an idle server costs no wake-ups).
+    lending: bool,
+    /// When the lane's loan expires, if one is out.
+    lane_by: Option<Instant>,
+    /// Requests written by their callers (adopted from the lane).
+    direct_writes: u64,
 }
 
 pub(crate) struct ConnParts {
@@ -143,6 +153,8 @@ pub(crate) struct ConnParts {
     pub(crate) events: EventSink,
     pub(crate) init_reply: oneshot::Sender<Result<ServerDetails, Error>>,
     pub(crate) handler: Option<super::handler::HandlerSlot>,
+    /// Where callers write their requests themselves, when the host lets them.
+    pub(crate) lane: Option<Arc<Lane>>,
 }
 
 impl Conn {
@@ -180,7 +192,14 @@ impl Conn {
             close_at: None,
             read_size: parts.read_size,
             timer_at: None,
+            lane: parts.lane,
+            lending: true,
+            lane_by: None,
+            direct_writes: 0,
         };
+        if let (Some(lane), Some(stdin)) = (&conn.lane, &conn.stdin) {
+            lane.attach(stdin);
+        }
         let armed = conn
             .arm(ring, Op::Stdout, false, None)
             .and_then(|()| conn.arm(ring, Op::Stderr, false, None))
@@ -220,7 +239,63 @@ impl Conn {
 
     /// Hands a caller's request to the session; [`flush`](Self::flush) then sends it.
     pub(crate) fn request(&mut self, request: QueuedRequest, now: Instant) {
+        if &*request.method == "logging/setLevel" {
+            // A 2026-07-28 session puts the level in every request's `_meta`: a loan made
+            // before encodes the old one.
+            self.withdraw_loan(None);
+        }
+        self.lending = true;
         self.pump.submit(request, now);
+    }
+
+    /// A caller's hand-off (lane.rs): a request it wrote under a lent id, or the rest of
+    /// one that did not fit in the pipe.
+    pub(crate) fn handed(&mut self, ring: &mut Ring, handed: Handed, now: Instant) {
+        match handed {
+            Handed::Sent { id, method, line, sent, timeout, reply } => {
+                self.lane_by = None;
+                self.lending = true;
+                self.direct_writes += 1;
+                self.pump.adopt(id, &method, line, sent, timeout, reply);
+            }
+            Handed::Rest(rest) => {
+                if let Some(lane) = &self.lane {
+                    lane.take_rest();
+                }
+                if self.stdin.is_some() {
+                    self.outq.push_front(rest);
+                }
+            }
+        }
+        self.flush(ring, now);
+    }
+
+    /// Takes back the lane's unused loan (all of it with `None`; only an expired one with
+    /// the time).
+    fn withdraw_loan(&mut self, now: Option<Instant>) {
+        if let Some(lane) = &self.lane {
+            lane.withdraw(now);
+            self.lane_by = lane.wake_by();
+        }
+    }
+
+    /// The reactor has nothing left to write: callers may write themselves again.
+    fn open_lane(&mut self, now: Instant) {
+        let Some(lane) = &self.lane else { return };
+        if self.armed.stdin || !self.outq.is_empty() || self.stdin.is_none() {
+            return;
+        }
+        let session = &mut self.pump.session;
+        let lending = self.lending;
+        self.lane_by = lane.open(|| if lending { session.lend() } else { None }, now);
+    }
+
+    /// No direct write from now on.
+    pub(crate) fn close_lane(&mut self) {
+        if let Some(lane) = &self.lane {
+            lane.close();
+        }
+        self.lane_by = None;
     }
 
     /// The application's answer to the server's request `id`.
@@ -237,6 +312,10 @@ impl Conn {
 
     /// Carries out a client's command.
     pub(crate) fn command(&mut self, ring: &mut Ring, command: ServerCommand, now: Instant) {
+        if let ServerCommand::SetRoots { .. } = command {
+            // The roots are part of a 2026-07-28 request's `_meta`.
+            self.withdraw_loan(None);
+        }
         match self.pump.apply(command, now) {
             None => {}
             Some(Control::Stats(reply)) => {
@@ -260,6 +339,7 @@ impl Conn {
         }
         // Answers queued while handling events (a refused server request).
         self.write_transmit(ring);
+        self.open_lane(now);
     }
 
     /// The handshake ended: `spawn` hears how, and a server nobody will use is stopped.
@@ -300,6 +380,10 @@ impl Conn {
             return;
         }
         let Some(stdin) = &self.stdin else { return };
+        if self.outq.is_empty() || self.lane.as_ref().is_some_and(|lane| !lane.claim()) {
+            // Nothing to write, or a caller's rest must go first (it is on its way).
+            return;
+        }
         let data = match self.outq.len() {
             0 => return,
             1 => self.outq.pop_front().expect("one queued"),
@@ -409,6 +493,7 @@ impl Conn {
     /// The server is gone: fail what is pending, but only after every frame it sent before
     /// going has been delivered (some may still be on the parse pool).
     fn close_session(&mut self, reason: CloseReason) {
+        self.close_lane();
         self.pump.refuse_new(&reason);
         self.inbound.close_session(&mut self.pump.session, reason);
     }
@@ -447,13 +532,17 @@ impl Conn {
                 self.outq.push_front(data.slice(n..));
                 self.start_write(ring);
             }
-            Ok(n) if n > 0 || data.is_empty() => self.start_write(ring),
+            Ok(n) if n > 0 || data.is_empty() => {
+                self.start_write(ring);
+                self.open_lane(now);
+            }
             _ if self.stdin.is_none() => {} // cancelled by shutdown
             _ if -result == libc::EPIPE => {
                 // Nobody reads stdin any more: the server exited or closed it. Its exit status
                 // (or its stdout's end) says why; wait for it briefly rather than report EPIPE.
                 tracing::debug!(server = self.name(), "stdin closed by the server (EPIPE)");
                 self.stdin = None;
+                self.close_lane();
                 self.outq.clear();
                 match self.exited() {
                     Some(reason) => {
@@ -546,6 +635,7 @@ impl Conn {
             return;
         }
         self.outq.clear();
+        self.close_lane();
         if self.stdin.take().is_some() && self.armed.stdin {
             // The write (blocked on a full pipe, perhaps) holds the fd open: cancel it.
             let _ = ring.cancel(self.tag(Op::Stdin));
@@ -563,13 +653,19 @@ impl Conn {
             Lifecycle::StdinClosed(t) | Lifecycle::Terminated(t) => Some(t),
             _ => None,
         };
-        [self.pump.session.poll_timeout(), self.close_at.as_ref().map(|c| c.0), phase]
+        let session = self.pump.session.poll_timeout();
+        [session, self.close_at.as_ref().map(|c| c.0), phase, self.lane_by]
             .into_iter()
             .flatten()
             .min()
     }
 
     pub(crate) fn on_timer(&mut self, ring: &mut Ring, now: Instant) {
+        if self.lane_by.is_some_and(|by| by <= now) {
+            // Unused until it expired: the server is idle; lend again at its next request.
+            self.withdraw_loan(Some(now));
+            self.lending = false;
+        }
         self.pump.session.handle_timeout(now);
         if let Some((at, reason)) = self.close_at.take_if(|(at, _)| *at <= now) {
             let _ = at;
@@ -641,6 +737,7 @@ impl Conn {
             events_dropped: self.pump.events_dropped(),
             frames_offloaded: self.inbound.frames_offloaded,
             answers_spilled: self.inbound.answers_spilled,
+            direct_writes: self.direct_writes,
             sandbox: self.sandbox.as_ref().map(|g| SandboxStats {
                 limits: g.limits.clone(),
                 counters: g.stats(),

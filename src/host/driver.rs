@@ -26,6 +26,7 @@ use super::config::ServerSpec;
 use super::conn::{Conn, ConnParts, Op, OpTag};
 use super::error::Error;
 use super::events::EventSink;
+use super::lane::{Handed, Handoff, Handoffs};
 use super::pump::ServerCommand;
 
 /// The tag of the eventfd read: its low bits (7) name no [`Op`], so no server operation's
@@ -45,6 +46,7 @@ pub(crate) enum ReactorCommand {
         /// The handler of this server's requests, when it is not the host's own (the host's
         /// behind the server's gate).
         handler: Option<Arc<dyn super::handler::ClientHandler>>,
+        lane: Option<Arc<super::lane::Lane>>,
     },
     /// A command for server `id`.
     Server { id: ServerId, command: ServerCommand },
@@ -79,6 +81,11 @@ pub(crate) struct Driver {
     parsed: Arc<ParsedQueue>,
     pool: Option<ParsePool>,
     wake: Arc<OwnedFd>,
+    /// Callers' direct writes (lane.rs), drained before any completion is read.
+    handoffs: Arc<Handoffs>,
+    /// Servers finished this turn, removed at its end, after a last drain of the hand-offs
+    /// (a request a caller wrote just before the lane closed still hears why it failed).
+    finished: Vec<ServerId>,
     /// Min-heap of (deadline, server id); stale entries are skipped when popped.
     timers: BinaryHeap<Reverse<(Instant, ServerId)>>,
     config: DriverConfig,
@@ -89,6 +96,7 @@ pub(crate) struct Driver {
 }
 
 impl Driver {
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         ring: Ring,
         commands: Receiver<ReactorCommand>,
@@ -96,6 +104,7 @@ impl Driver {
         parsed: Arc<ParsedQueue>,
         pool: Option<ParsePool>,
         wake: Arc<OwnedFd>,
+        handoffs: Arc<Handoffs>,
         config: DriverConfig,
     ) -> Driver {
         Driver {
@@ -106,6 +115,8 @@ impl Driver {
             parsed,
             pool,
             wake,
+            handoffs,
+            finished: Vec::new(),
             timers: BinaryHeap::new(),
             memory: config
                 .spill
@@ -136,6 +147,8 @@ impl Driver {
                 break;
             }
             now = Instant::now();
+            // Before the completions: a request a caller wrote is known before its answer.
+            self.drain_handoffs(now);
             let mut completions = std::mem::take(&mut self.completions);
             completions.extend(self.ring.drain());
             for c in completions.drain(..) {
@@ -143,6 +156,9 @@ impl Driver {
             }
             self.completions = completions;
             self.fire_timers(now);
+            // A loan the timers found taken: its request was handed off since the drain above.
+            self.drain_handoffs(now);
+            self.reap_finished();
             self.watch_memory(now);
         }
         // Whatever is left (the reactor failed): make sure no caller waits forever.
@@ -201,13 +217,15 @@ impl Driver {
         }
     }
 
-    /// Book-keeping after a connection was touched: re-arm its timer, remove it if finished.
+    /// Book-keeping after a connection was touched: re-arm its timer; once it is finished,
+    /// close its lane and remove it at the end of this turn.
     fn after(&mut self, id: ServerId) {
         let Some(conn) = self.conns.get_mut(&id) else { return };
         if conn.finished() {
-            let conn = self.conns.remove(&id).expect("present");
-            tracing::debug!(server = conn.name(), "server finished");
-            conn.close();
+            conn.close_lane();
+            if !self.finished.contains(&id) {
+                self.finished.push(id);
+            }
             return;
         }
         // Register the next deadline only if it is earlier than the live entry: a later one is
@@ -275,6 +293,34 @@ impl Driver {
         }
     }
 
+    /// Removes the servers that finished this turn. Their lanes closed first, so no hand-off
+    /// can be for them after the drain that precedes this.
+    fn reap_finished(&mut self) {
+        for id in std::mem::take(&mut self.finished) {
+            if let Some(conn) = self.conns.remove(&id) {
+                tracing::debug!(server = conn.name(), "server finished");
+                conn.close();
+            }
+        }
+    }
+
+    /// Takes in the requests callers wrote themselves, and the rests of their writes.
+    fn drain_handoffs(&mut self, now: Instant) {
+        while let Some(Handoff { server, what }) = self.handoffs.pop() {
+            match self.conns.get_mut(&server) {
+                Some(conn) => {
+                    conn.handed(&mut self.ring, what, now);
+                    self.after(server);
+                }
+                None => {
+                    if let Handed::Sent { reply, .. } = what {
+                        reply.send(Err(RequestError::Closed(CloseReason::Shutdown)));
+                    }
+                }
+            }
+        }
+    }
+
     /// Sends the application's answers to server requests.
     fn drain_answers(&mut self, now: Instant) {
         let Some(slot) = &self.config.handler else { return };
@@ -337,8 +383,8 @@ impl Driver {
 
     fn on_command(&mut self, command: ReactorCommand, now: Instant) {
         match command {
-            ReactorCommand::Spawn { id, spec, spawned, queue, events, reply, handler } => {
-                self.spawn(id, *spec, *spawned, queue, events, reply, handler, now);
+            ReactorCommand::Spawn { id, spec, spawned, queue, events, reply, handler, lane } => {
+                self.spawn(id, *spec, *spawned, queue, events, reply, handler, lane, now);
             }
             ReactorCommand::Server { id, command } => match self.conns.get_mut(&id) {
                 Some(conn) => {
@@ -366,6 +412,7 @@ impl Driver {
         events: EventSink,
         reply: oneshot::Sender<Result<ServerDetails, Error>>,
         handler: Option<Arc<dyn super::handler::ClientHandler>>,
+        lane: Option<Arc<super::lane::Lane>>,
         now: Instant,
     ) {
         let name: Arc<str> = spec.name.as_str().into();
@@ -423,6 +470,7 @@ impl Driver {
                 scan_content: self.config.scan_content,
             }),
             queue,
+            lane,
             events,
             init_reply: reply,
             handler: self.config.handler.clone().map(|mut slot| {

@@ -143,7 +143,16 @@ impl Launcher {
             None => shared.0.clone(),
         });
         let description = spec.description.clone();
-        let job = SpawnJob { id, spec, queue: queue.clone(), events, reply: tx, handler };
+        let lane = spec.remote().is_none().then(|| self.reactor.lane(id)).flatten();
+        let job = SpawnJob {
+            id,
+            spec,
+            queue: queue.clone(),
+            events,
+            reply: tx,
+            handler,
+            lane: lane.clone(),
+        };
         let reactor = self.start_backend(job);
         let parser = self.parser;
         let store = self.spill_store.clone();
@@ -169,6 +178,7 @@ impl Launcher {
             Ok(ClientInner {
                 id,
                 queue,
+                lane,
                 name,
                 description,
                 details,
@@ -199,7 +209,7 @@ impl Launcher {
             }
             return self.reactor.clone();
         };
-        let SpawnJob { id, spec, queue, events, reply, handler } = job;
+        let SpawnJob { id, spec, queue, events, reply, handler, lane: _ } = job;
         // Declares what the handler answers, as for stdio servers; the connection's thread
         // runs the handler.
         let mut session = self.session.clone();

@@ -31,6 +31,7 @@ mod events;
 pub mod gate;
 mod handler;
 mod inbound;
+mod lane;
 mod launcher;
 mod memory;
 pub mod pins;
@@ -112,6 +113,9 @@ pub(crate) struct ReactorHandle {
     commands: Sender<ReactorCommand>,
     ready: Arc<ReadyList<QueuedRequest>>,
     wake: Arc<OwnedFd>,
+    /// Where callers' direct writes are handed to the reactor; `None`: the host does not
+    /// let callers write (HostBuilder::direct_write).
+    handoffs: Option<Arc<lane::Handoffs>>,
 }
 
 impl ReactorHandle {
@@ -120,6 +124,12 @@ impl ReactorHandle {
     pub(crate) fn schedule(&self, queue: Arc<RequestQueue<QueuedRequest>>) {
         self.ready.push(queue);
         sys::eventfd_signal(&*self.wake);
+    }
+
+    /// A lane for stdio server `server`, when the host lets callers write themselves.
+    pub(crate) fn lane(&self, server: ServerId) -> Option<Arc<lane::Lane>> {
+        let handoffs = self.handoffs.clone()?;
+        Some(Arc::new(lane::Lane::new(server, handoffs, self.wake.clone())))
     }
 
     /// Queues a command and wakes the reactor. Never blocks on the reactor. If the reactor is

@@ -135,6 +135,26 @@ impl Pump {
         }
     }
 
+    /// Enters a request its caller wrote itself under a lent id (see lane.rs).
+    pub(crate) fn adopt(
+        &mut self,
+        id: RequestId,
+        method: &str,
+        line: bytes::Bytes,
+        sent: Instant,
+        timeout: Option<std::time::Duration>,
+        reply: Reply,
+    ) {
+        let seq = reply.seq;
+        match self.session.adopt(id, method, line, sent, timeout, Completer::Caller(reply)) {
+            Ok(()) => {
+                self.calls.in_flight.insert(seq, id);
+            }
+            Err((Completer::Caller(reply), error)) => reply.send(Err(error)),
+            Err((Completer::Init, _)) => unreachable!("only callers' requests are lent ids"),
+        }
+    }
+
     /// Hands every request waiting in the queue to the session.
     pub(crate) fn drain_queue(&mut self, now: Instant) {
         let queue = self.queue.clone();

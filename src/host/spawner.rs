@@ -22,6 +22,8 @@ pub(super) struct SpawnJob {
     pub(super) reply: oneshot::Sender<Result<crate::protocol::ServerDetails>>,
     /// The handler of the server's requests, when not the host's own.
     pub(super) handler: Option<Arc<dyn super::handler::ClientHandler>>,
+    /// Where callers write their requests themselves (lane.rs), when the host lets them.
+    pub(super) lane: Option<Arc<super::lane::Lane>>,
 }
 
 /// Starts the spawner: a long-lived thread that starts every server process (a sandboxed one
@@ -34,13 +36,13 @@ pub(super) fn start_spawner(
 ) -> std::io::Result<(std::sync::mpsc::Sender<SpawnJob>, JoinHandle<()>)> {
     let (tx, rx) = std::sync::mpsc::channel::<SpawnJob>();
     let thread = std::thread::Builder::new().name("ringmcp-spawner".into()).spawn(move || {
-        for SpawnJob { id, spec, queue, events, reply, handler } in rx {
+        for SpawnJob { id, spec, queue, events, reply, handler, lane } in rx {
             let spawned = Box::new(match spec.launch() {
                 Some(launch) => egress.spawn(&spec.name, launch),
                 None => unreachable!("only stdio servers are sent to the spawner"),
             });
             let command =
-                ReactorCommand::Spawn { id, spec, spawned, queue, events, reply, handler };
+                ReactorCommand::Spawn { id, spec, spawned, queue, events, reply, handler, lane };
             if let Err(std::sync::mpsc::SendError(ReactorCommand::Spawn { spawned, .. })) =
                 reactor.commands.send(command)
                 && let Ok(mut s) = *spawned

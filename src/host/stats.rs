@@ -21,6 +21,9 @@ pub struct ServerStats {
     pub frames_offloaded: u64,
     /// Answers streamed to the spill store.
     pub answers_spilled: u64,
+    /// Requests their callers wrote to stdin themselves (docs/host.md, "The direct write");
+    /// the rest of `session.requests` went through the reactor.
+    pub direct_writes: u64,
     /// The sandbox's limits and counters (OOM kills, pid-limit hits, CPU throttling), when
     /// the server is sandboxed.
     pub sandbox: Option<SandboxStats>,

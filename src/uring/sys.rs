@@ -21,6 +21,19 @@ pub(crate) fn eventfd_signal(fd: &impl AsRawFd) {
     let _ = unsafe { libc::write(fd.as_raw_fd(), (&raw const one).cast(), 8) };
 }
 
+/// Writes what fits of `buf` to a pipe without ever blocking (`pwritev2` with `RWF_NOWAIT`):
+/// `Ok(n)` bytes went in (possibly fewer than asked, or none when it is full:
+/// `ErrorKind::WouldBlock`). A kernel without `RWF_NOWAIT` for pipes (before 5.8) answers
+/// `EOPNOTSUPP`.
+pub(crate) fn write_nowait(fd: &impl AsRawFd, buf: &[u8]) -> io::Result<usize> {
+    let iov = libc::iovec { iov_base: buf.as_ptr().cast_mut().cast(), iov_len: buf.len() };
+    // SAFETY: `iov` points into `buf`, which outlives the call; the kernel only reads it
+    // (the `cast_mut` is for the iovec type alone). Offset -1: the file position (a pipe has
+    // none).
+    let n = unsafe { libc::pwritev2(fd.as_raw_fd(), &raw const iov, 1, -1, libc::RWF_NOWAIT) };
+    usize::try_from(n).map_err(|_| io::Error::last_os_error())
+}
+
 /// `/proc/sys/fs/pipe-max-size`, or 1 MiB if it cannot be read.
 pub(crate) fn pipe_max_size() -> usize {
     std::fs::read_to_string("/proc/sys/fs/pipe-max-size")

@@ -4,6 +4,7 @@
 
 mod bench_cli;
 mod content;
+mod direct;
 mod egress;
 mod eras;
 mod everything;

@@ -45,6 +45,10 @@ pub(crate) struct ServerArgs {
     /// Deliver every answer inline, up to the 16 MiB frame limit, instead of spilling.
     #[arg(long, conflicts_with = "spill_threshold")]
     no_spill: bool,
+    /// Send every request through the reactor thread: by default a request to an idle server
+    /// is written to its stdin on the calling thread (docs/host.md, "The direct write").
+    #[arg(long)]
+    no_direct_write: bool,
     /// Run the server as a plain child process (servers are sandboxed by default: namespaces,
     /// read-only root, cgroup limits, seccomp, Landlock).
     #[arg(long)]
@@ -135,6 +139,7 @@ impl ServerArgs {
             timeout: self.timeout,
             spill_threshold: self.spill_threshold,
             no_spill: self.no_spill,
+            no_direct_write: self.no_direct_write,
             no_sandbox: self.no_sandbox,
             sandbox_profile: self.sandbox_profile.clone(),
             allow_host: self.allow_host.clone(),
@@ -266,6 +271,7 @@ impl ServerArgs {
             .era(era)
             .request_timeout(Duration::from_secs_f64(self.timeout))
             .max_frame(DEFAULT_MAX_FRAME)
+            .direct_write(!self.no_direct_write)
             .spill(spill);
         if let Some(policy) = policy {
             builder = builder.policy(policy);
@@ -288,6 +294,7 @@ impl ServerArgs {
             timeout,
             spill_threshold,
             no_spill: false,
+            no_direct_write: false,
             no_sandbox,
             sandbox_profile,
             allow_host: Vec::new(),

@@ -246,9 +246,19 @@ impl Client {
         let (tx, rx) = oneshot::channel();
         // Relaxed: the counter only needs to hand out distinct values.
         let seq = self.inner().next_request_seq.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let reply = Reply { tx, ticket, seq };
-        if queue.push(QueuedRequest { method: method.into(), params, timeout, reply, progress }) {
-            self.inner().reactor.schedule(queue.clone());
+        let mut reply = Reply { tx, ticket, seq };
+        // An idle server's request is written here, on the caller's thread (lane.rs); one
+        // with a progress stream takes the queue (the session shapes its params).
+        let direct = match (&inner.lane, &progress) {
+            (Some(lane), None) => lane.try_send(method, params.as_deref(), timeout, reply),
+            _ => Err(reply),
+        };
+        if let Err(queued) = direct {
+            reply = queued;
+            if queue.push(QueuedRequest { method: method.into(), params, timeout, reply, progress })
+            {
+                self.inner().reactor.schedule(queue.clone());
+            }
         }
         let cancel =
             CancelOnDrop { reactor: self.inner().reactor.clone(), server: self.inner().id, seq };

@@ -4,6 +4,7 @@ use super::*;
 use bytes::Bytes;
 use serde_json::json;
 
+mod loan;
 mod modern;
 
 type TestSession = Session<u32>;

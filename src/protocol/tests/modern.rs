@@ -18,12 +18,12 @@ fn discover_result() -> Value {
            "capabilities": {"tools": {}}, "serverInfo": {"name": "modern", "version": "1"}})
 }
 
-fn config(features: ClientFeatures) -> SessionConfig {
+pub(super) fn config(features: ClientFeatures) -> SessionConfig {
     SessionConfig { features, ..SessionConfig::default() }
 }
 
 /// A session past the probe, speaking 2026-07-28.
-fn modern(config: SessionConfig, t0: Instant) -> TestSession {
+pub(super) fn modern(config: SessionConfig, t0: Instant) -> TestSession {
     let mut s = TestSession::new(config);
     s.handshake(t0, 0);
     let out = sent(&mut s);
