@@ -12,8 +12,11 @@
 //! other request takes the queue, as before: one in flight on the lane already, a progress
 //! stream, a deadline earlier than the reactor's next wake-up, a method the session shapes.
 //!
-//! Writers never interleave: the caller writes while holding the lane's lock, and the
-//! reactor claims the lane ([`Lane::claim`]) before it submits a write.
+//! Writers never interleave: a caller marks the lane as its own under the lane's lock, then
+//! writes without it (the write wakes the server, which may take this core at once; the
+//! reactor must not wait on the lock for the caller to be scheduled again); the reactor claims
+//! the lane ([`Lane::claim`]) before it submits a write, and waits for a caller's
+//! [`Handed::Rest`] if one is writing.
 
 use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -49,7 +52,8 @@ pub(crate) enum Handed {
         timeout: Option<Duration>,
         reply: Reply,
     },
-    /// What did not fit in the pipe of a caller's write, to be written before anything else.
+    /// What did not fit in the pipe of a caller's write, to be written before anything else;
+    /// empty when the whole line went in but the reactor waited to write meanwhile.
     Rest(Bytes),
 }
 
@@ -60,7 +64,10 @@ enum Writer {
     Idle,
     /// The reactor has a write in flight or queued.
     Reactor,
-    /// A caller's write did not fit; its rest is on its way to the reactor, and goes first.
+    /// A caller is writing (without the lock).
+    Caller,
+    /// A caller's write did not fit, or the reactor waited for it to end: the rest (maybe
+    /// none) is on its way to the reactor, and goes first.
     Rest,
 }
 
@@ -71,6 +78,8 @@ struct State {
     /// (every direct request's deadline must be at or after it, or nobody would time it out).
     loan: Option<(Loan, Instant)>,
     writer: Writer,
+    /// The reactor has bytes to write and waits for a caller's write to end.
+    reactor_waits: bool,
 }
 
 /// One stdio server's lane, shared by its client and its connection on the reactor.
@@ -93,7 +102,8 @@ impl std::fmt::Debug for Lane {
 impl Lane {
     /// A closed lane, opened by the reactor once the server runs and its session is active.
     pub(crate) fn new(server: ServerId, handoffs: Arc<Handoffs>, wake: Arc<OwnedFd>) -> Lane {
-        let state = State { stdin: None, loan: None, writer: Writer::Reactor };
+        let state =
+            State { stdin: None, loan: None, writer: Writer::Reactor, reactor_waits: false };
         Lane { server, state: Mutex::new(state), open: AtomicBool::new(false), handoffs, wake }
     }
 
@@ -115,7 +125,7 @@ impl Lane {
             return Err(reply);
         }
         let mut state = self.lock();
-        let State { stdin: Some(stdin), loan: Some((loan, wake_by)), writer: Writer::Idle } =
+        let State { stdin: Some(stdin), loan: Some((loan, wake_by)), writer: Writer::Idle, .. } =
             &*state
         else {
             return Err(reply);
@@ -127,40 +137,57 @@ impl Lane {
         let Some(line) = loan.encode(method, params) else { return Err(reply) };
         let (id, stdin) = (loan.id, stdin.clone());
         state.loan = None;
+        state.writer = Writer::Caller;
         // Before the write: the answer can come back as soon as the bytes are in the pipe.
         let handed =
             Handed::Sent { id, method: method.into(), line: line.clone(), sent, timeout, reply };
         self.handoffs.push(Handoff { server: self.server, what: handed });
-        let written = match sys::write_nowait(&*stdin, &line) {
+        // Not under the lock: the write wakes the server, which may run on this core at once;
+        // the reactor must not wait for this thread to be scheduled again.
+        drop(state);
+        let written = sys::write_nowait(&*stdin, &line);
+        let mut state = self.lock();
+        let written = match written {
             Ok(n) => n,
             Err(e) => {
                 if e.raw_os_error() == Some(libc::EOPNOTSUPP) {
                     // This kernel cannot write to a pipe without blocking: no direct writes.
                     tracing::debug!("RWF_NOWAIT on a pipe is not supported: direct writes off");
                     state.stdin = None;
+                    state.loan = None;
                 }
                 0
             }
         };
-        if written < line.len() {
-            state.writer = Writer::Rest;
-            self.handoffs
-                .push(Handoff { server: self.server, what: Handed::Rest(line.slice(written..)) });
-            drop(state);
-            sys::eventfd_signal(&*self.wake);
+        if written == line.len() && !state.reactor_waits {
+            state.writer = Writer::Idle;
+            return Ok(());
         }
+        // The rest of the line (none if the reactor only waits to write) goes first.
+        state.writer = Writer::Rest;
+        state.reactor_waits = false;
+        let rest = Handed::Rest(line.slice(written..));
+        self.handoffs.push(Handoff { server: self.server, what: rest });
+        drop(state);
+        sys::eventfd_signal(&*self.wake);
         Ok(())
     }
 
-    /// The reactor is about to write: false while a caller's rest is on its way (it goes
-    /// first; the reactor's bytes wait in its queue until then).
+    /// The reactor is about to write: false while a caller writes or its rest is on its
+    /// way (the reactor's bytes wait in its queue until [`Handed::Rest`] comes).
     pub(crate) fn claim(&self) -> bool {
         let mut state = self.lock();
-        if state.writer == Writer::Rest {
-            return false;
+        match state.writer {
+            Writer::Caller => {
+                state.reactor_waits = true;
+                false
+            }
+            Writer::Rest => false,
+            Writer::Idle | Writer::Reactor => {
+                state.writer = Writer::Reactor;
+                true
+            }
         }
-        state.writer = Writer::Reactor;
-        true
     }
 
     /// A caller's rest reached the reactor, which writes from now on.
@@ -182,10 +209,12 @@ impl Lane {
         now: Instant,
     ) -> Option<Instant> {
         let mut state = self.lock();
-        if state.writer == Writer::Rest {
-            return None;
+        match state.writer {
+            Writer::Rest => return None,
+            // Its write ends with the lane open again: it finds the next loan there.
+            Writer::Caller => {}
+            Writer::Idle | Writer::Reactor => state.writer = Writer::Idle,
         }
-        state.writer = Writer::Idle;
         if state.loan.is_none() && state.stdin.is_some() {
             state.loan = lend().map(|loan| {
                 let by = now + loan.default_timeout;

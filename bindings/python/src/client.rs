@@ -286,6 +286,7 @@ impl Client {
                 "events_dropped": s.events_dropped,
                 "frames_offloaded": s.frames_offloaded,
                 "answers_spilled": s.answers_spilled,
+                "direct_writes": s.direct_writes,
                 "sandbox": s.sandbox.as_ref().map(|b| format!("{:?}", b.limits)),
             })))
         })
