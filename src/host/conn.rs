@@ -239,9 +239,9 @@ impl Conn {
 
     /// Hands a caller's request to the session; [`flush`](Self::flush) then sends it.
     pub(crate) fn request(&mut self, request: QueuedRequest, now: Instant) {
-        if &*request.method == "logging/setLevel" {
-            // A 2026-07-28 session puts the level in every request's `_meta`: a loan made
-            // before encodes the old one.
+        if self.lane_by.is_some() {
+            // The server is busy from now on (the lane is for an idle one), and a 2026-07-28
+            // `logging/setLevel` changes what every later request's `_meta` says.
             self.withdraw_loan(None);
         }
         self.lending = true;
@@ -286,7 +286,9 @@ impl Conn {
             return;
         }
         let session = &mut self.pump.session;
-        let lending = self.lending;
+        // Only to an idle server: under load the queue batches many requests into one write
+        // (and one wake-up of the server), which beats a write per request.
+        let lending = self.lending && session.pending() == 0;
         self.lane_by = lane.open(|| if lending { session.lend() } else { None }, now);
     }
 
@@ -334,6 +336,10 @@ impl Conn {
     /// Moves the session's output to the pipe and its events to their receivers.
     pub(crate) fn flush(&mut self, ring: &mut Ring, now: Instant) {
         self.write_transmit(ring);
+        if self.lane_by.is_none() {
+            // Lent before the answers go out: a caller woken by one finds the loan at once.
+            self.open_lane(now);
+        }
         if let Some(outcome) = self.pump.deliver(now) {
             self.on_handshake(ring, outcome, now);
         }

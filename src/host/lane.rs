@@ -3,14 +3,16 @@
 //! write"). A call at c = 1 then wakes the server, then the reactor (its answer), then the
 //! caller: one wake-up fewer than through the queue.
 //!
-//! The lane is open only while the reactor has nothing to write (no write in flight, none
-//! queued) and the session has lent it an id ([`Loan`]). A caller takes the loan, hands the
+//! The lane is open only while the server is idle (no request in flight), the reactor has
+//! nothing to write (no write in flight, none queued) and the session has lent it an id
+//! ([`Loan`]). A caller takes the loan, hands the
 //! request to the reactor *before* writing it ([`Handed::Sent`], on a queue the reactor
 //! drains at every wake-up before it reads any completion, so no answer can arrive for a
 //! request it does not know), then writes without blocking. What does not fit goes to the
 //! reactor ([`Handed::Rest`], with a wake-up), which writes it before anything else. Every
 //! other request takes the queue, as before: one in flight on the lane already, a progress
 //! stream, a deadline earlier than the reactor's next wake-up, a method the session shapes.
+//! Under load the queue is the better road: it batches many requests into one write.
 //!
 //! Writers never interleave: a caller marks the lane as its own under the lane's lock, then
 //! writes without it (the write wakes the server, which may take this core at once; the
