@@ -279,6 +279,12 @@ impl ServerArgs {
         Ok(builder)
     }
 
+    /// This invocation, its servers' requests written by their callers when idle or not.
+    pub(crate) fn direct_write(mut self, on: bool) -> ServerArgs {
+        self.no_direct_write = !on;
+        self
+    }
+
     /// The settings `ringmcp gateway` starts every backend with: the config file, its options
     /// for each server.
     pub(crate) fn for_config(
