@@ -569,7 +569,8 @@ impl Gate {
         match (method, params) {
             ("resources/read" | "resources/subscribe", Some(p)) => {
                 let uri = p.get("uri").and_then(Value::as_str).unwrap_or_default();
-                if crate::spill::store::is_spill_uri(uri) {
+                // One of another process's store is the server's (a gateway's large result).
+                if crate::spill::store::is_own_spill_uri(uri) {
                     let reason = "a ringmcp-spill:// URI names a payload the host holds for another server's answer; it is never sent to a server";
                     return Err(Denial::new("scope", DenialKind::Rule, reason));
                 }

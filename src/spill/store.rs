@@ -54,6 +54,18 @@ pub fn is_spill_uri(uri: &str) -> bool {
     uri.strip_prefix(URI_SCHEME).is_some_and(|rest| rest.starts_with("://"))
 }
 
+/// Whether `uri` is a spill URI of this process (any of its stores, live or not), as opposed
+/// to one a server handed over from its own store (a `ringmcp gateway`'s large results).
+/// When this process's tag cannot be read, every spill URI counts as its own.
+pub fn is_own_spill_uri(uri: &str) -> bool {
+    static TAG: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    let Some(rest) = uri.strip_prefix(URI_SCHEME).and_then(|r| r.strip_prefix("://")) else {
+        return false;
+    };
+    let tag = TAG.get_or_init(|| ProcessTag::current().ok().map(|t| t.to_string()));
+    tag.as_ref().is_none_or(|tag| rest.split_once('/').is_none_or(|(t, _)| t == tag))
+}
+
 /// The default quota: 8 GiB.
 pub const DEFAULT_QUOTA_BYTES: u64 = 8 << 30;
 

@@ -417,3 +417,40 @@ fn call_save_links_or_copies_the_spilled_payload_and_leaves_no_spill_file() {
     let _ = std::fs::remove_dir_all(&root);
     let _ = std::fs::remove_dir_all(&shm);
 }
+
+/// Through `ringmcp gateway`, the payload is the gateway's (its own spill store): `call --save`
+/// reads it from the gateway in ranges (`URI?offset=N&length=M`) and writes it whole, and this
+/// host keeps no spill file of its own afterwards.
+#[test]
+fn call_save_through_a_gateway_reads_the_payload_in_ranges() {
+    let root = std::env::temp_dir().join(format!("ringmcp-save-gw-{}", std::process::id()));
+    let runtime = root.join("runtime");
+    std::fs::create_dir_all(&runtime).unwrap();
+    let bin = crate::util::ringmcp_bin();
+    let config = root.join("one.json");
+    let entry = json!({"mcpServers": {"ref": {"command": bin, "args": ["serve"]}}});
+    std::fs::write(&config, entry.to_string()).unwrap();
+    // Over 4 MiB, the most one range asks for: three ranges, the last one short.
+    let len = 9_000_000usize;
+    let dir = root.join("saved");
+    let out = std::process::Command::new(&bin)
+        .env("XDG_RUNTIME_DIR", &runtime)
+        .args(["call", "--no-sandbox", "--save"])
+        .arg(&dir)
+        .args(["ref__blob", &json!({"bytes": len}).to_string(), "--"])
+        .arg(&bin)
+        .args(["gateway", "--no-sandbox", "--config"])
+        .arg(&config)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains(&format!("({len} bytes, read in ranges from the server)")), "{stderr}");
+    let saved: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(saved.len(), 1, "{saved:?}");
+    let bytes = std::fs::read(&saved[0]).unwrap();
+    assert_eq!(bytes.len(), len);
+    assert!(blob_ok(&bytes, 0), "the saved payload is the server's text");
+    assert_eq!(spill_files(&runtime.join("ringmcp")), 0, "no spill file is left here");
+    let _ = std::fs::remove_dir_all(&root);
+}

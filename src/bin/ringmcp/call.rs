@@ -118,14 +118,18 @@ fn namespaced(
 }
 
 /// Saves every spilled payload the result links to into `dir`, named after its URI: a hard
-/// link to the spill file when `dir` is on its file system, a kernel-side copy otherwise.
+/// link to the spill file when `dir` is on its file system, a kernel-side copy otherwise. A
+/// payload the server spilled (a `ringmcp gateway`'s `ringmcp-spill://` link) is read from it
+/// in ranges, each range received into this host's spill store and copied on by the kernel.
 fn save_spilled(client: &Client, result: &CallToolResult, dir: &Path) -> Result<(), Failure> {
     std::fs::create_dir_all(dir)
         .map_err(|e| Failure::usage(format!("creating {}: {e}", dir.display())))?;
     for block in &result.content {
         let Content::Other { raw, .. } = block else { continue };
         let Some(uri) = raw.get("uri").and_then(Value::as_str) else { continue };
-        let Some(file) = client.spilled(uri) else { continue };
+        if !ringmcp::spill::store::is_spill_uri(uri) {
+            continue;
+        }
         let name: String = uri
             .rsplit('/')
             .next()
@@ -134,6 +138,12 @@ fn save_spilled(client: &Client, result: &CallToolResult, dir: &Path) -> Result<
             .filter(char::is_ascii_alphanumeric)
             .collect();
         let dest = dir.join(format!("spilled-{name}"));
+        let Some(file) = client.spilled(uri) else {
+            let size = raw.get("size").and_then(Value::as_u64);
+            let n = save_remote(client, uri, size, &dest)?;
+            note!("saved {uri} ({n} bytes, read in ranges from the server) to {}", dest.display());
+            continue;
+        };
         let how = file.save_as(&dest).map_err(|e| Failure::usage(e.to_string()))?;
         let how = match how {
             Saved::Linked => "linked",
@@ -142,6 +152,50 @@ fn save_spilled(client: &Client, result: &CallToolResult, dir: &Path) -> Result<
         note!("saved {uri} ({} bytes, {how}) to {}", file.len(), dest.display());
     }
     Ok(())
+}
+
+/// The most bytes one ranged read asks for: a gateway's default `readChunkMax`.
+const RANGE_MAX: u64 = 4 << 20;
+
+/// Reads a payload another store holds (the server's) in ranges into `dest`; returns its
+/// length. Each range arrives as a resource read, spilled or small, and is handed over as a
+/// [`SpillFile`](ringmcp::spill::store::SpillFile) whose bytes the kernel appends to `dest`.
+fn save_remote(client: &Client, uri: &str, size: Option<u64>, dest: &Path) -> Result<u64, Failure> {
+    use std::io::Write;
+    let failed = |e: std::io::Error| Failure::usage(format!("writing {}: {e}", dest.display()));
+    let mut out = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(dest)
+        .map_err(failed)?;
+    let mut offset = 0;
+    while size.is_none_or(|size| offset < size) {
+        let range = format!("{uri}?offset={offset}&length={RANGE_MAX}");
+        let part = futures::executor::block_on(client.fetch_resource(&range))?;
+        let len = part.len();
+        // File to file: std copies with copy_file_range, in the kernel.
+        let copied = std::fs::File::open(part.path())
+            .and_then(|mut from| std::io::copy(&mut from, &mut out));
+        drop(client.release_spilled(part.uri()));
+        if copied.map_err(failed)? != len {
+            return Err(failed(std::io::ErrorKind::UnexpectedEof.into()));
+        }
+        if len == 0 {
+            break;
+        }
+        offset += len;
+    }
+    out.flush().map_err(failed)?;
+    if let Some(size) = size.filter(|&size| size != offset) {
+        let _ = std::fs::remove_file(dest);
+        return Err(Failure {
+            code: exit::TRANSPORT,
+            message: format!("{uri}: the server sent {offset} of its {size} bytes"),
+            json: None,
+        });
+    }
+    Ok(offset)
 }
 
 fn print_result(result: &CallToolResult, json: bool) {

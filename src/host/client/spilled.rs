@@ -92,7 +92,9 @@ impl Client {
     /// (`read_at`, `read_range`, `reader()`, `stream()`), also reachable by
     /// [`read_spilled`](Self::read_spilled) under the handle's URI until released.
     ///
-    /// A `ringmcp-spill://` URI this client received is returned as it is. Otherwise the
+    /// A `ringmcp-spill://` URI this client received is returned as it is; one of another
+    /// process's store (a `ringmcp gateway`'s) is the server's, read like any other resource
+    /// (a large one in ranges, `URI?offset=N&length=M`, as `ringmcp call --save` does). Otherwise the
     /// `resources/read` answer is received like any other: a large one streams to the spill
     /// store as it arrives and is handed over without being copied; a small one is written to
     /// the store (a `blob` base64-decoded, a `text` as its UTF-8 bytes). Of several content
@@ -107,9 +109,11 @@ impl Client {
         uri: &str,
     ) -> impl Future<Output = Result<SpillFile>> + Send + 'static {
         let known = self.spilled(uri);
-        // A spill URI is the host's, never a server's: one this client did not receive (another
-        // server's payload) is not sent to this server to read.
-        let foreign = known.is_none() && crate::spill::store::is_spill_uri(uri);
+        // A spill URI of this host's own store that this client did not receive (another
+        // server's payload, or one released) is not sent to this server to read. One of
+        // another store is the server's (a `ringmcp gateway` hands its large results over so),
+        // and is read from it like any resource.
+        let foreign = known.is_none() && crate::spill::store::is_own_spill_uri(uri);
         if foreign {
             let error = Error::Spill(SpillError::NotFound(uri.into()));
             return futures::future::Either::Left(std::future::ready(Err(error)));

@@ -32,6 +32,14 @@ fn decided(gate: &Gate, method: &str, params: Value) -> Option<DenialKind> {
 #[test]
 fn resource_reads_are_confined_to_the_roots_and_never_name_a_spilled_payload() {
     let g = gate(None);
+    let store = crate::spill::store::SpillStore::open(
+        crate::spill::store::StoreConfig::new()
+            .base_dir(std::env::temp_dir().join("ringmcp-gate-test")),
+    )
+    .unwrap();
+    let mut w = store.create("t").unwrap();
+    w.write_all(b"x").unwrap();
+    let own = w.finish().unwrap().uri().to_owned();
     for method in ["resources/read", "resources/subscribe"] {
         let read = |uri: &str| decided(&g, method, json!({"uri": uri}));
         assert_eq!(read("file:///srv/project/notes.md"), None);
@@ -41,7 +49,9 @@ fn resource_reads_are_confined_to_the_roots_and_never_name_a_spilled_payload() {
         // Encoded twice: a server that decodes once more reads `..` (refused, as a guess).
         let twice = "file:///srv/project/%252e%252e/%252e%252e/etc/passwd";
         assert_eq!(read(twice), Some(DenialKind::Path), "{method}");
-        assert_eq!(read("ringmcp-spill://abc/1"), Some(DenialKind::Rule), "{method}");
+        assert_eq!(read(&own), Some(DenialKind::Rule), "{method}: this host's payload");
+        // Another process's store (a gateway's large result): the server's own resource.
+        assert_eq!(read("ringmcp-spill://1-2/1?offset=0&length=64"), None, "{method}");
         assert_eq!(read("https://example.com/x"), None, "not a file: the server's business");
     }
 }
