@@ -95,6 +95,9 @@ pub(crate) struct ClientInner {
 impl Drop for ClientInner {
     fn drop(&mut self) {
         // Never blocks and needs no runtime: the reactor runs the shutdown sequence.
+        if let Some(lane) = &self.lane {
+            lane.hold();
+        }
         self.reactor.send(self.id, ServerCommand::Shutdown { reply: None });
     }
 }
@@ -637,7 +640,7 @@ impl Client {
             s.stop();
         }
         let (tx, rx) = oneshot::channel();
-        self.inner().reactor.send(self.inner().id, ServerCommand::Shutdown { reply: Some(tx) });
+        self.in_order(ServerCommand::Shutdown { reply: Some(tx) });
         rx.await.unwrap_or(CloseReason::Shutdown)
     }
 }

@@ -314,9 +314,13 @@ impl Conn {
 
     /// Carries out a client's command.
     pub(crate) fn command(&mut self, ring: &mut Ring, command: ServerCommand, now: Instant) {
-        if let ServerCommand::SetRoots { .. } = command {
-            // The roots are part of a 2026-07-28 request's `_meta`.
-            self.withdraw_loan(None);
+        let in_order =
+            !matches!(command, ServerCommand::Stats { .. } | ServerCommand::Cancel { .. });
+        if in_order && let Some(lane) = &self.lane {
+            // The client held the lane for this command (Client::in_order; the new roots of a
+            // 2026-07-28 session's `_meta` among them): requests after it may go directly
+            // again once its bytes are written.
+            lane.release();
         }
         match self.pump.apply(command, now) {
             None => {}

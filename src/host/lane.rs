@@ -82,6 +82,9 @@ struct State {
     writer: Writer,
     /// The reactor has bytes to write and waits for a caller's write to end.
     reactor_waits: bool,
+    /// Commands the client sent that the reactor has not carried out yet: no loan until then
+    /// (a request sent after one must not overtake it).
+    held: u32,
 }
 
 /// One stdio server's lane, shared by its client and its connection on the reactor.
@@ -104,8 +107,13 @@ impl std::fmt::Debug for Lane {
 impl Lane {
     /// A closed lane, opened by the reactor once the server runs and its session is active.
     pub(crate) fn new(server: ServerId, handoffs: Arc<Handoffs>, wake: Arc<OwnedFd>) -> Lane {
-        let state =
-            State { stdin: None, loan: None, writer: Writer::Reactor, reactor_waits: false };
+        let state = State {
+            stdin: None,
+            loan: None,
+            writer: Writer::Reactor,
+            reactor_waits: false,
+            held: 0,
+        };
         Lane { server, state: Mutex::new(state), open: AtomicBool::new(false), handoffs, wake }
     }
 
@@ -217,7 +225,7 @@ impl Lane {
             Writer::Caller => {}
             Writer::Idle | Writer::Reactor => state.writer = Writer::Idle,
         }
-        if state.loan.is_none() && state.stdin.is_some() {
+        if state.loan.is_none() && state.stdin.is_some() && state.held == 0 {
             state.loan = lend().map(|loan| {
                 let by = now + loan.default_timeout;
                 (loan, by)
@@ -239,6 +247,20 @@ impl Lane {
         if state.loan.as_ref().is_some_and(|(_, by)| now.is_none_or(|now| *by <= now)) {
             state.loan = None;
         }
+    }
+
+    /// The client is sending a command that must reach the server before any later request:
+    /// no loan until the reactor has carried it out ([`release`](Self::release)).
+    pub(crate) fn hold(&self) {
+        let mut state = self.lock();
+        state.held += 1;
+        state.loan = None;
+    }
+
+    /// The reactor carried out a command the client [`hold`](Self::hold)s the lane for.
+    pub(crate) fn release(&self) {
+        let mut state = self.lock();
+        state.held = state.held.saturating_sub(1);
     }
 
     /// No direct write from now on: stdin is closing (or closed by the server).

@@ -228,7 +228,7 @@ impl Client {
             // Sent under the lock, so that filters reach the session in the order they were
             // made (the send never blocks).
             let filter = cache.listen.clone();
-            self.inner().reactor.send(self.inner().id, ServerCommand::Listen { filter });
+            self.in_order(ServerCommand::Listen { filter });
         }
     }
 

@@ -310,6 +310,17 @@ impl Client {
 
     /// Hands the reactor a command the gate let through.
     pub(super) fn command(&self, command: ServerCommand, _permit: Permit) {
+        self.in_order(command);
+    }
+
+    /// Hands the reactor a command whose effect on the server (a notification, a new listen
+    /// filter, the shutdown) must come before any request sent after it: the lane's loan is
+    /// taken back first, so those requests take the queue, which the reactor drains after its
+    /// commands (and lends again once the command's bytes are written).
+    pub(super) fn in_order(&self, command: ServerCommand) {
+        if let Some(lane) = &self.inner().lane {
+            lane.hold();
+        }
         self.inner().reactor.send(self.inner().id, command);
     }
 
