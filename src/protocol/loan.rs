@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use serde_json::value::RawValue;
 
-use super::inflight::{Pending, RequestId};
+use super::inflight::RequestId;
 use super::{RequestError, Session, modern};
 use crate::jsonrpc::{self, Id};
 
@@ -91,21 +91,7 @@ impl<T> Session<T> {
         if let Err(e) = self.state.admits(method) {
             return Err((token, e));
         }
-        let deadline = sent + timeout.unwrap_or(self.config.request_timeout);
-        let kept =
-            (self.modern().is_some() || self.config.features.elicitation_url).then_some(line);
-        let pending = Pending {
-            method: method.into(),
-            sent,
-            deadline,
-            token,
-            timeout: None,
-            origin: id,
-            line: kept,
-            rounds: 0,
-        };
-        self.inflight.insert(id, pending);
-        self.stats.requests += 1;
+        self.enter(id, method.into(), line, sent, timeout, token);
         Ok(())
     }
 }

@@ -313,17 +313,31 @@ impl<T> Session<T> {
         token: T,
     ) {
         self.next_id += 1;
-        let deadline = now + timeout.unwrap_or(self.config.request_timeout);
+        let method: std::sync::Arc<str> = method.into();
+        let kind = TransmitKind::Request { method: method.clone(), id };
+        self.transmit.push_back(Transmit { bytes: line.clone(), kind });
+        self.enter(id, method, line, now, timeout, token);
+    }
+
+    /// Enters a request sent at `sent` (by the session, or by its caller under a loan) in the
+    /// pending table.
+    fn enter(
+        &mut self,
+        id: RequestId,
+        method: std::sync::Arc<str>,
+        line: Bytes,
+        sent: Instant,
+        timeout: Option<Duration>,
+        token: T,
+    ) {
+        let deadline = sent + timeout.unwrap_or(self.config.request_timeout);
         // Kept for a retry: a 2026-07-28 `input_required`, or a -32042 (URL elicitation
         // required) when URL elicitation is declared.
         let kept =
-            (self.modern().is_some() || self.config.features.elicitation_url).then(|| line.clone());
-        let method: std::sync::Arc<str> = method.into();
-        let kind = TransmitKind::Request { method: method.clone(), id };
-        self.transmit.push_back(Transmit { bytes: line, kind });
+            (self.modern().is_some() || self.config.features.elicitation_url).then_some(line);
         let pending = Pending {
             method,
-            sent: now,
+            sent,
             deadline,
             token,
             timeout: None,
