@@ -29,6 +29,7 @@ pub(crate) struct HostOptions {
     max_frame: Option<usize>,
     max_pending: Option<usize>,
     max_request_bytes: Option<usize>,
+    direct_write: Option<bool>,
     spill: Option<bool>,
     spill_threshold: Option<usize>,
     spill_dir: Option<PathBuf>,
@@ -54,6 +55,7 @@ const OPTIONS: &[&str] = &[
     "max_frame",
     "max_pending",
     "max_request_bytes",
+    "direct_write",
     "spill",
     "spill_threshold",
     "spill_dir",
@@ -86,6 +88,7 @@ impl HostOptions {
                 "max_frame" => o.max_frame = Some(v.extract()?),
                 "max_pending" => o.max_pending = Some(v.extract()?),
                 "max_request_bytes" => o.max_request_bytes = Some(v.extract()?),
+                "direct_write" => o.direct_write = Some(v.extract()?),
                 "spill" => o.spill = Some(v.extract()?),
                 "spill_threshold" => o.spill_threshold = Some(v.extract()?),
                 "spill_dir" => o.spill_dir = Some(v.extract()?),
@@ -235,6 +238,9 @@ impl Host {
         if let Some(n) = o.max_request_bytes {
             b = b.max_request_bytes(n);
         }
+        // Off unless asked: an asyncio caller goes on with its loop after sending, the pattern
+        // that measured slower with it (docs/host.md, "The direct write").
+        b = b.direct_write(o.direct_write.unwrap_or(false));
         if o.spill == Some(false) {
             b = b.spill(None);
         } else if o.spill_threshold.is_some() || o.spill_dir.is_some() {

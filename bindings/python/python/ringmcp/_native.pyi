@@ -83,6 +83,7 @@ class Host:
         max_frame: int | None = None,
         max_pending: int | None = None,
         max_request_bytes: int | None = None,
+        direct_write: bool = False,
         spill: bool = True,
         spill_threshold: int | None = None,
         spill_dir: str | PathLike[str] | None = None,
