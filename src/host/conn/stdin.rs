@@ -85,7 +85,6 @@ impl Conn {
             return;
         }
         let data = match self.outq.len() {
-            0 => return,
             1 => self.outq.pop_front().expect("one queued"),
             _ => {
                 let mut merged = BytesMut::new();

@@ -5,7 +5,7 @@ use super::super::*;
 use serde_json::json;
 
 use super::modern::{config, modern};
-use super::{TestSession, active, events, feed, raw, sent};
+use super::{TestSession, active, active_with, events, feed, raw, sent};
 
 /// The line `request` writes for (`method`, `params`) as the request after the current one,
 /// from a twin session (same state, same next id).
@@ -76,11 +76,8 @@ fn an_unused_loan_leaves_a_gap_and_adopted_requests_time_out_and_cancel() {
 #[test]
 fn nothing_is_lent_past_max_pending_and_a_closed_session_refuses_the_adoption() {
     let t0 = crate::fuzzing::epoch();
-    let mut s = TestSession::new(SessionConfig { max_pending: 3, ..SessionConfig::default() });
-    s.initialize(t0, 0);
-    let id = sent(&mut s)[0]["id"].clone();
-    feed(&mut s, json!({"jsonrpc":"2.0","id":id,"result":super::init_result("2025-11-25")}), t0);
-    let _ = (events(&mut s), sent(&mut s));
+    let config = SessionConfig { max_pending: 3, ..SessionConfig::default() };
+    let mut s = active_with(config, "2025-11-25", t0);
     s.request("tools/list", None, t0, None, 1).unwrap();
     assert!(s.lend().is_some(), "1 pending + the loan's 1 < 3");
     s.request("tools/list", None, t0, None, 2).unwrap();

@@ -67,7 +67,12 @@ fn init_result(version: &str) -> Value {
 
 /// A session past the handshake, at the negotiated `version`.
 fn active(version: &str, t0: Instant) -> TestSession {
-    let mut s = TestSession::new(SessionConfig::default());
+    active_with(SessionConfig::default(), version, t0)
+}
+
+/// [`active`] with `config`.
+fn active_with(config: SessionConfig, version: &str, t0: Instant) -> TestSession {
+    let mut s = TestSession::new(config);
     s.initialize(t0, 0);
     let out = sent(&mut s);
     assert_eq!(out[0]["method"], "initialize");
