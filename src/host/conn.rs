@@ -27,6 +27,8 @@ use super::request::{QueuedRequest, ServerId};
 use super::stats::{SandboxStats, ServerStats};
 use super::stderr::StderrLog;
 
+mod stdin;
+
 /// Grace after the process exits for its last stdout bytes to arrive before pending requests
 /// fail (answers written just before exiting still reach their callers).
 const EXIT_GRACE: Duration = Duration::from_millis(250);
@@ -34,8 +36,6 @@ const EXIT_GRACE: Duration = Duration::from_millis(250);
 const EOF_GRACE: Duration = Duration::from_millis(100);
 /// Shutdown: wait after closing stdin before SIGTERM, and after SIGTERM before SIGKILL.
 pub(crate) const SHUTDOWN_STEP: Duration = Duration::from_secs(2);
-mod stdin;
-
 /// Largest single write to a server's stdin (several queued messages are coalesced up to it).
 const MAX_WRITE: usize = 1 << 20;
 
@@ -264,9 +264,9 @@ impl Conn {
 
     /// Carries out a client's command.
     pub(crate) fn command(&mut self, ring: &mut Ring, command: ServerCommand, now: Instant) {
-        let in_order =
-            !matches!(command, ServerCommand::Stats { .. } | ServerCommand::Cancel { .. });
-        if in_order && let Some(lane) = &self.lane {
+        if command.ordered()
+            && let Some(lane) = &self.lane
+        {
             // The client held the lane for this command (Client::in_order; the new roots of a
             // 2026-07-28 session's `_meta` among them): requests after it may go directly
             // again once its bytes are written.

@@ -45,6 +45,15 @@ pub(crate) enum ServerCommand {
     Shutdown { reply: Option<oneshot::Sender<CloseReason>> },
 }
 
+impl ServerCommand {
+    /// Whether the server must see this command's effect before any request sent after it
+    /// (a notification, roots, a listen filter, the shutdown): the client holds its lane until
+    /// the reactor has carried it out (lane.rs). Stats and cancels need no order.
+    pub(crate) fn ordered(&self) -> bool {
+        !matches!(self, ServerCommand::Stats { .. } | ServerCommand::Cancel { .. })
+    }
+}
+
 /// The commands only the connection itself can carry out.
 pub(crate) enum Control {
     Stats(oneshot::Sender<ServerStats>),

@@ -162,11 +162,13 @@ const RANGE_MAX: u64 = 4 << 20;
 /// [`SpillFile`](ringmcp::spill::store::SpillFile) whose bytes the kernel appends to `dest`.
 fn save_remote(client: &Client, uri: &str, size: Option<u64>, dest: &Path) -> Result<u64, Failure> {
     use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
     let failed = |e: std::io::Error| Failure::usage(format!("writing {}: {e}", dest.display()));
     let mut out = std::fs::OpenOptions::new()
         .write(true)
         .create(true)
         .truncate(true)
+        .mode(0o600)
         .open(dest)
         .map_err(failed)?;
     let mut offset = 0;

@@ -313,12 +313,14 @@ impl Client {
         self.in_order(command);
     }
 
-    /// Hands the reactor a command whose effect on the server (a notification, a new listen
-    /// filter, the shutdown) must come before any request sent after it: the lane's loan is
-    /// taken back first, so those requests take the queue, which the reactor drains after its
-    /// commands (and lends again once the command's bytes are written).
+    /// Hands the reactor a command. One whose effect on the server must come before any
+    /// request sent after it ([`ServerCommand::ordered`]) holds the lane first, so those
+    /// requests take the queue, which the reactor drains after its commands (and lends again
+    /// once the command's bytes are written).
     pub(super) fn in_order(&self, command: ServerCommand) {
-        if let Some(lane) = &self.inner().lane {
+        if command.ordered()
+            && let Some(lane) = &self.inner().lane
+        {
             lane.hold();
         }
         self.inner().reactor.send(self.inner().id, command);
