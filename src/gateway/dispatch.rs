@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use crate::jsonrpc::{ErrorObject, codes};
+use crate::jsonrpc::{ErrorObject, RawJson, codes};
 use crate::spill::store::is_spill_uri;
 
 use super::catalog::{OWN, page};
@@ -50,13 +50,21 @@ fn status_json(core: &Core) -> Value {
     json!({"servers": servers, "at": super::backend::unix_now()})
 }
 
-/// Answers one request.
+/// Answers one request: a `Value`, or JSON text where the answer is built or passed on as
+/// text (a spilled payload's ranges).
 pub(crate) async fn handle(
     core: Arc<Core>,
     method: &str,
     params: Option<Value>,
-) -> Result<Value, ErrorObject> {
+) -> Result<RawJson, ErrorObject> {
     let params = params.unwrap_or_else(|| json!({}));
+    if method == "resources/read" {
+        return read_resource(&core, &params).await;
+    }
+    answer(core, method, params).await.map(RawJson::from_value)
+}
+
+async fn answer(core: Arc<Core>, method: &str, params: Value) -> Result<Value, ErrorObject> {
     let cursor = params.get("cursor").and_then(Value::as_str);
     let size = core.settings.page_size;
     match method {
@@ -105,7 +113,6 @@ pub(crate) async fn handle(
             strip_meta(&mut forwarded);
             client.request("prompts/get", Some(forwarded), None).await.map_err(|e| (&e).into())
         }
-        "resources/read" => read_resource(&core, &params).await,
         "resources/subscribe" | "resources/unsubscribe" => {
             let uri = string(&params, "uri")?;
             if uri == STATUS_URI || is_spill_uri(uri) {
@@ -248,13 +255,12 @@ async fn call_tool(core: &Arc<Core>, params: Value) -> Result<Value, ErrorObject
     Ok(result)
 }
 
-async fn read_resource(core: &Arc<Core>, params: &Value) -> Result<Value, ErrorObject> {
+async fn read_resource(core: &Arc<Core>, params: &Value) -> Result<RawJson, ErrorObject> {
     let uri = string(params, "uri")?;
     if uri == STATUS_URI {
         let text = serde_json::to_string_pretty(&status_json(core)).expect("JSON");
-        return Ok(
-            json!({"contents": [{"uri": STATUS_URI, "mimeType": "application/json", "text": text}]}),
-        );
+        let item = json!({"uri": STATUS_URI, "mimeType": "application/json", "text": text});
+        return Ok(RawJson::from_value(json!({"contents": [item]})));
     }
     if is_spill_uri(uri) {
         let ranged = spilled::parse(uri)?;
@@ -268,7 +274,15 @@ async fn read_resource(core: &Arc<Core>, params: &Value) -> Result<Value, ErrorO
             )
             .with_data(json!({"uri": uri})));
         };
-        return spilled::read(uri, &ranged, &file, core.settings.read_chunk_max);
+        // Megabytes read and base64-encoded: off the session's thread, which goes on
+        // answering everything else meanwhile.
+        let (uri, chunk_max) = (uri.to_owned(), core.settings.read_chunk_max);
+        let range = ranged.range;
+        let read =
+            tokio::task::spawn_blocking(move || spilled::read(&uri, range, &file, chunk_max));
+        return read.await.map_err(|e| {
+            ErrorObject::new(codes::INTERNAL_ERROR, format!("reading a spilled payload: {e}"))
+        })?;
     }
     let target = core.catalog().await.route_uri(uri)?;
     let client = core.backends[target.backend].require()?;
@@ -284,7 +298,7 @@ async fn read_resource(core: &Arc<Core>, params: &Value) -> Result<Value, ErrorO
             }
         }
     }
-    Ok(result)
+    Ok(RawJson::from_value(result))
 }
 
 async fn complete(core: &Arc<Core>, mut params: Value) -> Result<Value, ErrorObject> {

@@ -8,13 +8,13 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use crate::jsonrpc::{ErrorObject, Id, codes};
+use crate::jsonrpc::{ErrorObject, Id, RawJson, codes};
 
 /// A message for the upstream loop.
 #[derive(Debug)]
 pub(crate) enum Out {
-    /// The answer to upstream request `id`.
-    Respond(Id, Result<Value, ErrorObject>),
+    /// The answer to upstream request `id` (JSON text, or a `Value`).
+    Respond(Id, Result<RawJson, ErrorObject>),
     /// A notification for the upstream client.
     Notify(String, Option<Value>),
     /// A backend's lists changed (or it came or went).
@@ -193,7 +193,7 @@ mod tests {
         let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
         runtime.block_on(async {
             // An answer waits for room instead of being lost, without blocking the runtime.
-            outbox.send(Out::Respond(Id::Number(7), Ok(json!({}))));
+            outbox.send(Out::Respond(Id::Number(7), Ok(RawJson::from_value(json!({})))));
             for _ in 0..OUTBOX {
                 assert!(matches!(inbox.0.recv().await, Some(Out::Notify(..))));
             }

@@ -6,7 +6,7 @@
 use base64::Engine;
 use serde_json::{Value, json};
 
-use crate::jsonrpc::{ErrorObject, codes};
+use crate::jsonrpc::{ErrorObject, RawJson, codes};
 use crate::spill::store::{SpillFile, URI_SCHEME};
 
 /// The resource template advertising ranged reads.
@@ -62,12 +62,12 @@ fn bad(uri: &str, why: &str) -> ErrorObject {
 /// ranges); -32603 when the file cannot be read.
 pub(crate) fn read(
     uri: &str,
-    ranged: &Ranged<'_>,
+    range: Option<(u64, Option<u64>)>,
     file: &SpillFile,
     chunk_max: usize,
-) -> Result<Value, ErrorObject> {
+) -> Result<RawJson, ErrorObject> {
     let size = file.len();
-    let Some((offset, length)) = ranged.range else {
+    let Some((offset, length)) = range else {
         if size > chunk_max as u64 {
             return Err(ErrorObject::new(
                 codes::INVALID_PARAMS,
@@ -84,22 +84,43 @@ pub(crate) fn read(
             Err(e) => json!({"uri": uri, "mimeType": "application/octet-stream",
                              "blob": encode(e.as_bytes())}),
         };
-        return Ok(json!({"contents": [item]}));
+        return Ok(RawJson::from_value(json!({"contents": [item]})));
     };
-    let length = length.unwrap_or(chunk_max as u64).min(chunk_max as u64) as usize;
-    let bytes = if offset >= size {
-        Vec::new()
-    } else {
-        file.read_range(offset, length).map_err(internal)?
-    };
-    Ok(json!({
-        "contents": [{
-            "uri": uri,
-            "mimeType": "application/octet-stream",
-            "blob": encode(&bytes),
-            "_meta": {"io.ringmcp/range": {"offset": offset, "length": bytes.len(), "size": size}},
-        }],
-    }))
+    let length = length.unwrap_or(chunk_max as u64).min(chunk_max as u64);
+    let n = usize::try_from(length.min(size.saturating_sub(offset))).expect("at most chunk_max");
+    Ok(RawJson::raw(range_json(uri, file, offset, n)?.into()))
+}
+
+/// Bytes read and encoded at a time: a multiple of 3, so the pieces' base64 joins into the
+/// whole's.
+const PIECE: usize = 3 << 18;
+
+/// The `resources/read` result for `n` bytes of `file` from `offset`, as JSON text: the file
+/// read in pieces, each base64-encoded straight into the text. A range is megabytes of base64,
+/// which a `Value` would hold in a copy of its own and serde scan again for escapes.
+fn range_json(uri: &str, file: &SpillFile, offset: u64, n: usize) -> Result<Vec<u8>, ErrorObject> {
+    use std::io::Write;
+    let engine = &base64::engine::general_purpose::STANDARD;
+    let b64 = base64::encoded_len(n, true).expect("a range's base64 fits in memory");
+    let mut out = Vec::with_capacity(b64 + uri.len() + 192);
+    out.extend_from_slice(br#"{"contents":[{"uri":"#);
+    serde_json::to_writer(&mut out, uri).expect("a string serialises");
+    out.extend_from_slice(br#","mimeType":"application/octet-stream","blob":""#);
+    let mut at = out.len();
+    out.resize(at + b64, 0);
+    let mut buf = vec![0; PIECE.min(n)];
+    let mut done = 0;
+    while done < n {
+        let piece = &mut buf[..PIECE.min(n - done)];
+        if file.read_at(offset + done as u64, piece).map_err(internal)? < piece.len() {
+            return Err(internal("the file is shorter than its recorded length"));
+        }
+        at += engine.encode_slice(&*piece, &mut out[at..]).expect("sized by encoded_len");
+        done += piece.len();
+    }
+    let meta = json!({"io.ringmcp/range": {"offset": offset, "length": n, "size": file.len()}});
+    write!(out, r#"","_meta":{meta}}}]}}"#).expect("writes to a Vec");
+    Ok(out)
 }
 
 fn encode(bytes: &[u8]) -> String {
@@ -113,6 +134,13 @@ fn internal(e: impl std::fmt::Display) -> ErrorObject {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::spill::store::{SpillStore, StoreConfig};
+
+    /// A store of the test's own (one store per folder and process).
+    fn store(test: &str) -> std::sync::Arc<SpillStore> {
+        let base = std::env::temp_dir().join(format!("ringmcp-spilled-{test}"));
+        SpillStore::open(StoreConfig::new().base_dir(base)).unwrap()
+    }
 
     #[test]
     fn ranges_parse_and_strangers_are_refused() {
@@ -127,24 +155,44 @@ mod tests {
 
     #[test]
     fn a_file_reads_whole_or_in_ranges() {
-        let store = crate::spill::store::SpillStore::open(
-            crate::spill::store::StoreConfig::new().base_dir(std::env::temp_dir()),
-        )
-        .unwrap();
+        let store = store("whole");
         let mut w = store.create("t").unwrap();
         w.write_all(b"hello, world").unwrap();
         let file = w.finish().unwrap();
         let uri = file.uri().to_owned();
-        let whole = read(&uri, &parse(&uri).unwrap(), &file, 64).unwrap();
+        let whole = read(&uri, parse(&uri).unwrap().range, &file, 64).unwrap().to_value();
         assert_eq!(whole["contents"][0]["text"], "hello, world");
         let ranged_uri = format!("{uri}?offset=7&length=100");
-        let r = read(&ranged_uri, &parse(&ranged_uri).unwrap(), &file, 64).unwrap();
-        assert_eq!(r["contents"][0]["blob"], encode(b"world"));
-        assert_eq!(r["contents"][0]["_meta"]["io.ringmcp/range"]["size"], 12);
+        let r = read(&ranged_uri, parse(&ranged_uri).unwrap().range, &file, 64).unwrap().to_value();
+        let range = json!({"offset": 7, "length": 5, "size": 12});
+        let want = json!({"contents": [{
+            "uri": ranged_uri, "mimeType": "application/octet-stream", "blob": encode(b"world"),
+            "_meta": {"io.ringmcp/range": range},
+        }]});
+        assert_eq!(r, want, "the range's JSON text reads as the result it stands for");
         let past = format!("{uri}?offset=99");
-        let r = read(&past, &parse(&past).unwrap(), &file, 64).unwrap();
+        let r = read(&past, parse(&past).unwrap().range, &file, 64).unwrap().to_value();
         assert_eq!(r["contents"][0]["blob"], "");
-        let e = read(&uri, &parse(&uri).unwrap(), &file, 4).unwrap_err();
+        let e = read(&uri, parse(&uri).unwrap().range, &file, 4).unwrap_err();
         assert!(e.message.contains("?offset=0&length=4"), "{}", e.message);
+    }
+
+    #[test]
+    fn a_range_of_many_pieces_is_the_base64_of_its_bytes() {
+        let store = store("pieces");
+        let bytes: Vec<u8> = (0..3 * PIECE as u32 + 7).map(|i| (i * 7 + i / 251) as u8).collect();
+        let mut w = store.create("t").unwrap();
+        w.write_all(&bytes).unwrap();
+        let file = w.finish().unwrap();
+        let uri = file.uri().to_owned();
+        // Offsets and lengths that are and are not multiples of 3 and of a piece.
+        for (offset, length) in [(0, bytes.len()), (1, 2 * PIECE + 2), (PIECE + 5, 10 << 20)] {
+            let ranged = format!("{uri}?offset={offset}&length={length}");
+            let r = read(&ranged, parse(&ranged).unwrap().range, &file, 8 << 20).unwrap();
+            let r = r.to_value();
+            let end = (offset + length).min(bytes.len()).min(offset + (8 << 20));
+            assert_eq!(r["contents"][0]["blob"], encode(&bytes[offset..end]), "{ranged}");
+            assert_eq!(r["contents"][0]["_meta"]["io.ringmcp/range"]["length"], end - offset);
+        }
     }
 }

@@ -266,6 +266,19 @@ pub fn encode_result<R: Serialize>(id: &Id, result: R) -> Result<Vec<u8>, serde_
     serde_json::to_vec(&OutResult { jsonrpc: "2.0", id, result }).map(finish_line)
 }
 
+/// Encodes a success response whose `result` is the JSON text `result`, written as it is (the
+/// caller vouches that it is valid JSON): a large result built as text is not scanned again,
+/// and the line is made in its buffer, the envelope spliced in around it.
+pub fn encode_raw_result(id: &Id, mut result: Vec<u8>) -> Vec<u8> {
+    let mut head = b"{\"jsonrpc\":\"2.0\",\"id\":".to_vec();
+    serde_json::to_writer(&mut head, id).expect("ids serialise");
+    head.extend_from_slice(b",\"result\":");
+    result.reserve_exact(head.len() + 2);
+    result.splice(0..0, head);
+    result.extend_from_slice(b"}\n");
+    result
+}
+
 /// Encodes an error response as one `\n`-terminated line (`id` is `None` when the request's id
 /// could not be read).
 pub fn encode_error(id: Option<&Id>, error: &ErrorObject) -> Vec<u8> {

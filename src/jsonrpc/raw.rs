@@ -47,6 +47,17 @@ pub enum JsonRepr {
     Parsed(Value),
 }
 
+impl JsonRepr {
+    /// The JSON text, in a buffer of its own: the one it arrived in when nothing else holds
+    /// it (no copy), serialised when parsed.
+    pub fn into_text(self) -> Vec<u8> {
+        match self {
+            JsonRepr::Raw(bytes) => bytes.try_into_mut().map_or_else(|b| b.to_vec(), Vec::from),
+            JsonRepr::Parsed(value) => serde_json::to_vec(&value).expect("a Value serialises"),
+        }
+    }
+}
+
 impl fmt::Debug for RawJson {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         const SHOWN: usize = 200;

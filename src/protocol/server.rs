@@ -17,7 +17,9 @@ use std::time::Instant;
 use serde_json::{Value, json};
 
 use crate::frame::IdSniffer;
-use crate::jsonrpc::{self, Decoded, ErrorObject, Id, Message, Request, Response, codes};
+use crate::jsonrpc::{
+    self, Decoded, ErrorObject, Id, JsonRepr, Message, RawJson, Request, Response, codes,
+};
 
 use super::modern::META_PROTOCOL_VERSION;
 use super::version::ProtocolVersion;
@@ -525,16 +527,30 @@ impl<T> ServerSession<T> {
     /// A 2026-07-28 result gets `resultType` (and the caching hints on cacheable methods)
     /// when it lacks them.
     pub fn respond(&mut self, id: &Id, outcome: Result<Value, ErrorObject>) -> bool {
+        self.respond_json(id, outcome.map(RawJson::from_value))
+    }
+
+    /// [`respond`](Self::respond) with a result that may be JSON text (a large result built
+    /// as text, or passed on as it arrived): the text is written as it is, only the id is the
+    /// session's; a 2026-07-28 answer gets the members it lacks spliced in.
+    pub fn respond_json(&mut self, id: &Id, outcome: Result<RawJson, ErrorObject>) -> bool {
         let Some(open) = self.close(id) else {
             return false;
         };
         let wire = open.wire(id);
-        let (line, error) = match outcome {
-            Ok(mut v) => {
+        let (line, error) = match outcome.map(RawJson::into_repr) {
+            Ok(JsonRepr::Parsed(mut v)) => {
                 if open.version.is_modern() {
                     self.stamp(&open.method, &mut v);
                 }
                 (jsonrpc::encode_result(&wire, v).expect("Value serialises"), None)
+            }
+            Ok(raw) => {
+                let mut text = raw.into_text();
+                if open.version.is_modern() {
+                    self.stamp_raw(&open.method, &mut text);
+                }
+                (jsonrpc::encode_raw_result(&wire, text), None)
             }
             Err(e) => (jsonrpc::encode_error(Some(&wire), &e), Some(e.code)),
         };

@@ -427,30 +427,41 @@ fn call_save_through_a_gateway_reads_the_payload_in_ranges() {
     let runtime = root.join("runtime");
     std::fs::create_dir_all(&runtime).unwrap();
     let bin = crate::util::ringmcp_bin();
-    let config = root.join("one.json");
-    let entry = json!({"mcpServers": {"ref": {"command": bin, "args": ["serve"]}}});
-    std::fs::write(&config, entry.to_string()).unwrap();
-    // Over 4 MiB, the most one range asks for: three ranges, the last one short.
-    let len = 9_000_000usize;
-    let dir = root.join("saved");
-    let out = std::process::Command::new(&bin)
-        .env("XDG_RUNTIME_DIR", &runtime)
-        .args(["call", "--no-sandbox", "--save"])
-        .arg(&dir)
-        .args(["ref__blob", &json!({"bytes": len}).to_string(), "--"])
-        .arg(&bin)
-        .args(["gateway", "--no-sandbox", "--config"])
-        .arg(&config)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
-    assert!(stderr.contains(&format!("({len} bytes, read in ranges from the server)")), "{stderr}");
-    let saved: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
-    assert_eq!(saved.len(), 1, "{saved:?}");
-    let bytes = std::fs::read(&saved[0]).unwrap();
-    assert_eq!(bytes.len(), len);
-    assert!(blob_ok(&bytes, 0), "the saved payload is the server's text");
-    assert_eq!(spill_files(&runtime.join("ringmcp")), 0, "no spill file is left here");
+    // Ranges of the size `call` asks (1 MiB, several asked ahead), and a gateway that answers
+    // fewer bytes per range than asked (the ranges asked past the first are let go, and the
+    // rest asked in its size).
+    for chunk in [None, Some(300_001)] {
+        let config = root.join("one.json");
+        let mut entry = json!({"mcpServers": {"ref": {"command": bin, "args": ["serve"]}}});
+        if let Some(chunk) = chunk {
+            entry["gateway"] = json!({"readChunkMax": chunk});
+        }
+        std::fs::write(&config, entry.to_string()).unwrap();
+        // Over 4 MiB, the spill threshold: nine ranges of 1 MiB, the last one short.
+        let len = 9_000_000usize;
+        let dir = root.join("saved");
+        let _ = std::fs::remove_dir_all(&dir);
+        let out = std::process::Command::new(&bin)
+            .env("XDG_RUNTIME_DIR", &runtime)
+            .args(["call", "--no-sandbox", "--save"])
+            .arg(&dir)
+            .args(["ref__blob", &json!({"bytes": len}).to_string(), "--"])
+            .arg(&bin)
+            .args(["gateway", "--no-sandbox", "--config"])
+            .arg(&config)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{chunk:?}: {stderr}");
+        let said = format!("({len} bytes, read in ranges from the server)");
+        assert!(stderr.contains(&said), "{chunk:?}: {stderr}");
+        let saved: Vec<PathBuf> =
+            std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+        assert_eq!(saved.len(), 1, "{saved:?}");
+        let bytes = std::fs::read(&saved[0]).unwrap();
+        assert_eq!(bytes.len(), len, "{chunk:?}");
+        assert!(blob_ok(&bytes, 0), "{chunk:?}: the saved payload is the server's text");
+        assert_eq!(spill_files(&runtime.join("ringmcp")), 0, "no spill file is left here");
+    }
     let _ = std::fs::remove_dir_all(&root);
 }

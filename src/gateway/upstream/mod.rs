@@ -309,7 +309,7 @@ impl Loop {
                     return false;
                 }
                 // 2026-07-28 answers get their resultType and caching hints from the session.
-                self.session.respond(&id, outcome);
+                self.session.respond_json(&id, outcome);
             }
             Out::Notify(method, params) => self.session.notify(&method, params),
             Out::ListsChanged => return true,

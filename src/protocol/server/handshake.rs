@@ -2,6 +2,7 @@
 //! counter-offer, `server/discover` and the revision a stateless (2026-07-28) request names in
 //! its `_meta`, and what 2026-07-28 results carry besides the application's answer.
 
+use serde::de::IgnoredAny;
 use serde_json::{Value, json};
 
 use crate::jsonrpc::{ErrorObject, Id, codes};
@@ -82,6 +83,33 @@ impl<T> ServerSession<T> {
             members.entry("ttlMs").or_insert_with(|| json!(cache.ttl_ms));
             members.entry("cacheScope").or_insert_with(|| json!(cache.scope));
         }
+    }
+
+    /// [`stamp`](Self::stamp) for a result that is JSON text: the members it lacks are
+    /// spliced in after its `{`. Only its top-level keys are read (the values are skipped, not
+    /// parsed); text that is not an object is left as it is.
+    pub(super) fn stamp_raw(&self, method: &str, text: &mut Vec<u8>) {
+        use std::borrow::Cow;
+        use std::collections::HashMap;
+        let Ok(keys) = serde_json::from_slice::<HashMap<Cow<'_, str>, IgnoredAny>>(text) else {
+            return;
+        };
+        // What an empty result would get, less what this one has.
+        let mut missing = Value::Object(serde_json::Map::new());
+        self.stamp(method, &mut missing);
+        let Value::Object(mut missing) = missing else { return };
+        missing.retain(|k, _| !keys.contains_key(k.as_str()));
+        let Some(open) = text.iter().position(|&b| b == b'{').filter(|_| !missing.is_empty())
+        else {
+            return;
+        };
+        // `{"resultType":"complete"}` without its braces, and a comma when members follow.
+        let mut members = serde_json::to_vec(&missing).expect("a map serialises");
+        members.pop();
+        if !keys.is_empty() {
+            members.push(b',');
+        }
+        text.splice(open + 1..open + 1, members.into_iter().skip(1));
     }
 
     pub(super) fn initialize(&mut self, id: &Id, params: Option<Value>) {

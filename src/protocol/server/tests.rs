@@ -497,3 +497,42 @@ fn a_malformed_answer_is_reported_not_answered() {
     feed(&mut s, json!({"jsonrpc": "1.0", "id": 8, "method": "ping"}));
     assert_eq!(transmits(&mut s)[0].0["id"], 8);
 }
+
+#[test]
+fn an_answer_given_as_json_text_reads_as_the_value_it_stands_for() {
+    let meta = json!({META_PROTOCOL_VERSION: "2026-07-28",
+        super::super::modern::META_CLIENT_CAPABILITIES: {}});
+    let text = |t: &str| Ok(RawJson::raw(bytes::Bytes::copy_from_slice(t.as_bytes())));
+    // Stateless: the members 2026-07-28 wants are spliced in, ahead of the text's own, where
+    // the text lacks them; what it has is kept.
+    let mut s = session();
+    for (id, method) in [(1, "tools/list"), (2, "tools/list"), (3, "prompts/get"), (4, "x")] {
+        let params = json!({"_meta": meta});
+        feed(&mut s, json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+    }
+    events(&mut s);
+    assert!(s.respond_json(&Id::Number(1), text(r#" {"tools":[{"name":"a\"b"}]}"#)));
+    assert!(s.respond_json(&Id::Number(2), text(r#"{"tools":[],"resultType":"input_required"}"#)));
+    assert!(s.respond_json(&Id::Number(3), text("{}")));
+    assert!(s.respond_json(&Id::Number(4), text("[1]")));
+    assert!(!s.respond_json(&Id::Number(4), text("{}")), "answered once");
+    let out = sent(&mut s);
+    let want = json!({"tools": [{"name": "a\"b"}], "resultType": "complete",
+                      "ttlMs": 0, "cacheScope": "private"});
+    assert_eq!(out[0]["result"], want);
+    assert_eq!(out[1]["result"]["resultType"], "input_required", "the text's own is kept");
+    assert_eq!(out[1]["result"]["ttlMs"], 0);
+    assert_eq!(out[2]["result"], json!({"resultType": "complete"}), "an empty object");
+    assert_eq!(out[3]["result"], json!([1]), "not an object: written as it is");
+    // A legacy session writes the text as it is, under the request's id.
+    let mut s = session();
+    initialize(&mut s, "2025-11-25", json!({}));
+    feed(&mut s, json!({"jsonrpc": "2.0", "id": "q", "method": "tools/list"}));
+    events(&mut s);
+    assert!(s.respond_json(&Id::String("q".into()), text(r#"{"tools":[]}"#)));
+    let line = s.poll_transmit().unwrap();
+    assert_eq!(
+        &line.bytes[..],
+        &b"{\"jsonrpc\":\"2.0\",\"id\":\"q\",\"result\":{\"tools\":[]}}\n"[..]
+    );
+}
