@@ -172,6 +172,9 @@ fn check_fd_budget(backends: &[BackendSpec]) -> Result<(), GatewayError> {
 #[derive(Debug)]
 pub struct Gateway {
     pub(crate) core: Arc<Core>,
+    /// The host's reactor when it was built to run on the session's thread
+    /// ([`with_reactor`](Gateway::with_reactor)).
+    pub(crate) reactor: Option<crate::host::Reactor>,
 }
 
 /// The state every task of the gateway shares.
@@ -262,7 +265,17 @@ impl Gateway {
             log_level: Mutex::new(None),
             search: Arc::new(search::Search::new(settings_embeddings)),
         };
-        Ok(Gateway { core: Arc::new(core) })
+        Ok(Gateway { core: Arc::new(core), reactor: None })
+    }
+
+    /// Runs `reactor`, the reactor of the host given to [`new`](Gateway::new) (built with
+    /// [`HostBuilder::build_hosted`](crate::host::HostBuilder::build_hosted) on this thread),
+    /// as a task beside the upstream session ([`serve_stdio`], [`serve`]): a backend's answer
+    /// is then read, checked and sent upstream on one thread, with no hop between threads.
+    #[must_use]
+    pub fn with_reactor(mut self, reactor: crate::host::Reactor) -> Self {
+        self.reactor = Some(reactor);
+        self
     }
 
     /// A new outbox: the channel the host's handler and approver, and the backends, use to

@@ -222,6 +222,28 @@ impl HostBuilder {
     /// [`Error::Reactor`] when io_uring or an eventfd cannot be set up, or the thread cannot
     /// be started.
     pub fn build(self) -> Result<Host> {
+        self.build_with(false).map(|(host, _)| host)
+    }
+
+    /// A host whose reactor is not a thread of its own but a task the caller runs
+    /// ([`Reactor::run`]) on a current-thread tokio runtime (with I/O enabled), the thread
+    /// this is called on: for a host whose callers are all tasks of that one thread (the
+    /// gateway's session), answers then wake them with no hop between threads (docs/host.md,
+    /// "A reactor hosted on the caller's thread").
+    ///
+    /// Nothing on that thread may block waiting for a server (`spawn_blocking`,
+    /// `futures::executor::block_on` of a call): the reactor would wait behind it. The
+    /// reactor task ends once the host is dropped and every server has stopped; keep
+    /// running it until then.
+    ///
+    /// # Errors
+    /// As [`build`](Self::build).
+    pub fn build_hosted(self) -> Result<(Host, Reactor)> {
+        let (host, reactor) = self.build_with(true)?;
+        Ok((host, reactor.expect("a hosted build makes its reactor")))
+    }
+
+    fn build_with(self, hosted: bool) -> Result<(Host, Option<Reactor>)> {
         let wake = Arc::new(sys::eventfd().map_err(Error::Reactor)?);
         let ready = Arc::new(ReadyList::new());
         let parsed = Arc::new(ParsedQueue::new());
@@ -255,7 +277,16 @@ impl HostBuilder {
         let handoffs = Arc::new(super::lane::Handoffs::new());
         let reactor_parts =
             (rx, ready.clone(), parsed, pool, wake.clone(), handoffs.clone(), config);
-        let (thread, features) = self.start_reactor(reactor_parts)?;
+        let (thread, features, hosted) = if hosted {
+            let ring = Ring::pollable(self.ring_entries, self.buffers).map_err(Error::Reactor)?;
+            let features = ring.features();
+            let (rx, ready, parsed, pool, wake, handoffs, config) = reactor_parts;
+            let driver = Driver::new(ring, rx, ready, parsed, pool, wake, handoffs, config);
+            (None, features, Some(Reactor(driver)))
+        } else {
+            let (thread, features) = self.start_reactor(reactor_parts)?;
+            (Some(thread), features, None)
+        };
         tracing::debug!(?features, "io_uring reactor running");
         let handoffs = self.direct_write.then_some(handoffs);
         let reactor = Arc::new(ReactorHandle { commands: tx, ready, wake, handoffs });
@@ -265,7 +296,9 @@ impl HostBuilder {
             Ok(s) => s,
             Err(e) => {
                 reactor.send(ReactorCommand::Stop);
-                let _ = thread.join();
+                if let Some(thread) = thread {
+                    let _ = thread.join();
+                }
                 return Err(Error::Reactor(e));
             }
         };
@@ -286,12 +319,8 @@ impl HostBuilder {
             live: router::LiveClients::default(),
             taint: Arc::default(),
         };
-        Ok(Host {
-            launcher: Arc::new(launcher),
-            thread: Some(thread),
-            spawner: Some(spawner),
-            features,
-        })
+        let host = Host { launcher: Arc::new(launcher), thread, spawner: Some(spawner), features };
+        Ok((host, hosted))
     }
 
     /// The spill store the builder asked for: the one configured, none, or by default the
@@ -365,3 +394,20 @@ type ReactorParts = (
     Arc<super::lane::Handoffs>,
     DriverConfig,
 );
+
+/// The reactor of a host built with [`HostBuilder::build_hosted`], to run as a task of the
+/// thread it was built on.
+pub struct Reactor(Driver);
+
+impl Reactor {
+    /// Drives every server of the host until the host is dropped and they have all stopped.
+    pub async fn run(self) {
+        self.0.run_hosted().await;
+    }
+}
+
+impl std::fmt::Debug for Reactor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Reactor")
+    }
+}

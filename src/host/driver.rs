@@ -131,37 +131,116 @@ impl Driver {
     /// Runs until [`ReactorCommand::Stop`] (or every sender is gone) and every server has ended.
     pub(crate) fn run(mut self) {
         sys::block_sigpipe_on_this_thread();
-        if let Err(e) = self.ring.read(&self.wake.clone(), Vec::with_capacity(8), WAKE) {
-            tracing::error!("arming the reactor's wake-up read: {e}");
+        if !self.arm_wake() {
             return;
         }
         let mut now = Instant::now();
         self.drain_commands(now);
-        loop {
-            if self.stopping && self.conns.is_empty() {
-                break;
-            }
+        while !self.done() {
             let timeout = self.next_deadline().map(|d| d.saturating_duration_since(now));
             if let Err(e) = self.ring.submit_and_wait(timeout) {
                 tracing::error!("io_uring_enter failed; stopping the reactor: {e}");
                 break;
             }
             now = Instant::now();
-            // Before the completions: a request a caller wrote is known before its answer.
-            self.drain_handoffs(now);
-            let mut completions = std::mem::take(&mut self.completions);
-            completions.extend(self.ring.drain());
-            for c in completions.drain(..) {
-                self.on_completion(c, now);
-            }
-            self.completions = completions;
-            self.fire_timers(now);
-            // A loan the timers found taken: its request was handed off since the drain above.
-            self.drain_handoffs(now);
-            self.reap_finished();
-            self.watch_memory(now);
+            self.turn(now);
         }
-        // Whatever is left (the reactor failed): make sure no caller waits forever.
+        self.close_all();
+    }
+
+    /// [`run`](Self::run) as a task of the current thread's tokio runtime, on a ring built
+    /// [`pollable`](Ring::pollable) on this thread: it waits for the ring's fd to be readable
+    /// (or the next deadline) with the runtime's other tasks, so the answers it delivers wake
+    /// tasks of this same thread (docs/host.md, "A reactor hosted on the caller's thread").
+    pub(crate) async fn run_hosted(mut self) {
+        sys::block_sigpipe_on_this_thread();
+        if !self.arm_wake() {
+            return;
+        }
+        let readiness = match self.ring.readiness() {
+            Ok(readiness) => readiness,
+            Err(e) => {
+                tracing::error!("watching the reactor's ring: {e}");
+                self.close_all();
+                return;
+            }
+        };
+        let mut now = Instant::now();
+        self.drain_commands(now);
+        let reap = |ring: &mut Ring| {
+            let reaped = ring.submit_and_wait(Some(std::time::Duration::ZERO));
+            if let Err(e) = &reaped {
+                tracing::error!("io_uring_enter failed; stopping the reactor: {e}");
+            }
+            reaped.is_ok()
+        };
+        while !self.done() {
+            if !reap(&mut self.ring) {
+                break;
+            }
+            now = Instant::now();
+            self.turn(now);
+            if self.done() {
+                break;
+            }
+            // What the turn queued goes out now; what completed meanwhile is handled at once.
+            if !reap(&mut self.ring) {
+                break;
+            }
+            if self.ring.has_ready() {
+                continue;
+            }
+            // Cleared before the next reap (at the top), so a completion after it is not lost.
+            let deadline = self.next_deadline().map(tokio::time::Instant::from_std);
+            tokio::select! {
+                ready = readiness.wait() => if let Err(e) = ready {
+                    tracing::error!("waiting on the reactor's ring: {e}");
+                    break;
+                },
+                () = async {
+                    match deadline {
+                        Some(at) => tokio::time::sleep_until(at).await,
+                        None => std::future::pending().await,
+                    }
+                } => {}
+            }
+        }
+        self.close_all();
+    }
+
+    /// Arms the read of the wake-up eventfd; `false` when it cannot be.
+    fn arm_wake(&mut self) -> bool {
+        if let Err(e) = self.ring.read(&self.wake.clone(), Vec::with_capacity(8), WAKE) {
+            tracing::error!("arming the reactor's wake-up read: {e}");
+            return false;
+        }
+        true
+    }
+
+    /// Stopping, and every server gone.
+    fn done(&self) -> bool {
+        self.stopping && self.conns.is_empty()
+    }
+
+    /// What one wake-up does, after the ring reaped its completions.
+    fn turn(&mut self, now: Instant) {
+        // Before the completions: a request a caller wrote is known before its answer.
+        self.drain_handoffs(now);
+        let mut completions = std::mem::take(&mut self.completions);
+        completions.extend(self.ring.drain());
+        for c in completions.drain(..) {
+            self.on_completion(c, now);
+        }
+        self.completions = completions;
+        self.fire_timers(now);
+        // A loan the timers found taken: its request was handed off since the drain above.
+        self.drain_handoffs(now);
+        self.reap_finished();
+        self.watch_memory(now);
+    }
+
+    /// Whatever is left (the reactor failed): make sure no caller waits forever.
+    fn close_all(&mut self) {
         for (_, conn) in self.conns.drain() {
             conn.close();
         }

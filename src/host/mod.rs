@@ -42,7 +42,7 @@ pub mod resolve;
 pub mod router;
 mod schema;
 mod spawner;
-pub use builder::HostBuilder;
+pub use builder::{HostBuilder, Reactor};
 use spawner::start_spawner;
 mod spilling;
 mod stats;

@@ -8,4 +8,4 @@ mod bufring;
 mod ring;
 pub(crate) mod sys;
 
-pub use ring::{Buffer, BufferPool, Completion, Features, Ring};
+pub use ring::{Buffer, BufferPool, Completion, Features, Readiness, Ring};

@@ -167,6 +167,22 @@ fn token(slot: u32, generation: u32) -> u64 {
     (u64::from(generation) << 32) | u64::from(slot)
 }
 
+/// A pollable ring's fd as the tokio runtime watches it ([`Ring::readiness`]).
+pub struct Readiness(tokio::io::unix::AsyncFd<std::os::fd::OwnedFd>);
+
+impl Readiness {
+    /// Waits until the ring has completions (or had, since the last wait), and clears that: a
+    /// completion posted after this returns makes the next wait return at once. Reap after
+    /// it, never before.
+    ///
+    /// # Errors
+    /// When the runtime's I/O driver fails.
+    pub async fn wait(&self) -> io::Result<()> {
+        self.0.readable().await?.clear_ready();
+        Ok(())
+    }
+}
+
 impl Ring {
     /// Builds a ring with `entries` submission slots (completion queue 4x that) and probes it.
     ///
@@ -177,18 +193,59 @@ impl Ring {
     /// Build it on the thread that will use it: with `SINGLE_ISSUER` only that thread may
     /// submit. `pool` sizes the provided buffers of multishot reads (`None`: none).
     pub fn new(entries: u32, pool: Option<BufferPool>) -> io::Result<Ring> {
+        Ring::build(entries, pool, false)
+    }
+
+    /// A ring to be waited on through its fd, by an event loop that polls it with others
+    /// (epoll): none of the setup flags that defer completion work until the submitter
+    /// enters the kernel, so a completion wakes a thread asleep in `epoll_wait` and makes the
+    /// fd readable ([`fd`](Self::fd)). Reap with `submit_and_wait(Some(ZERO))`.
+    ///
+    /// # Errors
+    /// As [`new`](Self::new).
+    pub fn pollable(entries: u32, pool: Option<BufferPool>) -> io::Result<Ring> {
+        Ring::build(entries, pool, true)
+    }
+
+    /// Readiness of a [`pollable`](Self::pollable) ring's fd, in the current tokio runtime:
+    /// readable while completions wait in its queue.
+    ///
+    /// # Errors
+    /// When the fd cannot be duplicated or registered with the runtime.
+    ///
+    /// # Panics
+    /// Outside a tokio runtime with I/O enabled.
+    pub fn readiness(&self) -> io::Result<Readiness> {
+        use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
+        use tokio::io::{Interest, unix::AsyncFd};
+        // SAFETY: the ring's fd is open for as long as `self.ring` lives, and `self` is
+        // borrowed for this call, which only duplicates it.
+        let fd = unsafe { BorrowedFd::borrow_raw(self.ring.as_raw_fd()) };
+        let dup = fd.as_fd().try_clone_to_owned()?;
+        // SAFETY: `dup` is an OwnedFd moved into the AsyncFd: it stays open, and names the
+        // same file description, until the AsyncFd (and with it `dup`) is dropped.
+        let registered = unsafe { AsyncFd::register_with_interest(dup, Interest::READABLE) };
+        registered.map(Readiness).map_err(|e| e.into_parts().1)
+    }
+
+    fn build(entries: u32, pool: Option<BufferPool>, pollable: bool) -> io::Result<Ring> {
         let mut builder = IoUring::builder();
         builder.setup_cqsize(entries * 4).setup_clamp();
         // Best first: SINGLE_ISSUER | DEFER_TASKRUN (6.1) runs completion work only when we
         // wait; COOP_TASKRUN (5.19) at least avoids IPIs; then whatever the kernel takes.
-        let (ring, defer_taskrun) =
+        // A pollable ring takes neither: either would leave a completion unposted while its
+        // thread sleeps in epoll_wait.
+        let (ring, defer_taskrun) = if pollable {
+            (builder.build(entries)?, false)
+        } else {
             match builder.clone().setup_single_issuer().setup_defer_taskrun().build(entries) {
                 Ok(ring) => (ring, true),
                 Err(_) => match builder.clone().setup_coop_taskrun().build(entries) {
                     Ok(ring) => (ring, false),
                     Err(_) => (builder.build(entries)?, false),
                 },
-            };
+            }
+        };
         let mut probe = Probe::new();
         let probed = ring.submitter().register_probe(&mut probe).is_ok();
         let multishot = probed && probe.is_supported(opcode::ReadMulti::CODE);
@@ -471,6 +528,11 @@ impl Ring {
             };
             self.ready.push(Completion { tag: entry.tag, result: cqe.result(), buffer, more });
         }
+    }
+
+    /// Whether completions were reaped and not yet taken.
+    pub fn has_ready(&self) -> bool {
+        !self.ready.is_empty()
     }
 
     /// Takes the completions reaped so far.

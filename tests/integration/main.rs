@@ -11,6 +11,7 @@ mod everything;
 mod faults;
 mod gateway;
 mod gateway_http;
+mod hosted;
 mod json_suite;
 mod leaks;
 mod limits;

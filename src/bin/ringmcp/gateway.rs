@@ -62,6 +62,12 @@ pub(crate) struct Args {
     /// through the gateway on a 2-vCPU VM (PERFORMANCE.md, "The direct write").
     #[arg(long)]
     direct_write: bool,
+    /// On stdio, run the backends' reactor on a thread of its own instead of the session's
+    /// thread (docs/host.md, "A reactor hosted on the caller's thread"): the way the gateway
+    /// ran before; each answer then crosses from one thread to the other. Over HTTP it always
+    /// has its own thread.
+    #[arg(long)]
+    reactor_thread: bool,
     /// The sandbox profile of every backend (default: each entry's, else standard).
     #[arg(long, value_name = "PROFILE", value_parser = ["standard", "strict", "off"], conflicts_with = "no_sandbox")]
     sandbox_profile: Option<String>,
@@ -135,17 +141,27 @@ fn start(args: &Args) -> Result<(), Failure> {
     let globs = args.policy.approve_globs();
     let prefix = !args.no_prefix;
     let count = backends.len();
-    let make = move || -> Result<(Gateway, gateway::Inbox), Failure> {
+    // `hosted`: the host's reactor runs on the calling thread, beside the session.
+    let make = move |hosted: bool| -> Result<(Gateway, gateway::Inbox), Failure> {
         let (outbox, inbox) = Gateway::outbox();
         let mut policy = policy.clone();
         // Approvals are asked of the user through the upstream client.
         policy.approver = Some(Arc::new(GatewayApprover::new(outbox.clone(), globs.clone())));
-        let host = servers
+        let builder = servers
             .builder_with(Some(policy))?
-            .handler(Arc::new(GatewayHandler::new(outbox.clone())))
-            .build()?;
+            .handler(Arc::new(GatewayHandler::new(outbox.clone())));
+        let (host, reactor) = if hosted {
+            let (host, reactor) = builder.build_hosted()?;
+            (host, Some(reactor))
+        } else {
+            (builder.build()?, None)
+        };
         let gw = Gateway::new(host, backends.clone(), settings.clone(), prefix, outbox)
             .map_err(|e| Failure::usage(e.to_string()))?;
+        let gw = match reactor {
+            Some(reactor) => gw.with_reactor(reactor),
+            None => gw,
+        };
         Ok((gw, inbox))
     };
     let io = |e: gateway::GatewayError| Failure {
@@ -154,16 +170,16 @@ fn start(args: &Args) -> Result<(), Failure> {
         json: None,
     };
     let Some(addr) = &args.http else {
-        let (gw, inbox) = make()?;
+        let (gw, inbox) = make(!args.reactor_thread)?;
         tracing::info!("serving {count} server(s) from {} on stdio", args.config.display());
         return gateway::serve_stdio(gw, inbox).map_err(io);
     };
     let addr = parse_addr(addr)?;
     let token = token(args, &addr)?;
     // The first gateway is made now, so that a config that cannot work fails at start.
-    drop(make()?);
+    drop(make(false)?);
     let factory: Box<gateway::Factory> =
-        Box::new(move || make().map_err(|f| gateway::GatewayError::Settings(f.message)));
+        Box::new(move || make(false).map_err(|f| gateway::GatewayError::Settings(f.message)));
     let shown = token.clone();
     let options = gateway::HttpOptions::new(addr, token);
     let config = args.config.display().to_string();

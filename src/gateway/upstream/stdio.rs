@@ -128,18 +128,30 @@ pub fn serve_stdio(gateway: Gateway, inbox: Inbox) -> Result<(), GatewayError> {
     }
     let (input, output) = (nonblocking(stdin.as_fd())?, nonblocking(stdout.as_fd())?);
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    let core = gateway.core;
-    runtime.block_on(async {
+    let Gateway { core, reactor } = gateway;
+    runtime.block_on(beside(reactor, async {
         let source = match StdinSource::new(input) {
             Ok(s) => Source::Stdin(Box::new(s)),
             Err(e) => return Err(GatewayError::Io(e)),
         };
         run(core, inbox.0, source, Router::Direct(StdoutSink::new(output)?)).await;
         Ok(())
-    })?;
+    }))?;
     // Not waited for: an indexing still running on the blocking pool (tool search).
     runtime.shutdown_background();
     Ok(())
+}
+
+/// Runs `session` with the host's `reactor` (when it runs on this thread) beside it. The
+/// session's end stops the host (`Core::shutdown`); the reactor then stops every backend and
+/// ends, and only then does this.
+async fn beside<T>(reactor: Option<crate::host::Reactor>, session: impl Future<Output = T>) -> T {
+    let reactor = async {
+        if let Some(reactor) = reactor {
+            reactor.run().await;
+        }
+    };
+    tokio::join!(session, reactor).0
 }
 
 /// Whether `fd` is a pipe or a socket, whose non-blocking flag no terminal or shell shares
@@ -326,7 +338,7 @@ where
     R: Read + Send + 'static,
     W: Write + Send + 'static,
 {
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build()?;
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let (frames_tx, frames) = mpsc::channel(256);
     std::thread::Builder::new()
         .name("gateway-stdin".into())
@@ -339,10 +351,10 @@ where
         }
         out.flush()
     })?;
-    let core = gateway.core;
-    runtime.block_on(async {
+    let Gateway { core, reactor } = gateway;
+    runtime.block_on(beside(reactor, async {
         run(core, inbox.0, Source::Channel(frames), Router::Stdio(lines)).await;
-    });
+    }));
     // The runtime's tasks are dropped with it, an indexing still running on the blocking pool
     // (tool search) is not waited for; the backends stop when the host does.
     runtime.shutdown_background();
