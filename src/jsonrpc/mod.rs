@@ -268,8 +268,14 @@ pub fn encode_result<R: Serialize>(id: &Id, result: R) -> Result<Vec<u8>, serde_
 
 /// Encodes a success response whose `result` is the JSON text `result`, written as it is (the
 /// caller vouches that it is valid JSON): a large result built as text is not scanned again,
-/// and the line is made in its buffer, the envelope spliced in around it.
+/// and the line is made in its buffer, the envelope spliced in around it. Line ends in it
+/// (whitespace between tokens: valid JSON has none inside its strings) become spaces, so
+/// the answer stays one line.
 pub fn encode_raw_result(id: &Id, mut result: Vec<u8>) -> Vec<u8> {
+    let ends: Vec<usize> = memchr::memchr2_iter(b'\n', b'\r', &result).collect();
+    for at in ends {
+        result[at] = b' ';
+    }
     let mut head = b"{\"jsonrpc\":\"2.0\",\"id\":".to_vec();
     serde_json::to_writer(&mut head, id).expect("ids serialise");
     head.extend_from_slice(b",\"result\":");

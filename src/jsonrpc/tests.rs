@@ -83,6 +83,13 @@ fn encodes_single_compact_lines() {
     );
     let line = encode_notification::<Value>("notifications/initialized", None).unwrap();
     assert_eq!(line, b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n");
+    // A result given as text, pretty-printed: still one line, and the same JSON.
+    let pretty = serde_json::to_vec_pretty(&json!({"a": [1, "x\ny"], "b": {}})).unwrap();
+    let line = encode_raw_result(&Id::Number(4), pretty);
+    assert_eq!(line.iter().filter(|&&b| b == b'\n').count(), 1);
+    assert!(line.ends_with(b"}\n"));
+    let v: Value = serde_json::from_slice(&line).unwrap();
+    assert_eq!(v, json!({"jsonrpc": "2.0", "id": 4, "result": {"a": [1, "x\ny"], "b": {}}}));
 }
 
 #[test]
