@@ -272,6 +272,8 @@ impl Gateway {
     /// [`HostBuilder::build_hosted`](crate::host::HostBuilder::build_hosted) on this thread),
     /// as a task beside the upstream session ([`serve_stdio`], [`serve`]): a backend's answer
     /// is then read, checked and sent upstream on one thread, with no hop between threads.
+    /// Over HTTP ([`serve_http`]) each session's host needs a reactor thread: a gateway with
+    /// a hosted reactor is refused there.
     #[must_use]
     pub fn with_reactor(mut self, reactor: crate::host::Reactor) -> Self {
         self.reactor = Some(reactor);

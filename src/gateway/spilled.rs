@@ -102,7 +102,8 @@ fn range_json(uri: &str, file: &SpillFile, offset: u64, n: usize) -> Result<Vec<
     use std::io::Write;
     let engine = &base64::engine::general_purpose::STANDARD;
     let b64 = base64::encoded_len(n, true).expect("a range's base64 fits in memory");
-    let mut out = Vec::with_capacity(b64 + uri.len() + 192);
+    // Room for the members and, in front, the envelope the session splices around it.
+    let mut out = Vec::with_capacity(b64 + uri.len() + 512);
     out.extend_from_slice(br#"{"contents":[{"uri":"#);
     serde_json::to_writer(&mut out, uri).expect("a string serialises");
     out.extend_from_slice(br#","mimeType":"application/octet-stream","blob":""#);

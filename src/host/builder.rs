@@ -231,7 +231,7 @@ impl HostBuilder {
     /// gateway's session), answers then wake them with no hop between threads (docs/host.md,
     /// "A reactor hosted on the caller's thread").
     ///
-    /// Nothing on that thread may block waiting for a server (`spawn_blocking`,
+    /// Nothing on that thread may block waiting for a server ([`Host::spawn_blocking`],
     /// `futures::executor::block_on` of a call): the reactor would wait behind it. The
     /// reactor task ends once the host is dropped and every server has stopped; keep
     /// running it until then.

@@ -188,6 +188,9 @@ impl Driver {
                 break;
             }
             if self.ring.has_ready() {
+                // Handled at once, but after the runtime's other tasks had their turn: a
+                // server that keeps writing must not hold the thread's session back.
+                tokio::task::yield_now().await;
                 continue;
             }
             // Cleared before the next reap (at the top), so a completion after it is not lost.

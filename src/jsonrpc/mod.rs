@@ -267,8 +267,8 @@ pub fn encode_result<R: Serialize>(id: &Id, result: R) -> Result<Vec<u8>, serde_
 }
 
 /// Encodes a success response whose `result` is the JSON text `result`, written as it is (the
-/// caller vouches that it is valid JSON): a large result built as text is not scanned again,
-/// and the line is made in its buffer, the envelope spliced in around it. Line ends in it
+/// caller vouches that it is valid JSON): a large result built as text is neither parsed nor
+/// escaped again, and the line is made in its buffer, the envelope spliced in around it. Line ends in it
 /// (whitespace between tokens: valid JSON has none inside its strings) become spaces, so
 /// the answer stays one line.
 pub fn encode_raw_result(id: &Id, mut result: Vec<u8>) -> Vec<u8> {

@@ -519,3 +519,76 @@ fn backends_reach_what_their_allowlist_names_and_the_log_says_what_was_refused()
         "{logged}"
     );
 }
+
+/// An upstream client that goes away without closing the gateway's stdin (its read end of
+/// stdout closed): the gateway's next write fails, and it stops its backends and exits, with
+/// its reactor on the session's thread (the default) and on a thread of its own.
+#[test]
+fn a_gateway_whose_stdout_closes_stops_its_backends_and_exits() {
+    use std::io::Write;
+    use std::process::Stdio;
+    for flags in [&[][..], &["--reactor-thread"][..]] {
+        let dir = TempDir::new("gw-stdout-closed");
+        let config = dir.0.join("one.json");
+        let entry = json!({"mcpServers": {"ref": {"command": ringmcp_bin(), "args": ["serve"]}}});
+        std::fs::write(&config, entry.to_string()).unwrap();
+        let mut gw = Command::new(ringmcp_bin())
+            .args(["gateway", "--no-sandbox", "--config"])
+            .arg(&config)
+            .args(flags)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut stdin = gw.stdin.take().unwrap();
+        let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "gone", "version": "1"}}});
+        writeln!(stdin, "{init}").unwrap();
+        let mut stdout = std::io::BufReader::new(gw.stdout.take().unwrap());
+        let mut answer = String::new();
+        std::io::BufRead::read_line(&mut stdout, &mut answer).unwrap();
+        assert!(answer.contains("\"result\""), "{flags:?}: {answer}");
+        writeln!(stdin, "{}", json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .unwrap();
+        // Its backend started (a child of the gateway), then its reader gone.
+        let pid = gw.id();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        let backend = loop {
+            // Children of any of its threads (the spawner thread starts them).
+            let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).unwrap();
+            let children: String = tasks
+                .flatten()
+                .filter_map(|t| std::fs::read_to_string(t.path().join("children")).ok())
+                .collect();
+            if let Some(child) = children.split_whitespace().next() {
+                break child.parse::<u32>().unwrap();
+            }
+            assert!(std::time::Instant::now() < deadline, "{flags:?}: no backend started");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        drop(stdout);
+        // The answer to this finds no reader. (Writing it may already fail if the gateway is
+        // gone: what counts is that it goes.)
+        let _ = writeln!(stdin, "{}", json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}));
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+        while gw.try_wait().unwrap().is_none() {
+            if std::time::Instant::now() > deadline {
+                let _ = gw.kill();
+                panic!("{flags:?}: the gateway did not exit once its stdout closed");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        // The backend was stopped by the gateway, or sees its stdin end now: either way it
+        // goes (it is not this process's to wait for).
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while std::fs::read_to_string(format!("/proc/{backend}/status"))
+            .is_ok_and(|s| !s.contains("State:\tZ"))
+        {
+            assert!(std::time::Instant::now() < deadline, "{flags:?}: backend {backend} runs on");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        drop(stdin);
+    }
+}

@@ -428,8 +428,8 @@ fn call_save_through_a_gateway_reads_the_payload_in_ranges() {
     std::fs::create_dir_all(&runtime).unwrap();
     let bin = crate::util::ringmcp_bin();
     // Ranges of the size `call` asks (1 MiB, several asked ahead), and a gateway that answers
-    // fewer bytes per range than asked (the ranges asked past the first are let go, and the
-    // rest asked in its size).
+    // fewer bytes per range than asked (the first range tells, and the rest are asked in its
+    // size).
     for chunk in [None, Some(300_001)] {
         let config = root.join("one.json");
         let mut entry = json!({"mcpServers": {"ref": {"command": bin, "args": ["serve"]}}});

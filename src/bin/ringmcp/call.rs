@@ -170,9 +170,9 @@ const RANGES_AHEAD: usize = 4;
 /// [`SpillFile`](ringmcp::spill::store::SpillFile) whose bytes the kernel appends to `dest`.
 ///
 /// The first range is read alone: a server may answer fewer bytes than asked per range, and
-/// the rest are then asked in its size. A range that comes back short (the server's limit
-/// went down) makes the ranges asked past it stale: they are let go, and reading resumes
-/// where it stopped.
+/// the rest are then asked in its size. A later range that comes back with another length
+/// than asked (the server's limit changed) makes the ranges asked past it stale: they are let
+/// go, and reading resumes where it stopped.
 fn save_remote(client: &Client, uri: &str, size: Option<u64>, dest: &Path) -> Result<u64, Failure> {
     use futures::{FutureExt, StreamExt};
     use std::io::Write;
@@ -196,12 +196,15 @@ fn save_remote(client: &Client, uri: &str, size: Option<u64>, dest: &Path) -> Re
             next += length;
         }
         let Some((at, part)) = futures::executor::block_on(parts.next()) else { break };
-        let part = part?;
-        let len = part.len();
         if at != offset {
-            drop(client.release_spilled(part.uri()));
+            // Asked past a range that came back short: let go, whatever it holds.
+            if let Ok(part) = part {
+                drop(client.release_spilled(part.uri()));
+            }
             continue;
         }
+        let part = part?;
+        let len = part.len();
         // File to file: std copies with copy_file_range, in the kernel.
         let copied = std::fs::File::open(part.path())
             .and_then(|mut from| std::io::copy(&mut from, &mut out));
@@ -213,8 +216,9 @@ fn save_remote(client: &Client, uri: &str, size: Option<u64>, dest: &Path) -> Re
             break;
         }
         offset += len;
-        if len < length && size.is_none_or(|size| offset < size) {
-            (length, next) = (len, offset);
+        // Not the length asked, before the end: ask again from here, in the server's size.
+        if len != length && size.is_none_or(|size| offset < size) {
+            (length, next) = (length.min(len), offset);
         }
         window = ahead;
     }

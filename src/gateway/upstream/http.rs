@@ -628,6 +628,15 @@ fn start(server: &Arc<Server>, what: &str) -> Result<mpsc::Sender<Input>, Refusa
             format!("starting the {what}'s backends: {e}"),
         )
     })?;
+    if gateway.reactor.is_some() {
+        return Err(Refusal::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            codes::INTERNAL_ERROR,
+            format!(
+                "starting the {what}'s backends: the gateway's host was built with its reactor on the caller's thread (HostBuilder::build_hosted), which HTTP sessions cannot run; build it with HostBuilder::build"
+            ),
+        ));
+    }
     let (tx, rx) = mpsc::channel(256);
     let core = gateway.core;
     let session = run(core, inbox.0, Source::Channel(rx), Router::Http(Streams::new()));

@@ -163,9 +163,12 @@ pub(crate) async fn run(
         retried: HashMap::new(),
         started: false,
     };
+    // `false` once the upstream client is gone (stdout closed): nothing in flight can reach it.
+    let mut reachable = true;
     loop {
         if !l.flush() {
-            return;
+            reachable = false;
+            break;
         }
         let deadline = l.session.poll_timeout();
         let sleep = async {
@@ -206,7 +209,7 @@ pub(crate) async fn run(
     // The input ended: answer what is in flight (a client that sent requests and closed its
     // end still gets them), for a while.
     let deadline = tokio::time::Instant::now() + DRAIN;
-    while !l.working.is_empty() && l.flush() {
+    while reachable && !l.working.is_empty() && l.flush() {
         tokio::select! {
             out = inbox.recv() => match out {
                 Some(out) => { l.out(out); }
@@ -215,10 +218,14 @@ pub(crate) async fn run(
             () = tokio::time::sleep_until(deadline) => break,
         }
     }
-    l.flush();
+    if reachable {
+        l.flush();
+    }
     for (_, w) in l.working.drain() {
         w.task.abort();
     }
+    // Whichever way the session ended, the host stops here: a reactor running beside the
+    // session (stdio) ends only then.
     tracing::info!("upstream closed: stopping the backends");
     // stdio: the process exits next, so wait for the backends; HTTP: other sessions go on.
     let wait = matches!(l.router, Router::Stdio(_) | Router::Direct(_));
