@@ -365,8 +365,12 @@ impl HostBuilder {
                         return;
                     }
                 };
-                let _ = ready_tx.send(Ok(ring.features()));
-                Driver::new(ring, rx, ready, parsed, pool, wake, handoffs, config).run();
+                let features = ring.features();
+                // Ready once the driver is made: what it opens on the way (its memory watch
+                // reads the cgroup's files) is closed again before `build` returns.
+                let driver = Driver::new(ring, rx, ready, parsed, pool, wake, handoffs, config);
+                let _ = ready_tx.send(Ok(features));
+                driver.run();
             })
             .map_err(Error::Reactor)?;
         match ready_rx.recv() {
