@@ -1,6 +1,7 @@
 //! The server session, simulated: a scripted client's lines in, the server's lines out.
 
 use super::*;
+use crate::jsonrpc::RawJson;
 use crate::protocol::modern::META_SUBSCRIPTION_ID;
 use serde_json::Map;
 use std::time::Duration;
