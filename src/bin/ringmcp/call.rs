@@ -157,8 +157,8 @@ fn save_spilled(client: &Client, result: &CallToolResult, dir: &Path) -> Result<
 /// The most bytes one ranged read asks for (a gateway answers up to its `readChunkMax`, 4 MiB
 /// by default). A 1 MiB range's answer (1.4 MB of base64) stays under the spill threshold and
 /// is decoded as it is read; with [`RANGES_AHEAD`] of them asked, 1 GiB through a gateway
-/// saved fastest in the least memory of the sizes measured (PERFORMANCE.md, "1 GiB saved
-/// through the gateway").
+/// saved fastest in the least memory of the sizes measured (PERFORMANCE.md, "1 GiB through
+/// the gateway, ranges as JSON text").
 const RANGE_MAX: u64 = 1 << 20;
 
 /// Range reads asked ahead when the payload's size is known: while ranges are decoded and
