@@ -234,7 +234,8 @@ impl HostBuilder {
     /// Nothing on that thread may block waiting for a server ([`Host::spawn_blocking`],
     /// `futures::executor::block_on` of a call): the reactor would wait behind it. The
     /// reactor task ends once the host is dropped and every server has stopped; keep
-    /// running it until then.
+    /// running it until then. Like the reactor thread, it blocks SIGPIPE on the thread that
+    /// runs it (a write to a server gone is an `EPIPE` error, not the end of the process).
     ///
     /// # Errors
     /// As [`build`](Self::build).
